@@ -1,6 +1,7 @@
 /**
- * The simulator's shared contract. server.ts (HTTP, auth, faults, rate limit, request log, traffic API) mounts
- * the routers of dvr.ts and recorder.ts; both receive a SimContext.
+ * The simulator's shared contract. server.ts (HTTP, faults, rate limit, request log, traffic API) mounts the
+ * routers that dvr.ts and recorder.ts build from a SimContext; each API does its own auth, since each documents
+ * its own error shape.
  */
 import type { Router } from 'express';
 import type { Clock } from '../clock.js';
@@ -26,8 +27,8 @@ export interface SimDvrStream {
 }
 
 export interface SimRecordingSeed {
-  /** Stream name and SP URL; the rest take the documented defaults. */
   streamName: string;
+  /** SP URL; source_domain and source_path are derived from it. */
   source: string;
   streamType: 'short' | 'long';
   launchType: 'stream_start' | 'button' | 'schedule';
@@ -53,4 +54,17 @@ export interface SimContext {
   accountsForToken(token: string): readonly string[] | undefined;
 }
 
-export type SimRouterFactory = (ctx: SimContext) => Router & { reset?: () => void };
+/** Built by dvr.ts (`createDvrSim(ctx)`); mounted at /app/dvr-net/v1. Tests drive its state through the methods. */
+export interface DvrSim {
+  router: Router;
+  setAlive(account: string, stream: string, alive: boolean): void;
+  /** Hosts on which the next DELETE fails (500 with `failed_hosts`); empty to clear. */
+  failDeletesOn(hosts: string[]): void;
+}
+
+/** Built by recorder.ts (`createRecorderSim(ctx)`); mounted at /app/recorder-cloud/v1. */
+export interface RecorderSim {
+  router: Router;
+  /** Forces a setting's status (for example `error`). */
+  setStatus(account: string, id: string, status: 'wait' | 'progress' | 'finish' | 'error'): void;
+}

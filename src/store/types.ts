@@ -1,0 +1,59 @@
+/**
+ * The series store's contract (design.md section 2). The CDN data families live here, not in prom-client:
+ * one slot per series in typed arrays, each series' label text rendered once when the series is created, each
+ * family's exposition text rebuilt once per change (not per scrape) and served from a cached buffer.
+ *
+ * Implemented by ./series-store.ts. Collectors (traffic, dvr, recordings) only use Family; the HTTP server only
+ * uses Exposition.
+ */
+
+export type FamilyType = 'counter' | 'gauge';
+
+export interface FamilySpec {
+  /** Full metric name; a counter's name ends in `_total`. */
+  name: string;
+  help: string;
+  type: FamilyType;
+  labelNames: readonly string[];
+}
+
+/** A series handle: stable for the life of the series, invalid after it is deleted. */
+export type Slot = number;
+
+export interface Family {
+  readonly spec: FamilySpec;
+  /** Number of live series. */
+  readonly size: number;
+  /** The series for these label values (same order as spec.labelNames), created at 0 on first use. */
+  slot(labelValues: readonly string[]): Slot;
+  /** The series' slot if it exists. */
+  find(labelValues: readonly string[]): Slot | undefined;
+  set(slot: Slot, value: number): void;
+  /** Counters only accept non-negative deltas (throws otherwise). */
+  add(slot: Slot, delta: number): void;
+  get(slot: Slot): number;
+  delete(labelValues: readonly string[]): boolean;
+  /** Deletes every series whose label values match; returns how many. */
+  deleteWhere(match: (labelValues: readonly string[]) => boolean): number;
+  /** Calls fn for every live series. */
+  forEach(fn: (labelValues: readonly string[], value: number, slot: Slot) => void): void;
+}
+
+export type ExpositionFormat = 'text' | 'openmetrics';
+
+export interface Exposition {
+  /**
+   * Every family's exposition in the given format, as one cached buffer rebuilt only when something changed.
+   * OpenMetrics output has no `# EOF`: the server appends it once after all sources.
+   */
+  render(format: ExpositionFormat): Buffer;
+  /** The same, gzipped, cached alongside. */
+  renderGzip(format: ExpositionFormat): Buffer;
+  /** Names of all families, so the server can check that none appears twice across sources. */
+  familyNames(): string[];
+}
+
+export interface SeriesStoreApi extends Exposition {
+  /** Registers a family; registering the same name twice throws. */
+  family(spec: FamilySpec): Family;
+}
