@@ -1,0 +1,71 @@
+/**
+ * The optional state file (`state_file`): the walking cursor of each account, so a restart resumes where the last
+ * run stopped instead of at now - lookback. Written atomically (a temporary file in the same folder, then rename),
+ * one write at a time, the newest state winning.
+ */
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+export interface SavedState {
+  version: 1;
+  /** Account name to cursor (ISO 8601, UTC). */
+  cursors: Record<string, string>;
+}
+
+export class StateFile {
+  private pending: SavedState | undefined;
+  private writing: Promise<void> | undefined;
+
+  constructor(private readonly path: string) {}
+
+  /** Cursors by account (ms). A missing file is an empty state; an unreadable one is an error naming the file. */
+  async load(): Promise<Map<string, number>> {
+    let text: string;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
+      throw new Error(`state_file ${this.path}: ${(err as Error).message}`);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new Error(`state_file ${this.path}: not valid JSON; move it away to start from lookback`);
+    }
+    const cursors = (parsed as Partial<SavedState>)?.cursors;
+    if ((parsed as Partial<SavedState>)?.version !== 1 || !cursors || typeof cursors !== 'object') {
+      throw new Error(`state_file ${this.path}: unknown format; move it away to start from lookback`);
+    }
+    const out = new Map<string, number>();
+    for (const [account, iso] of Object.entries(cursors)) {
+      const ms = Date.parse(String(iso));
+      if (Number.isFinite(ms) && ms % 60_000 === 0) out.set(account, ms);
+    }
+    return out;
+  }
+
+  /** Schedules a write of these cursors; returns when this state (or a newer one) is on disk. */
+  save(cursors: ReadonlyMap<string, number>): Promise<void> {
+    const state: SavedState = { version: 1, cursors: {} };
+    for (const [account, ms] of cursors) state.cursors[account] = new Date(ms).toISOString();
+    this.pending = state;
+    if (!this.writing) this.writing = this.drain();
+    return this.writing;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.pending) {
+        const state = this.pending;
+        this.pending = undefined;
+        await mkdir(dirname(this.path), { recursive: true });
+        const tmp = `${this.path}.${process.pid}.tmp`;
+        await writeFile(tmp, `${JSON.stringify(state, null, 2)}\n`);
+        await rename(tmp, this.path);
+      }
+    } finally {
+      this.writing = undefined;
+    }
+  }
+}

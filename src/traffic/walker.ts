@@ -1,0 +1,328 @@
+/**
+ * The window walker of one account (design.md section 4): every minute before the cursor has been counted exactly
+ * once. Windows are half-open [start, end), minute-aligned, consecutive; several may be in flight during catch-up,
+ * but they are applied, and the cursor advanced, only in order over a contiguous run of finished windows.
+ *
+ * The loop returns only on stop; every API failure becomes a log line, a status change and a retry schedule.
+ */
+import { type Clock, floorMinute, MINUTE } from '../clock.js';
+import type { Logger } from '../log.js';
+import { type BackoffPolicy, backoffDelay } from '../poll/backoff.js';
+import type { TrafficResponse } from './response.js';
+
+/** What the walker needs to know of a failed request (src/http's ApiError has this shape). */
+export interface RequestFailure {
+  kind: string;
+  status?: number;
+  retryAfterMs?: number;
+  description?: string;
+  message: string;
+}
+
+function asFailure(err: unknown): RequestFailure {
+  if (
+    err &&
+    typeof err === 'object' &&
+    'kind' in err &&
+    typeof (err as { kind: unknown }).kind === 'string'
+  ) {
+    return err as RequestFailure;
+  }
+  return { kind: 'network', message: err instanceof Error ? err.message : String(err) };
+}
+
+export type FetchWindow = (start: number, end: number) => Promise<TrafficResponse>;
+
+export interface WalkerStatus {
+  account: string;
+  /** Every minute before this (ms) has been counted. */
+  cursor: number;
+  /** Largest window asked for now, minutes. */
+  maxWindowMinutes: number;
+  /** Undefined until the first answer. */
+  up: boolean | undefined;
+  /** True once a first request has been tried (for /readyz). */
+  tried: boolean;
+  lastError?: string;
+  lastSuccess?: number;
+}
+
+export interface WalkerDeps {
+  clock: Clock;
+  log: Logger;
+  fetchWindow: FetchWindow;
+  /** Counts a finished window; called once per window, in order. */
+  apply(start: number, end: number, response: TrafficResponse): void;
+  /** A window that will never be counted. */
+  skip(start: number, end: number, reason: string): void;
+  /** Called after every change of status (cursor, up, window size, errors). */
+  onStatus(status: WalkerStatus): void;
+  /** The token's gate: a 429 pauses and slows every request of the token. */
+  rateLimited(retryAfterMs?: number): void;
+  /** A 401/403: the token may have been rotated; read it again. */
+  authFailed(): void;
+  random?: () => number;
+}
+
+export interface WalkerOptions {
+  account: string;
+  windowMs: number;
+  delayMs: number;
+  lookbackMs: number;
+  /** Resume here (from the state file) instead of now - lookback. */
+  startCursor?: number;
+  /** Windows fetched ahead of the cursor at most (catch-up). */
+  maxInFlight: number;
+  backoff: BackoffPolicy;
+  /** Slow retry while the account's token is refused. */
+  authBackoff: BackoffPolicy;
+  /** Successes in a row before a shrunk window doubles again. */
+  growAfter?: number;
+}
+
+const MAX_WINDOW_MINUTES = 10;
+
+interface Slot {
+  start: number;
+  end: number;
+  state: 'waiting' | 'inflight' | 'done' | 'skipped';
+  notBefore: number;
+  attempts: number;
+  response?: TrafficResponse;
+}
+
+export class AccountWalker {
+  private cursor: number;
+  private slots: Slot[] = [];
+  private maxWindow = MAX_WINDOW_MINUTES;
+  private streak = 0;
+  private authDown = false;
+  private authAttempts = 0;
+  private status: WalkerStatus;
+  private wake: (() => void) | undefined;
+  private stopped = false;
+  private readonly random: () => number;
+  private readonly growAfter: number;
+
+  constructor(
+    private readonly opts: WalkerOptions,
+    private readonly deps: WalkerDeps,
+  ) {
+    const now = deps.clock.now();
+    this.cursor = opts.startCursor ?? floorMinute(now - opts.lookbackMs);
+    this.random = deps.random ?? Math.random;
+    this.growAfter = opts.growAfter ?? 3;
+    this.status = {
+      account: opts.account,
+      cursor: this.cursor,
+      maxWindowMinutes: this.maxWindow,
+      up: undefined,
+      tried: false,
+    };
+  }
+
+  get current(): Readonly<WalkerStatus> {
+    return this.status;
+  }
+
+  /** Runs until `signal` aborts. Windows still in flight then are not counted; the cursor stays before them. */
+  async run(signal: AbortSignal): Promise<void> {
+    this.publish();
+    const onAbort = () => {
+      this.stopped = true;
+      this.wake?.();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      while (!this.stopped) {
+        this.advance();
+        this.plan();
+        this.launch();
+        await this.sleepUntil(this.nextWake());
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private get horizon(): number {
+    return floorMinute(this.deps.clock.now() - this.opts.delayMs);
+  }
+
+  private get planned(): number {
+    const last = this.slots[this.slots.length - 1];
+    return last ? last.end : this.cursor;
+  }
+
+  /** Creates the windows that are due, up to the look-ahead limit. */
+  private plan(): void {
+    const horizon = this.horizon;
+    while (this.slots.length < this.opts.maxInFlight) {
+      const next = this.planned;
+      if (horizon - next < this.opts.windowMs) break;
+      const len = Math.min(this.maxWindow * MINUTE, horizon - next);
+      this.slots.push({ start: next, end: next + len, state: 'waiting', notBefore: 0, attempts: 0 });
+    }
+  }
+
+  private launch(): void {
+    const now = this.deps.clock.now();
+    let inflight = this.slots.filter((s) => s.state === 'inflight').length;
+    for (const slot of this.slots) {
+      // While the token is refused, only the oldest window probes; the others wait for it.
+      if (this.authDown && (inflight > 0 || slot !== this.firstOpen())) break;
+      if (inflight >= this.opts.maxInFlight) break;
+      if (slot.state !== 'waiting' || slot.notBefore > now) continue;
+      inflight++;
+      this.fetch(slot);
+    }
+  }
+
+  private firstOpen(): Slot | undefined {
+    return this.slots.find((s) => s.state === 'waiting' || s.state === 'inflight');
+  }
+
+  private fetch(slot: Slot): void {
+    slot.state = 'inflight';
+    slot.attempts++;
+    this.deps.fetchWindow(slot.start, slot.end).then(
+      (response) => this.succeeded(slot, response),
+      (err: unknown) => this.failed(slot, asFailure(err)),
+    );
+  }
+
+  private succeeded(slot: Slot, response: TrafficResponse): void {
+    if (this.stopped) return;
+    slot.state = 'done';
+    slot.response = response;
+    if (this.authDown)
+      this.deps.log.info({ account: this.opts.account }, 'metrics API accepts the token again');
+    this.authDown = false;
+    this.authAttempts = 0;
+    this.status.tried = true;
+    this.status.up = true;
+    this.status.lastSuccess = this.deps.clock.now();
+    if (++this.streak >= this.growAfter && this.maxWindow < MAX_WINDOW_MINUTES) {
+      this.streak = 0;
+      this.maxWindow = Math.min(MAX_WINDOW_MINUTES, this.maxWindow * 2);
+    }
+    this.wake?.();
+  }
+
+  private failed(slot: Slot, failure: RequestFailure): void {
+    if (this.stopped) return;
+    const now = this.deps.clock.now();
+    const account = this.opts.account;
+    const minutes = (slot.end - slot.start) / MINUTE;
+    this.status.tried = true;
+    this.streak = 0;
+    slot.state = 'waiting';
+    const describe = `${failure.status ?? failure.kind}: ${failure.description ?? failure.message}`;
+    switch (failure.kind) {
+      case 'rate-limited':
+        // Flow control, not a failure of the account: `up` is left as it is.
+        this.deps.rateLimited(failure.retryAfterMs);
+        slot.notBefore =
+          now + (failure.retryAfterMs ?? backoffDelay(slot.attempts, this.opts.backoff, this.random));
+        break;
+      case 'timeout': {
+        // 504: the API ran out of time for this window; ask for less.
+        this.maxWindow = Math.max(1, Math.floor(minutes / 2));
+        if (minutes > this.maxWindow) {
+          const pieces = this.split(slot, this.maxWindow * MINUTE);
+          this.slots.splice(this.slots.indexOf(slot), 1, ...pieces);
+          this.deps.log.info(
+            { account, window_minutes: this.maxWindow },
+            'metrics API timed out (504): smaller windows',
+          );
+        } else {
+          slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
+        }
+        this.setError(describe, false);
+        break;
+      }
+      case 'auth':
+        this.deps.authFailed();
+        if (!this.authDown) this.deps.log.warn({ account, error: describe }, 'metrics API refuses the token');
+        this.authDown = true;
+        slot.notBefore = now + backoffDelay(this.authAttempts++, this.opts.authBackoff, () => 1);
+        this.setError(describe, false);
+        break;
+      case 'invalid':
+        if (failure.status === 422) {
+          // Retrying a window the API rejects would stop the account for good; count it as skipped and go on.
+          slot.state = 'skipped';
+          this.deps.log.warn(
+            { account, start: new Date(slot.start).toISOString(), minutes, error: describe },
+            'metrics API rejected a window; its minutes are skipped',
+          );
+          this.setError(describe, true);
+          break;
+        }
+        slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
+        this.setError(describe, false);
+        break;
+      default:
+        slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
+        this.setError(describe, false);
+    }
+    this.wake?.();
+  }
+
+  private split(slot: Slot, len: number): Slot[] {
+    const out: Slot[] = [];
+    for (let s = slot.start; s < slot.end; s += len) {
+      out.push({ start: s, end: Math.min(slot.end, s + len), state: 'waiting', notBefore: 0, attempts: 0 });
+    }
+    return out;
+  }
+
+  private setError(text: string, reachable: boolean): void {
+    const changed = this.status.lastError !== text;
+    this.status.lastError = text;
+    if (!reachable) this.status.up = false;
+    if (changed) this.deps.log.debug({ account: this.opts.account, error: text }, 'metrics request failed');
+  }
+
+  /** Applies finished windows at the head, in order, and moves the cursor over them. */
+  private advance(): void {
+    for (;;) {
+      const head = this.slots[0];
+      if (!head || (head.state !== 'done' && head.state !== 'skipped')) break;
+      this.slots.shift();
+      if (head.state === 'done') this.deps.apply(head.start, head.end, head.response!);
+      else this.deps.skip(head.start, head.end, 'rejected');
+      this.cursor = head.end;
+    }
+    this.publish();
+  }
+
+  private publish(): void {
+    this.status.cursor = this.cursor;
+    this.status.maxWindowMinutes = this.maxWindow;
+    this.deps.onStatus({ ...this.status });
+  }
+
+  private nextWake(): number {
+    let at = Number.POSITIVE_INFINITY;
+    for (const s of this.slots) if (s.state === 'waiting') at = Math.min(at, s.notBefore);
+    if (this.slots.length < this.opts.maxInFlight)
+      at = Math.min(at, this.planned + this.opts.windowMs + this.opts.delayMs);
+    return at;
+  }
+
+  private async sleepUntil(at: number): Promise<void> {
+    if (this.stopped) return;
+    const ms = at - this.deps.clock.now();
+    const ctl = new AbortController();
+    this.wake = () => ctl.abort();
+    try {
+      if (ms <= 0) await new Promise<void>((r) => setImmediate(r));
+      else await this.deps.clock.sleep(Number.isFinite(ms) ? ms : 3_600_000, ctl.signal);
+    } catch {
+      // woken early: a window finished or the walker was stopped
+    } finally {
+      this.wake = undefined;
+    }
+  }
+}

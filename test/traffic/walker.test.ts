@@ -1,0 +1,299 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { FakeClock, MINUTE } from '../../src/clock.js';
+import { silentLogger } from '../../src/log.js';
+import type { TrafficResponse } from '../../src/traffic/response.js';
+import { AccountWalker, type RequestFailure, type WalkerStatus } from '../../src/traffic/walker.js';
+
+const T0 = Date.UTC(2026, 5, 1, 12, 0, 0);
+
+function response(): TrafficResponse {
+  return { account: 'a', metrics: [], records: [], issues: [], unknownKeys: [] };
+}
+
+function failure(kind: string, status?: number, retryAfterMs?: number): RequestFailure {
+  return { kind, status, retryAfterMs, message: `${kind} ${status ?? ''}` };
+}
+
+type Answer =
+  | TrafficResponse
+  | RequestFailure
+  | ((start: number, end: number) => TrafficResponse | RequestFailure);
+
+/** A walker on a fake clock with a scripted API: `answers` are consumed per request, then every request succeeds. */
+function harness(
+  opts: { lookbackMin: number; windowMin?: number; delayMin?: number; maxInFlight?: number },
+  answers: Answer[] | ((now: number) => Answer | undefined) = [],
+) {
+  const clock = new FakeClock(T0);
+  const requests: Array<[number, number]> = [];
+  const applied: Array<[number, number]> = [];
+  const skipped: Array<[number, number, string]> = [];
+  const statuses: WalkerStatus[] = [];
+  let rateLimited = 0;
+  let authFailed = 0;
+  const walker = new AccountWalker(
+    {
+      account: 'a',
+      windowMs: (opts.windowMin ?? 5) * MINUTE,
+      delayMs: (opts.delayMin ?? 0) * MINUTE,
+      lookbackMs: opts.lookbackMin * MINUTE,
+      maxInFlight: opts.maxInFlight ?? 4,
+      backoff: { baseMs: 1000, capMs: 8000 },
+      authBackoff: { baseMs: 60_000, capMs: 300_000 },
+    },
+    {
+      clock,
+      log: silentLogger,
+      random: () => 0.5,
+      fetchWindow: async (start, end) => {
+        requests.push([start, end]);
+        const next = typeof answers === 'function' ? answers(clock.now()) : answers.shift();
+        const a = typeof next === 'function' ? next(start, end) : next;
+        if (a && 'kind' in a) throw a;
+        return a ?? response();
+      },
+      apply: (start, end) => applied.push([start, end]),
+      skip: (start, end, reason) => skipped.push([start, end, reason]),
+      onStatus: (s) => statuses.push(s),
+      rateLimited: () => rateLimited++,
+      authFailed: () => authFailed++,
+    },
+  );
+  const ctl = new AbortController();
+  const done = walker.run(ctl.signal);
+  return {
+    clock,
+    walker,
+    requests,
+    applied,
+    skipped,
+    statuses,
+    counts: () => ({ rateLimited, authFailed }),
+    stop: async () => {
+      ctl.abort();
+      await done;
+    },
+  };
+}
+
+const minutes = (pairs: Array<[number, number]>) =>
+  pairs.map(([s, e]) => [(s - T0) / MINUTE, (e - T0) / MINUTE]);
+
+function expectTiling(pairs: Array<[number, number]>, from: number, to: number) {
+  let at = from;
+  for (const [s, e] of pairs) {
+    expect(s).toBe(at);
+    expect(e).toBeGreaterThan(s);
+    at = e;
+  }
+  expect(at).toBe(to);
+}
+
+let current: ReturnType<typeof harness> | undefined;
+function track(h: ReturnType<typeof harness>) {
+  current = h;
+  return h;
+}
+afterEach(async () => {
+  await current?.stop();
+  current = undefined;
+});
+
+describe('window walker', () => {
+  it('catches up in 10-minute windows, then walks steady windows as the horizon moves', async () => {
+    const h = track(harness({ lookbackMin: 60, windowMin: 5 }));
+    await h.clock.advance(0);
+    expect(minutes(h.applied)).toEqual([
+      [-60, -50],
+      [-50, -40],
+      [-40, -30],
+      [-30, -20],
+      [-20, -10],
+      [-10, 0],
+    ]);
+    // Nothing new until a full steady window has passed the horizon.
+    await h.clock.advance(4 * MINUTE);
+    expect(h.applied).toHaveLength(6);
+    await h.clock.advance(MINUTE);
+    expect(minutes(h.applied).at(-1)).toEqual([0, 5]);
+    await h.clock.advance(10 * MINUTE);
+    expect(minutes(h.applied).slice(-2)).toEqual([
+      [5, 10],
+      [10, 15],
+    ]);
+    expectTiling(h.applied, T0 - 60 * MINUTE, T0 + 15 * MINUTE);
+    expect(h.statuses.at(-1)?.cursor).toBe(T0 + 15 * MINUTE);
+  });
+
+  it('never asks for minutes newer than now - delay', async () => {
+    const h = track(harness({ lookbackMin: 30, windowMin: 5, delayMin: 5 }));
+    await h.clock.advance(30 * MINUTE);
+    for (const [, end] of h.requests) expect(end).toBeLessThanOrEqual(T0 + 25 * MINUTE);
+    expectTiling(h.applied, T0 - 30 * MINUTE, T0 + 25 * MINUTE);
+  });
+
+  it('advances the cursor only over a contiguous run when windows finish out of order', async () => {
+    const gates: Array<() => void> = [];
+    const clock = new FakeClock(T0);
+    const applied: number[] = [];
+    const cursors: number[] = [];
+    const walker = new AccountWalker(
+      {
+        account: 'a',
+        windowMs: 5 * MINUTE,
+        delayMs: 0,
+        lookbackMs: 30 * MINUTE,
+        maxInFlight: 3,
+        backoff: { baseMs: 1000, capMs: 1000 },
+        authBackoff: { baseMs: 1000, capMs: 1000 },
+      },
+      {
+        clock,
+        log: silentLogger,
+        fetchWindow: (start) =>
+          new Promise((resolve) =>
+            gates.push(() => {
+              resolve({ ...response(), start });
+            }),
+          ),
+        apply: (start) => applied.push((start - T0) / MINUTE),
+        skip: () => {},
+        onStatus: (s) => cursors.push((s.cursor - T0) / MINUTE),
+        rateLimited: () => {},
+        authFailed: () => {},
+      },
+    );
+    const ctl = new AbortController();
+    const done = walker.run(ctl.signal);
+    await clock.advance(0);
+    expect(gates).toHaveLength(3); // three windows in flight: -30, -20, -10
+    gates[2]!();
+    gates[1]!();
+    await clock.advance(0);
+    expect(applied).toEqual([]); // the oldest is still out
+    expect(cursors.at(-1)).toBe(-30);
+    gates[0]!();
+    await clock.advance(0);
+    expect(applied).toEqual([-30, -20, -10]);
+    expect(cursors.at(-1)).toBe(0);
+    ctl.abort();
+    await done;
+  });
+
+  it('halves the window on 504 and grows it back after successes', async () => {
+    const h = track(
+      harness({ lookbackMin: 60, maxInFlight: 1 }, [failure('timeout', 504), failure('timeout', 504)]),
+    );
+    await h.clock.advance(0);
+    // 10 -> 5 -> 2 minutes, then doubling after every 3 successes: 2,2,2 -> 4,4,4 -> 8 ...
+    expect(minutes(h.requests.slice(0, 3))).toEqual([
+      [-60, -50],
+      [-60, -55],
+      [-60, -58],
+    ]);
+    expectTiling(h.applied, T0 - 60 * MINUTE, T0);
+    // The 504'd window is re-asked in pieces; the rest of the old 5-minute piece keeps its size. Every third success
+    // in a row doubles the window again (2 -> 4 -> 8 -> 10).
+    const lengths = h.applied.map(([s, e]) => (e - s) / MINUTE);
+    expect(lengths).toEqual([2, 2, 1, 5, 4, 4, 8, 8, 8, 10, 8]);
+    expect(h.statuses.some((s) => s.maxWindowMinutes === 2)).toBe(true);
+    expect(h.statuses.at(-1)!.maxWindowMinutes).toBe(10);
+  });
+
+  it('skips and counts a window the API rejects with 422, and goes on', async () => {
+    const h = track(harness({ lookbackMin: 30, maxInFlight: 1 }, [response(), failure('invalid', 422)]));
+    await h.clock.advance(0);
+    expect(minutes(h.skipped.map(([s, e]) => [s, e]))).toEqual([[-20, -10]]);
+    expect(h.skipped[0]![2]).toBe('rejected');
+    expect(minutes(h.applied)).toEqual([
+      [-30, -20],
+      [-10, 0],
+    ]);
+    expect(h.statuses.at(-1)!.cursor).toBe(T0);
+  });
+
+  it('retries server errors, resets and garbage with growing backoff, never losing the window', async () => {
+    const h = track(
+      harness({ lookbackMin: 10, maxInFlight: 1 }, [
+        failure('server', 500),
+        failure('network'),
+        failure('malformed', 200),
+        failure('server', 503),
+      ]),
+    );
+    await h.clock.advance(0);
+    expect(h.applied).toHaveLength(0);
+    expect(h.statuses.at(-1)!.up).toBe(false);
+    // backoff with random 0.5: 1s*2^1/2, 2^2/2, 2^3/2 capped at 8s/2 ...
+    await h.clock.advance(60_000);
+    expect(minutes(h.requests)).toEqual(Array(5).fill([-10, 0]));
+    expect(minutes(h.applied)).toEqual([[-10, 0]]);
+    expect(h.statuses.at(-1)!.up).toBe(true);
+  });
+
+  it('waits for Retry-After on 429 and tells the gate, without marking the account down', async () => {
+    const h = track(harness({ lookbackMin: 10, maxInFlight: 1 }, [failure('rate-limited', 429, 30_000)]));
+    await h.clock.advance(0);
+    expect(h.counts().rateLimited).toBe(1);
+    await h.clock.advance(29_000);
+    expect(h.requests).toHaveLength(1);
+    expect(h.statuses.at(-1)!.up).not.toBe(false);
+    await h.clock.advance(1_000);
+    expect(h.requests).toHaveLength(2);
+    expect(h.applied).toHaveLength(1);
+  });
+
+  it('marks the account down on 401/403, probes slowly with one request, and recovers', async () => {
+    const denied = failure('auth', 403);
+    // The token is refused for the first five minutes.
+    const h = track(
+      harness({ lookbackMin: 60, maxInFlight: 4 }, (now) => (now < T0 + 5 * MINUTE ? denied : undefined)),
+    );
+    await h.clock.advance(0);
+    expect(h.statuses.at(-1)!.up).toBe(false);
+    expect(h.counts().authFailed).toBeGreaterThanOrEqual(1);
+    const before = h.requests.length;
+    await h.clock.advance(59_000);
+    expect(h.requests.length).toBe(before); // no hammering while refused
+    await h.clock.advance(60_000);
+    expect(h.requests.length).toBe(before + 1); // one probe a minute, then 2, 4 ...
+    await h.clock.advance(10 * 60_000);
+    expect(h.statuses.at(-1)!.up).toBe(true);
+    const cursor = h.statuses.at(-1)!.cursor;
+    expectTiling(h.applied, T0 - 60 * MINUTE, cursor);
+    expect(h.clock.now() - cursor).toBeLessThan(5 * MINUTE); // caught up to within one steady window
+  });
+
+  it('resumes at a saved cursor', async () => {
+    const clock = new FakeClock(T0);
+    const applied: number[] = [];
+    const walker = new AccountWalker(
+      {
+        account: 'a',
+        windowMs: 5 * MINUTE,
+        delayMs: 0,
+        lookbackMs: 600 * MINUTE,
+        maxInFlight: 2,
+        startCursor: T0 - 15 * MINUTE,
+        backoff: { baseMs: 1, capMs: 1 },
+        authBackoff: { baseMs: 1, capMs: 1 },
+      },
+      {
+        clock,
+        log: silentLogger,
+        fetchWindow: async () => response(),
+        apply: (s) => applied.push((s - T0) / MINUTE),
+        skip: () => {},
+        onStatus: () => {},
+        rateLimited: () => {},
+        authFailed: () => {},
+      },
+    );
+    const ctl = new AbortController();
+    const done = walker.run(ctl.signal);
+    await clock.advance(0);
+    expect(applied).toEqual([-15, -5]);
+    ctl.abort();
+    await done;
+  });
+});
