@@ -1,0 +1,126 @@
+/**
+ * The exporter's HTTP app (design.md sections 2 and 5). It reads only what the pollers already stored: the
+ * prom-client registry, the series store's cached exposition and a synchronous status snapshot. No handler waits
+ * on a poll, so a slow or failing CDN API never makes a scrape or a probe slow. Listening, signals and shutdown
+ * belong to the caller.
+ *
+ * Routes: GET|HEAD /metrics, /healthz, /readyz, /; other methods on them 405; other paths 404.
+ */
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { Registry } from 'prom-client';
+import { type Clock, systemClock } from '../clock.js';
+import type { Logger } from '../log.js';
+import type { Exposition } from '../store/types.js';
+import { assertDistinctFamilies, duplicateFamilies, renderMetrics } from './exposition.js';
+import { renderLanding } from './landing.js';
+import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from './negotiate.js';
+import { redactSecrets } from './redact.js';
+import { type ExporterStatus, notReadyReason } from './status.js';
+
+export { redactSecrets } from './redact.js';
+export type { AccountStatus, DvrProblem, ExporterStatus, RecordingProblem } from './status.js';
+
+export interface AppDeps {
+  /** The exporter's own registry (self metrics and process defaults), never prom-client's global one. */
+  registry: Registry;
+  /** The series store's exposition: the CDN data families. */
+  store: Exposition;
+  /** A snapshot for the landing page and /readyz; must return at once. */
+  status: () => ExporterStatus;
+  log: Logger;
+  /** The CDN tokens: redacted from everything the app shows. */
+  secrets?: () => Iterable<string>;
+  clock?: Clock;
+}
+
+const TEXT = 'text/plain; charset=utf-8';
+const ALLOW = 'GET, HEAD';
+
+function sendText(res: Response, status: number, body: string): void {
+  res.status(status).set('Content-Type', TEXT).set('Cache-Control', 'no-store').send(body);
+}
+
+/**
+ * Builds the app. Throws when a metric family is both in the registry and in the store (Prometheus would reject
+ * the page); families added later are checked at each scrape and logged once.
+ */
+export function createApp(deps: AppDeps): Express {
+  const { registry, store, log } = deps;
+  const clock = deps.clock ?? systemClock;
+  const secrets = (): string[] => [...(deps.secrets?.() ?? [])];
+  assertDistinctFamilies(registry, store);
+  let reportedDuplicates = '';
+
+  const app = express();
+  app.disable('x-powered-by');
+  // ETags would hash every (large) /metrics body; nothing here is worth revalidating.
+  app.set('etag', false);
+
+  const methodNotAllowed = (_req: Request, res: Response): void => {
+    res.set('Allow', ALLOW);
+    sendText(res, 405, 'method not allowed\n');
+  };
+
+  app
+    .route('/metrics')
+    .get(async (req: Request, res: Response) => {
+      const dups = duplicateFamilies(registry, store).join(', ');
+      if (dups && dups !== reportedDuplicates)
+        log.error({ families: dups }, 'metric families registered twice');
+      reportedDuplicates = dups;
+
+      const format = negotiateFormat(req.get('accept'));
+      const gzip = acceptsGzip(req.get('accept-encoding'));
+      const body = await renderMetrics(registry, store, format, gzip);
+      res.status(200);
+      res.set('Content-Type', CONTENT_TYPES[format]);
+      res.set('Cache-Control', 'no-store');
+      res.set('Vary', 'Accept, Accept-Encoding');
+      if (gzip) res.set('Content-Encoding', 'gzip');
+      res.set('Content-Length', String(body.length));
+      // HEAD: Node's response drops the body and keeps the headers, Content-Length included.
+      res.end(body);
+    })
+    .all(methodNotAllowed);
+
+  app
+    .route('/healthz')
+    .get((_req, res) => sendText(res, 200, 'ok\n'))
+    .all(methodNotAllowed);
+
+  app
+    .route('/readyz')
+    .get((_req, res) => {
+      const status = deps.status();
+      if (status.ready) sendText(res, 200, 'ready\n');
+      else sendText(res, 503, `${redactSecrets(notReadyReason(status), secrets())}\n`);
+    })
+    .all(methodNotAllowed);
+
+  app
+    .route('/')
+    .get((_req, res) => {
+      const html = renderLanding(deps.status(), { now: clock.now(), secrets: secrets() });
+      res
+        .status(200)
+        .set('Content-Type', 'text/html; charset=utf-8')
+        .set('Cache-Control', 'no-store')
+        .send(html);
+    })
+    .all(methodNotAllowed);
+
+  app.use((_req: Request, res: Response) => sendText(res, 404, 'not found\n'));
+
+  // Express needs the four-argument signature to recognise an error handler.
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const message = redactSecrets(err instanceof Error ? err.message : String(err), secrets());
+    log.error({ path: req.path, err: message }, 'request failed');
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendText(res, 500, 'internal error\n');
+  });
+
+  return app;
+}

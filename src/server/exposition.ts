@@ -1,0 +1,120 @@
+/**
+ * /metrics body: prom-client's registry (self metrics, process and Node.js defaults, rendered per scrape)
+ * followed by the series store's cached text (design.md section 2). In OpenMetrics a single `# EOF` ends it.
+ *
+ * prom-client can render OpenMetrics only by switching the registry's content type, which renames counters in
+ * place (it strips `_total` from the metric objects) and is shared by concurrent scrapes. So the registry is
+ * always rendered as classic text, and that text is turned into OpenMetrics here.
+ */
+import { gzipSync } from 'node:zlib';
+import type { Registry } from 'prom-client';
+import type { Exposition, ExpositionFormat } from '../store/types.js';
+
+const EOF_TEXT = '# EOF\n';
+const EOF = Buffer.from(EOF_TEXT);
+/** A gzip member of its own: multi-member gzip is one valid stream (RFC 1952; Go's gzip.Reader reads it). */
+const EOF_GZ = gzipSync(EOF);
+const EMPTY = Buffer.alloc(0);
+
+function unescapeHelp(s: string): string {
+  return s.replace(/\\(\\|n)/g, (_m, c: string) => (c === 'n' ? '\n' : '\\'));
+}
+
+function escapeOpenMetricsHelp(s: string): string {
+  return s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
+function sampleName(line: string): string {
+  const end = line.search(/[{ ]/);
+  return end < 0 ? line : line.slice(0, end);
+}
+
+/**
+ * Classic text (as prom-client writes it: HELP, TYPE, then samples, families apart by blank lines) to
+ * OpenMetrics 1.0 without `# EOF`: no blank lines, a counter family is named without `_total` and its samples
+ * carry it, HELP escapes `"` too.
+ */
+export function textToOpenMetrics(text: string): string {
+  const lines = text.split('\n');
+  // A HELP line precedes its TYPE line; the family name (and so the HELP line) depends on the type.
+  const types = new Map<string, string>();
+  for (const line of lines) {
+    if (line.startsWith('# TYPE ')) {
+      const [, , name, type] = line.split(' ');
+      if (name && type) types.set(name, type);
+    }
+  }
+  const familyOf = (name: string): string =>
+    types.get(name) === 'counter' && name.endsWith('_total') ? name.slice(0, -'_total'.length) : name;
+
+  const out: string[] = [];
+  let counterFamily: string | undefined;
+  for (const line of lines) {
+    if (line === '') continue;
+    if (line.startsWith('# HELP ')) {
+      const rest = line.slice('# HELP '.length);
+      const sp = rest.indexOf(' ');
+      const name = sp < 0 ? rest : rest.slice(0, sp);
+      const help = sp < 0 ? '' : rest.slice(sp + 1);
+      out.push(`# HELP ${familyOf(name)} ${escapeOpenMetricsHelp(unescapeHelp(help))}`);
+    } else if (line.startsWith('# TYPE ')) {
+      const [, , name = '', type = ''] = line.split(' ');
+      counterFamily = type === 'counter' ? familyOf(name) : undefined;
+      out.push(`# TYPE ${familyOf(name)} ${type}`);
+    } else if (line.startsWith('#')) {
+      // Other comments are not part of OpenMetrics.
+    } else if (counterFamily !== undefined && sampleName(line) === counterFamily) {
+      out.push(`${counterFamily}_total${line.slice(counterFamily.length)}`);
+    } else {
+      out.push(line);
+    }
+  }
+  return out.length ? `${out.join('\n')}\n` : '';
+}
+
+/** The family names a source contributes, as OpenMetrics sees them (a counter's `_total` is a sample suffix). */
+function familyKey(name: string): string {
+  return name.endsWith('_total') ? name.slice(0, -'_total'.length) : name;
+}
+
+/** Family names present in both sources (compared with and without `_total`, as OpenMetrics would). */
+export function duplicateFamilies(registry: Registry, store: Exposition): string[] {
+  const fromRegistry = new Map<string, string>();
+  for (const m of registry.getMetricsAsArray()) {
+    const name = (m as { name?: unknown }).name;
+    if (typeof name === 'string') fromRegistry.set(familyKey(name), name);
+  }
+  const dups: string[] = [];
+  for (const name of store.familyNames()) {
+    const other = fromRegistry.get(familyKey(name));
+    if (other !== undefined) dups.push(other === name ? name : `${other} / ${name}`);
+  }
+  return dups.sort();
+}
+
+/** Throws when a family name appears in both sources (the exporter refuses to start: Prometheus would reject it). */
+export function assertDistinctFamilies(registry: Registry, store: Exposition): void {
+  const dups = duplicateFamilies(registry, store);
+  if (dups.length) {
+    throw new Error(
+      `metric families registered twice (prom-client registry and series store): ${dups.join(', ')}`,
+    );
+  }
+}
+
+/**
+ * The whole /metrics body in `format`, gzipped when asked: the registry's part is gzipped per scrape (it is
+ * small), the store's cached gzip member is appended as is, and `# EOF` is its own member.
+ */
+export async function renderMetrics(
+  registry: Registry,
+  store: Exposition,
+  format: ExpositionFormat,
+  gzip: boolean,
+): Promise<Buffer> {
+  const text = await registry.metrics();
+  const own = format === 'openmetrics' ? textToOpenMetrics(text) : text;
+  const eof = format === 'openmetrics';
+  if (gzip) return Buffer.concat([gzipSync(own), store.renderGzip(format), eof ? EOF_GZ : EMPTY]);
+  return Buffer.concat([Buffer.from(own), store.render(format), eof ? EOF : EMPTY]);
+}

@@ -1,0 +1,87 @@
+/**
+ * A small stand-in for the series store's Exposition (src/store/types.ts): fixed families rendered the way the
+ * contract says (classic text; OpenMetrics without `# EOF`, a counter family named without `_total`), with the
+ * gzip cached alongside. Counts renders so tests can see the app uses the cache it is given.
+ */
+import { gzipSync } from 'node:zlib';
+import type { Exposition, ExpositionFormat, FamilyType } from '../../src/store/types.js';
+
+export interface FakeFamily {
+  name: string;
+  help: string;
+  type: FamilyType;
+  series: { labels: Record<string, string>; value: number }[];
+}
+
+function escapeLabel(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
+function render(families: readonly FakeFamily[], format: ExpositionFormat): string {
+  let out = '';
+  for (const f of families) {
+    const base = format === 'openmetrics' && f.type === 'counter' ? f.name.replace(/_total$/, '') : f.name;
+    out += `# HELP ${base} ${f.help}\n# TYPE ${base} ${f.type}\n`;
+    for (const s of f.series) {
+      const labels = Object.entries(s.labels)
+        .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
+        .join(',');
+      out += `${f.name}${labels ? `{${labels}}` : ''} ${s.value}\n`;
+    }
+  }
+  return out;
+}
+
+export class FakeExposition implements Exposition {
+  renders = 0;
+  private cache = new Map<string, Buffer>();
+
+  constructor(private readonly families: readonly FakeFamily[]) {}
+
+  render(format: ExpositionFormat): Buffer {
+    this.renders++;
+    const key = `plain:${format}`;
+    let b = this.cache.get(key);
+    if (!b) {
+      b = Buffer.from(render(this.families, format));
+      this.cache.set(key, b);
+    }
+    return b;
+  }
+
+  renderGzip(format: ExpositionFormat): Buffer {
+    this.renders++;
+    const key = `gzip:${format}`;
+    let b = this.cache.get(key);
+    if (!b) {
+      b = gzipSync(render(this.families, format));
+      this.cache.set(key, b);
+    }
+    return b;
+  }
+
+  familyNames(): string[] {
+    return this.families.map((f) => f.name);
+  }
+}
+
+/** Traffic-like families with awkward label values (quotes, backslashes, newlines, HTML). */
+export function sampleFamilies(): FakeFamily[] {
+  return [
+    {
+      name: 'cdn_edge_requests_total',
+      help: 'Requests answered at the edge.',
+      type: 'counter',
+      series: [
+        { labels: { account: 'acme', resource: '101' }, value: 1234 },
+        { labels: { account: 'acme', resource: 'we"ird\\name\n<b>' }, value: 5 },
+      ],
+    },
+    {
+      name: 'cdn_edge_cache_hit_ratio',
+      help: 'Share of bytes served from cache, last window.',
+      type: 'gauge',
+      series: [{ labels: { account: 'acme', resource: '101' }, value: 0.875 }],
+    },
+  ];
+}
