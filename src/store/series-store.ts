@@ -1,0 +1,243 @@
+/**
+ * The series store (design.md section 2): the CDN data families, rendered once per change and served from a
+ * cached buffer.
+ *
+ * Caching, from the bottom up:
+ * - each family's sample lines (identical in both formats: a counter's samples carry `_total` in both) are kept
+ *   as one Buffer, re-rendered only when the family changed (its version moved);
+ * - each format's whole exposition (headers + bodies; families without series are left out, HELP/TYPE
+ *   included) is one Buffer, rebuilt by concatenation only when a family changed, and only for a format that
+ *   was asked for;
+ * - its gzip is made on the first renderGzip after a change.
+ *
+ * Rendering 1M series takes a few hundred milliseconds. So the poller calls `refresh()` after applying a poll:
+ * it re-renders changed families in chunks, yielding to the event loop between them, assembles the formats in
+ * use, gzips those asked for gzip (on the libuv pool), and swaps them in at once. While a refresh runs,
+ * render() and renderGzip() serve the last complete buffers. Without a refresh in flight they are always
+ * current: a change not yet refreshed is rendered synchronously by the scrape that sees it.
+ */
+import { promisify } from 'node:util';
+import { gzip, gzipSync } from 'node:zlib';
+import { SeriesFamily } from './family.js';
+import { openMetricsName } from './names.js';
+import type { ExpositionFormat, Family, FamilySpec, SeriesStoreApi } from './types.js';
+
+const gzipAsync = promisify(gzip);
+const FORMATS: readonly ExpositionFormat[] = ['text', 'openmetrics'];
+/** A refresh whose family keeps gaining or losing series this often finishes that family synchronously. */
+const MAX_RESTARTS = 3;
+/** Bytes a refresh copies between two yields when it assembles an exposition. */
+const COPY_SLICE = 8 << 20;
+
+export interface SeriesStoreOptions {
+  /** Slots a refresh() renders between two yields to the event loop. Default 32768 (a few ms of work). */
+  chunkSize?: number;
+  /** zlib level of the cached gzip. Default 1: on this text level 6 took 5x as long for 8% less. */
+  gzipLevel?: number;
+}
+
+interface Exposed {
+  /** layout + the sum of the family versions it was built from: versions only grow, so equal means current. */
+  stamp: number;
+  text: Buffer;
+  gzip?: Buffer;
+}
+
+interface Body {
+  body: Buffer;
+  version: number;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+export class SeriesStore implements SeriesStoreApi {
+  private readonly families: SeriesFamily[] = [];
+  /** Family names, both as given and as OpenMetrics names them (a counter without `_total`). */
+  private readonly names = new Set<string>();
+  private readonly bodies = new Map<SeriesFamily, Body>();
+  private readonly exposed: Partial<Record<ExpositionFormat, Exposed>> = {};
+  private readonly gzipWanted: Record<ExpositionFormat, boolean> = { text: false, openmetrics: false };
+  private readonly chunkSize: number;
+  private readonly gzipLevel: number;
+  private layout = 0;
+  private running: Promise<void> | undefined;
+  private queued: Promise<void> | undefined;
+
+  constructor(opts: SeriesStoreOptions = {}) {
+    this.chunkSize = Math.max(1, opts.chunkSize ?? 32_768);
+    this.gzipLevel = opts.gzipLevel ?? 1;
+  }
+
+  family(spec: FamilySpec): Family {
+    const family = new SeriesFamily(spec);
+    const om = openMetricsName(spec);
+    for (const n of new Set([spec.name, om])) {
+      if (this.names.has(n))
+        throw new Error(`metric family ${spec.name} clashes with one already registered`);
+    }
+    this.names.add(spec.name).add(om);
+    this.families.push(family);
+    this.layout++;
+    return family;
+  }
+
+  familyNames(): string[] {
+    return this.families.map((f) => f.spec.name);
+  }
+
+  render(format: ExpositionFormat): Buffer {
+    return this.current(format).text;
+  }
+
+  renderGzip(format: ExpositionFormat): Buffer {
+    this.gzipWanted[format] = true;
+    const e = this.current(format);
+    e.gzip ??= gzipSync(e.text, { level: this.gzipLevel });
+    return e.gzip;
+  }
+
+  /**
+   * Re-renders what changed without blocking the event loop for long (see the module comment). Calls made
+   * while one runs share one follow-up run, which picks up whatever changed in the meantime.
+   */
+  refresh(): Promise<void> {
+    if (!this.running) {
+      this.running = this.rebuild().finally(() => {
+        this.running = undefined;
+      });
+      return this.running;
+    }
+    if (!this.queued) {
+      const next = () => {
+        this.queued = undefined;
+        return this.refresh();
+      };
+      this.queued = this.running.then(next, next);
+    }
+    return this.queued;
+  }
+
+  /** True while a refresh() is in flight. */
+  get refreshing(): boolean {
+    return this.running !== undefined;
+  }
+
+  private stamp(): number {
+    let s = this.layout;
+    for (const f of this.families) s += f.version;
+    return s;
+  }
+
+  private current(format: ExpositionFormat): Exposed {
+    const e = this.exposed[format];
+    if (e && (this.running || e.stamp === this.stamp())) return e;
+    for (const f of this.families) {
+      if (f.version !== (this.bodies.get(f)?.version ?? 0)) {
+        this.bodies.set(f, { body: renderBody(f), version: f.version });
+      }
+    }
+    const fresh = this.assemble(format);
+    this.exposed[format] = fresh;
+    return fresh;
+  }
+
+  private assemble(format: ExpositionFormat): Exposed {
+    const parts: Buffer[] = [];
+    let stamp = this.layout;
+    for (const f of this.families) {
+      const b = this.bodies.get(f);
+      stamp += b?.version ?? 0;
+      if (b && b.body.length > 0) parts.push(f.header(format), b.body);
+    }
+    return { stamp, text: parts.length ? Buffer.concat(parts) : EMPTY };
+  }
+
+  /**
+   * assemble() in slices: copying ~100 MB into fresh pages takes 50-100 ms of page faults and memcpy. The
+   * bodies are immutable buffers, so they may be read across yields.
+   */
+  private async assembleChunked(format: ExpositionFormat): Promise<Exposed> {
+    const parts: Buffer[] = [];
+    let stamp = this.layout;
+    let total = 0;
+    for (const f of this.families) {
+      const b = this.bodies.get(f);
+      stamp += b?.version ?? 0;
+      if (b && b.body.length > 0) {
+        parts.push(f.header(format), b.body);
+        total += f.header(format).length + b.body.length;
+      }
+    }
+    const text = Buffer.allocUnsafe(total);
+    let pos = 0;
+    let sinceYield = 0;
+    for (const part of parts) {
+      for (let from = 0; from < part.length; from += COPY_SLICE) {
+        const slice = part.subarray(from, from + COPY_SLICE);
+        text.set(slice, pos);
+        pos += slice.length;
+        sinceYield += slice.length;
+        if (sinceYield >= COPY_SLICE) {
+          sinceYield = 0;
+          await yieldToLoop();
+        }
+      }
+    }
+    return { stamp, text };
+  }
+
+  private async rebuild(): Promise<void> {
+    for (const f of this.families) {
+      if (f.version === (this.bodies.get(f)?.version ?? 0)) continue;
+      const fresh = await this.renderBodyChunked(f);
+      // A synchronous render during the await may have stored a newer body already.
+      if (fresh.version > (this.bodies.get(f)?.version ?? 0)) this.bodies.set(f, fresh);
+    }
+    const built: { format: ExpositionFormat; exposed: Exposed }[] = [];
+    for (const format of FORMATS) {
+      if (this.exposed[format] !== undefined)
+        built.push({ format, exposed: await this.assembleChunked(format) });
+    }
+    await Promise.all(
+      built
+        .filter((b) => this.gzipWanted[b.format])
+        .map(async (b) => {
+          b.exposed.gzip = await gzipAsync(b.exposed.text, { level: this.gzipLevel });
+        }),
+    );
+    for (const { format, exposed } of built) {
+      const old = this.exposed[format];
+      if (!old || old.stamp <= exposed.stamp) this.exposed[format] = exposed;
+    }
+  }
+
+  private async renderBodyChunked(f: SeriesFamily): Promise<Body> {
+    for (let attempt = 0; attempt < MAX_RESTARTS; attempt++) {
+      const version = f.version;
+      const structure = f.structure;
+      // The capacity holds while the structure does: values change only the digits, within the bound.
+      const buf = Buffer.allocUnsafe(f.bodyCapacity());
+      let pos = 0;
+      let from = 0;
+      for (;;) {
+        pos = f.writeRange(buf, pos, from, from + this.chunkSize);
+        from += this.chunkSize;
+        if (from >= f.highWater) return { body: buf.subarray(0, pos), version };
+        await yieldToLoop();
+        // A freed slot may have been reused by a series already written: start over.
+        if (f.structure !== structure) break;
+      }
+    }
+    return { body: renderBody(f), version: f.version };
+  }
+}
+
+/** The family's sample lines, synchronously. */
+function renderBody(f: SeriesFamily): Buffer {
+  const buf = Buffer.allocUnsafe(f.bodyCapacity());
+  return buf.subarray(0, f.writeRange(buf, 0, 0, f.highWater));
+}
