@@ -3,6 +3,7 @@
  * The document does not show the units of `dvr.window`, `dvr.duration` and `ranges[].duration`: seconds is
  * assumed (the DELETE form speaks in seconds, and timestamps have second precision).
  */
+import { describeValue, isRecord, malformed, ParseReport } from '../http/parse.js';
 import type { FieldIssue } from '../traffic/response.js';
 
 export interface DvrRange {
@@ -33,4 +34,108 @@ export interface DvrStreamResponse {
   entries: DvrHostEntry[];
   issues: FieldIssue[];
   unknownKeys: string[];
+}
+
+const TOP_KEYS = new Set(['status', 'stream_name', 'data']);
+const ENTRY_KEYS = new Set(['stream_name', 'host', 'is_alive', 'dvr']);
+const DVR_KEYS = new Set(['enabled', 'window', 'duration', 'from', 'ranges']);
+const RANGE_KEYS = new Set(['from', 'duration']);
+
+/**
+ * Parses a GET stream answer. Throws ApiError `malformed` when the top level is not an object with a `data`
+ * array. An entry without a usable `host`, `is_alive`, `dvr` object or `dvr.enabled` is dropped with an issue
+ * (it could not be labelled or its state would be a guess); any other bad field is an issue and is dropped.
+ * A range with a negative duration or a bad `from` is dropped. `fallbackStream` names entries that lack
+ * `stream_name` (the body's echoed `stream_name`, else the one asked for).
+ */
+export function parseDvrStreamResponse(raw: unknown, fallbackStream = ''): DvrStreamResponse {
+  if (!isRecord(raw)) throw malformed('dvr-net', `top level is ${describeValue(raw)}, not an object`);
+  if (!Array.isArray(raw.data)) {
+    const said = typeof raw.description === 'string' ? ` (description: ${raw.description})` : '';
+    throw malformed('dvr-net', `no data array${said}`);
+  }
+  const report = new ParseReport();
+  for (const key of Object.keys(raw)) if (!TOP_KEYS.has(key)) report.unknownKey(key);
+  let streamName = fallbackStream;
+  if (raw.stream_name !== undefined) streamName = report.string(raw.stream_name, 'stream_name') ?? streamName;
+  const entries: DvrHostEntry[] = [];
+  raw.data.forEach((e, i) => {
+    const entry = parseEntry(e, `data[${i}]`, streamName, report);
+    if (entry) entries.push(entry);
+  });
+  return { streamName, entries, issues: report.issues, unknownKeys: report.unknownKeys };
+}
+
+function parseEntry(
+  e: unknown,
+  path: string,
+  streamName: string,
+  report: ParseReport,
+): DvrHostEntry | undefined {
+  if (!isRecord(e)) return report.issue(path, `expected an object, got ${describeValue(e)}`);
+  for (const key of Object.keys(e)) if (!ENTRY_KEYS.has(key)) report.unknownKey(`data[].${key}`);
+  const host = report.string(e.host, `${path}.host`);
+  const alive = report.boolean(e.is_alive, `${path}.is_alive`);
+  if (!isRecord(e.dvr)) {
+    return report.issue(`${path}.dvr`, `expected an object, got ${describeValue(e.dvr)}; entry dropped`);
+  }
+  const dvr = e.dvr;
+  const enabled = report.boolean(dvr.enabled, `${path}.dvr.enabled`);
+  if (host === undefined || alive === undefined || enabled === undefined) {
+    return report.issue(path, 'entry dropped: host, is_alive and dvr.enabled are required');
+  }
+  for (const key of Object.keys(dvr)) if (!DVR_KEYS.has(key)) report.unknownKey(`data[].dvr.${key}`);
+  let name = streamName;
+  if (e.stream_name === undefined) report.issue(`${path}.stream_name`, 'missing');
+  else name = report.string(e.stream_name, `${path}.stream_name`) ?? streamName;
+
+  const entry: DvrHostEntry = { streamName: name, host, alive, dvr: { enabled, ranges: [] } };
+  const optional = (key: 'window' | 'duration' | 'from') => {
+    if (dvr[key] === undefined) return;
+    const n = report.count(dvr[key], `${path}.dvr.${key}`);
+    if (n !== undefined) entry.dvr[key] = n;
+  };
+  optional('window');
+  optional('duration');
+  optional('from');
+  if (dvr.ranges !== undefined) {
+    if (!Array.isArray(dvr.ranges)) {
+      report.issue(`${path}.dvr.ranges`, `expected an array, got ${describeValue(dvr.ranges)}`);
+    } else {
+      dvr.ranges.forEach((r, j) => {
+        const at = `${path}.dvr.ranges[${j}]`;
+        if (!isRecord(r)) {
+          report.issue(at, `expected an object, got ${describeValue(r)}`);
+          return;
+        }
+        for (const key of Object.keys(r))
+          if (!RANGE_KEYS.has(key)) report.unknownKey(`data[].dvr.ranges[].${key}`);
+        const from = report.count(r.from, `${at}.from`);
+        const duration = report.count(r.duration, `${at}.duration`);
+        if (from !== undefined && duration !== undefined) entry.dvr.ranges.push({ from, duration });
+      });
+    }
+  }
+  return entry;
+}
+
+/** A successful DELETE: `status` and the echoed parameters. */
+export interface DvrDeleteResponse {
+  status?: string;
+  streamName?: string;
+  /** The echoed request parameters (host, from_ts, duration_sec, to_ts, all), as sent back. */
+  echoed: Record<string, unknown>;
+  issues: FieldIssue[];
+}
+
+/** Parses a DELETE answer; the top level must be an object (an empty body is accepted as success). */
+export function parseDvrDeleteResponse(raw: unknown): DvrDeleteResponse {
+  if (raw === undefined) return { echoed: {}, issues: [] };
+  if (!isRecord(raw)) throw malformed('dvr-net', `top level is ${describeValue(raw)}, not an object`);
+  const report = new ParseReport();
+  const { status, stream_name, ...echoed } = raw;
+  const out: DvrDeleteResponse = { echoed, issues: report.issues };
+  if (status !== undefined) out.status = report.string(status, 'status');
+  if (stream_name !== undefined) out.streamName = report.string(stream_name, 'stream_name');
+  return out;
 }

@@ -1,0 +1,150 @@
+/**
+ * The one error type of the API clients. Callers decide what to do from `kind` and `retryable` (design.md
+ * section 4), never from the message. The message and every field are built without the token: the request
+ * helper also scrubs it from any text the API sends back, in case an upstream echoes it.
+ */
+
+export type ApiName = 'metrics' | 'dvr-net' | 'recorder-cloud';
+
+export type ErrorKind =
+  /** 429: wait for Retry-After, slow the token's queue down. */
+  | 'rate-limited'
+  /** 500, 502, 503 and other 5xx: retry with backoff. */
+  | 'server'
+  /** 504 (execution timeout): ask for less. */
+  | 'timeout'
+  /** 401, 403: the token or the account is refused. */
+  | 'auth'
+  /** 400, 404, 405, 409, 422, other 4xx and 3xx: the request is wrong; retrying it unchanged does not help. */
+  | 'invalid'
+  /** No HTTP answer: reset, refused, DNS, connect/headers/body timeout. */
+  | 'network'
+  /** An answer that is not the documented shape: non-JSON, truncated, wrong top-level shape. */
+  | 'malformed';
+
+export const ERROR_KINDS: readonly ErrorKind[] = [
+  'rate-limited',
+  'server',
+  'timeout',
+  'auth',
+  'invalid',
+  'network',
+  'malformed',
+];
+
+const RETRYABLE: Record<ErrorKind, boolean> = {
+  'rate-limited': true,
+  server: true,
+  timeout: true,
+  auth: false,
+  invalid: false,
+  network: true,
+  malformed: true,
+};
+
+export interface ApiErrorInit {
+  api: ApiName;
+  kind: ErrorKind;
+  status?: number;
+  /** `METHOD /path` without the query string; never holds the token. */
+  endpoint?: string;
+  retryAfterMs?: number;
+  description?: string;
+  failedHosts?: string[];
+  /** A low-level code for network errors (`ECONNRESET`, `UND_ERR_HEADERS_TIMEOUT`, ...). */
+  code?: string;
+  /** Extra words for the message when there is no description (e.g. the JSON parse problem). */
+  detail?: string;
+}
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly api: ApiName;
+  readonly kind: ErrorKind;
+  /** HTTP status; undefined when no answer came (kind `network`). */
+  readonly status: number | undefined;
+  readonly retryable: boolean;
+  readonly endpoint: string | undefined;
+  readonly retryAfterMs: number | undefined;
+  /** The API's own text: JSON `description`, the dvr-net envelope's, or recorder-cloud's text/plain body. */
+  readonly description: string | undefined;
+  readonly failedHosts: string[] | undefined;
+  readonly code: string | undefined;
+
+  constructor(init: ApiErrorInit) {
+    super(formatMessage(init));
+    this.api = init.api;
+    this.kind = init.kind;
+    this.status = init.status;
+    this.retryable = RETRYABLE[init.kind];
+    this.endpoint = init.endpoint;
+    this.retryAfterMs = init.retryAfterMs;
+    this.description = init.description;
+    this.failedHosts = init.failedHosts;
+    this.code = init.code;
+  }
+
+  /** The same error with fields replaced (used to attach the HTTP status to a parser's `malformed`). */
+  with(changes: Partial<ApiErrorInit>): ApiError {
+    return new ApiError({
+      api: this.api,
+      kind: this.kind,
+      status: this.status,
+      endpoint: this.endpoint,
+      retryAfterMs: this.retryAfterMs,
+      description: this.description,
+      failedHosts: this.failedHosts,
+      code: this.code,
+      ...changes,
+    });
+  }
+}
+
+function formatMessage(init: ApiErrorInit): string {
+  const where = init.endpoint ? ` ${init.endpoint}` : '';
+  const what = init.status !== undefined ? `${init.status} ${init.kind}` : init.kind;
+  const why = [init.description, init.detail, init.code].filter((s) => s !== undefined && s !== '');
+  const hosts = init.failedHosts?.length ? ` (failed hosts: ${init.failedHosts.join(', ')})` : '';
+  return `${init.api}${where}: ${what}${why.length > 0 ? `: ${why.join('; ')}` : ''}${hosts}`;
+}
+
+/**
+ * The kind of a non-2xx HTTP status. A 3xx is not documented and is not followed (the token would go along):
+ * it is `invalid`, as a wrong base URL is a configuration problem that retrying does not fix.
+ */
+export function kindForStatus(status: number): ErrorKind {
+  if (status === 429) return 'rate-limited';
+  if (status === 504) return 'timeout';
+  if (status === 401 || status === 403) return 'auth';
+  if (status >= 500) return 'server';
+  return 'invalid';
+}
+
+/**
+ * Retry-After as milliseconds from `now`: delta-seconds or an HTTP date. A date in the past gives 0; anything
+ * unreadable gives undefined (the caller falls back to its own backoff).
+ */
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim();
+  if (v === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
+  // An HTTP date always names a weekday or month in letters; this keeps bare numbers like "-5" out of Date.parse.
+  if (!/[a-z]/i.test(v)) return undefined;
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}
+
+export function isApiError(err: unknown): err is ApiError {
+  return err instanceof ApiError;
+}
+
+/** Runs a body parser; its `malformed` ApiError gets the HTTP status and endpoint of the answer it came from. */
+export function parseAnswer<T>(status: number, endpoint: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw err instanceof ApiError ? err.with({ status, endpoint }) : err;
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * Client of the traffic metrics API (../shared/api/metrics.md). Knows the endpoints and the query format;
+ * failures come out as ApiError (src/http/errors.ts), bodies through parseMetricsResponse.
+ */
+import { parseAnswer } from '../http/errors.js';
+import type { HttpClient, QueryParam } from '../http/request.js';
+import { parseMetricsResponse, type TrafficResponse } from './response.js';
+
+const PREFIX = '/app/metrics/v1';
+
+export type Breakdown = 'resource' | 'account';
+
+export interface FetchTrafficOptions {
+  account: string;
+  /** Window start, minute-aligned (UTC); epoch ms or a Date. */
+  start: Date | number;
+  /** Window end (exclusive), minute-aligned. The API takes 1 to 10 minutes; that rule is the API's to enforce. */
+  end: Date | number;
+  /** Metric names (`metric=` repeated); omitted or empty: none sent, the API decides. */
+  metrics?: readonly string[];
+  /** One resource id (`resource=`), only when given. */
+  resource?: string;
+  /** `account`: `/app/metrics/v1/`; `resource`: `/app/metrics/v1/resources`. */
+  breakdown: Breakdown;
+  signal?: AbortSignal;
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/**
+ * The API's time format, `YYYY-MM-DDThh:mm:00` (UTC, no zone suffix). A time that is not on a whole minute is
+ * refused here: the API would answer 422 for it, and a silently rounded window would count minutes twice.
+ */
+export function formatApiTime(t: Date | number): string {
+  const ms = typeof t === 'number' ? t : t.getTime();
+  if (!Number.isFinite(ms)) throw new RangeError(`metrics API time is not a valid time: ${String(t)}`);
+  if (ms % 60_000 !== 0) {
+    throw new RangeError(
+      `metrics API times must be whole minutes (seconds 00): ${new Date(ms).toISOString()}`,
+    );
+  }
+  const d = new Date(ms);
+  return `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:00`;
+}
+
+export class MetricsClient {
+  constructor(private readonly http: HttpClient) {}
+
+  async fetchTraffic(opts: FetchTrafficOptions): Promise<TrafficResponse> {
+    const query: QueryParam[] = [
+      ['account', opts.account],
+      ['start', formatApiTime(opts.start)],
+      ['end', formatApiTime(opts.end)],
+    ];
+    for (const m of opts.metrics ?? []) query.push(['metric', m]);
+    if (opts.resource !== undefined) query.push(['resource', opts.resource]);
+    const path = opts.breakdown === 'resource' ? `${PREFIX}/resources` : `${PREFIX}/`;
+    const { status, body } = await this.http.request({
+      api: 'metrics',
+      method: 'GET',
+      path,
+      query,
+      signal: opts.signal,
+    });
+    return parseAnswer(status, `GET ${path}`, () =>
+      parseMetricsResponse(body, { account: opts.account, breakdown: opts.breakdown }),
+    );
+  }
+}

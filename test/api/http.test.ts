@@ -1,0 +1,267 @@
+/**
+ * The request helper against a bare node:http server on loopback, for what the simulator does not do: Retry-After
+ * dates, a server that never answers, a body cut off, a refused connection, a server that echoes the token.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/clock.js';
+import { ApiError, parseRetryAfter } from '../../src/http/errors.js';
+import { buildQuery, HttpClient, type HttpClientOptions } from '../../src/http/request.js';
+
+const TOKEN = 'tok-SECRET-4f9a2c';
+
+type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
+
+let server: Server | undefined;
+let client: HttpClient | undefined;
+
+afterEach(async () => {
+  await client?.close();
+  client = undefined;
+  if (server) {
+    const s = server;
+    server = undefined;
+    s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+});
+
+async function serve(handler: Handler): Promise<string> {
+  const s = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => {
+      body += c.toString();
+    });
+    req.on('end', () => handler(req, res, body));
+  });
+  server = s;
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+}
+
+function make(baseUrl: string, extra: Partial<HttpClientOptions> = {}): HttpClient {
+  client = new HttpClient({ baseUrl, token: () => TOKEN, ...extra });
+  return client;
+}
+
+async function failure(p: Promise<unknown>): Promise<ApiError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(ApiError);
+    return err as ApiError;
+  }
+  throw new Error('expected the request to fail');
+}
+
+function expectNoToken(err: ApiError): void {
+  expect(err.message).not.toContain(TOKEN);
+  expect(String(err.stack)).not.toContain(TOKEN);
+  expect(JSON.stringify(err)).not.toContain(TOKEN);
+  expect(String(err)).not.toContain(TOKEN);
+}
+
+const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+};
+
+describe('request', () => {
+  it('sends the token as CDN-AUTH-TOKEN, JSON bodies, and repeated or bare query parameters', async () => {
+    let seen:
+      | { headers: IncomingMessage['headers']; url?: string; method?: string; body: string }
+      | undefined;
+    const base = await serve((req, res, body) => {
+      seen = { headers: req.headers, url: req.url, method: req.method, body };
+      json(res, 200, { ok: true });
+    });
+    const http = make(`${base}/prefix/`);
+    const res = await http.request({
+      api: 'recorder-cloud',
+      method: 'PATCH',
+      path: '/x/y',
+      query: [
+        ['metric', 'a'],
+        ['metric', 'b c'],
+        ['all', null],
+      ],
+      json: { action: 'stop' },
+    });
+    expect(res).toEqual({ status: 200, body: { ok: true } });
+    expect(seen?.headers['cdn-auth-token']).toBe(TOKEN);
+    expect(seen?.headers['content-type']).toBe('application/json');
+    expect(seen?.method).toBe('PATCH');
+    expect(seen?.url).toBe('/prefix/x/y?metric=a&metric=b%20c&all');
+    expect(JSON.parse(seen!.body)).toEqual({ action: 'stop' });
+  });
+
+  it('reads the token on every request (rotation needs no restart)', async () => {
+    const tokens: string[] = [];
+    const base = await serve((req, res) => {
+      tokens.push(String(req.headers['cdn-auth-token']));
+      res.writeHead(200).end();
+    });
+    let current = 'first-token';
+    client = new HttpClient({ baseUrl: base, token: () => current });
+    expect((await client.request({ api: 'metrics', method: 'GET', path: '/' })).body).toBeUndefined();
+    current = 'second-token';
+    await client.request({ api: 'metrics', method: 'GET', path: '/' });
+    expect(tokens).toEqual(['first-token', 'second-token']);
+  });
+
+  it('reports every request to onRequest with its status code or "error"', async () => {
+    const base = await serve((req, res) => {
+      if (req.url === '/cut') req.socket.destroy();
+      else json(res, req.url === '/ok' ? 200 : 503, {});
+    });
+    const seen: [string, string, number][] = [];
+    const http = make(base, { onRequest: (api, code, s) => seen.push([api, code, s]) });
+    await http.request({ api: 'metrics', method: 'GET', path: '/ok' });
+    await failure(http.request({ api: 'dvr-net', method: 'GET', path: '/no' }));
+    await failure(http.request({ api: 'recorder-cloud', method: 'GET', path: '/cut' }));
+    expect(seen.map(([api, code]) => [api, code])).toEqual([
+      ['metrics', '200'],
+      ['dvr-net', '503'],
+      ['recorder-cloud', 'error'],
+    ]);
+    for (const [, , seconds] of seen) {
+      expect(seconds).toBeGreaterThanOrEqual(0);
+      expect(seconds).toBeLessThan(10);
+    }
+  });
+
+  it('maps Retry-After in seconds and as an HTTP date against the injected clock', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1, 12, 0, 0));
+    const base = await serve((req, res) => {
+      const after = req.url === '/date' ? new Date(Date.UTC(2026, 0, 1, 12, 0, 30)).toUTCString() : '7';
+      json(res, 429, { description: 'Too many requests' }, { 'retry-after': after });
+    });
+    const http = make(base, { clock });
+    const bySeconds = await failure(http.request({ api: 'metrics', method: 'GET', path: '/secs' }));
+    expect(bySeconds).toMatchObject({
+      kind: 'rate-limited',
+      status: 429,
+      retryable: true,
+      retryAfterMs: 7000,
+    });
+    expect(bySeconds.description).toBe('Too many requests');
+    const byDate = await failure(http.request({ api: 'metrics', method: 'GET', path: '/date' }));
+    expect(byDate.retryAfterMs).toBe(30_000);
+  });
+
+  it('gives a network error for a refused connection', async () => {
+    const base = await serve((_req, res) => res.end());
+    const s = server!;
+    server = undefined;
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+    const err = await failure(make(base).request({ api: 'metrics', method: 'GET', path: '/' }));
+    expect(err).toMatchObject({ kind: 'network', status: undefined, retryable: true, code: 'ECONNREFUSED' });
+    expectNoToken(err);
+  });
+
+  it('gives a network error when the server never answers within headersTimeout', async () => {
+    const base = await serve(() => {
+      // never answers
+    });
+    const http = make(base, { headersTimeoutMs: 150 });
+    const err = await failure(http.request({ api: 'dvr-net', method: 'GET', path: '/' }));
+    expect(err).toMatchObject({ kind: 'network', status: undefined, retryable: true });
+    expect(err.code).toBe('UND_ERR_HEADERS_TIMEOUT');
+  });
+
+  it('gives a network error when the body breaks off after the headers', async () => {
+    const base = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"data":[');
+      setImmediate(() => res.socket?.destroy());
+    });
+    const err = await failure(make(base).request({ api: 'metrics', method: 'GET', path: '/' }));
+    expect(err).toMatchObject({ kind: 'network', retryable: true });
+    expect(err.message).toContain('after 200');
+  });
+
+  it('gives malformed with the status for a 2xx body that is not JSON', async () => {
+    const base = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"data":[{"edge_');
+    });
+    const err = await failure(make(base).request({ api: 'metrics', method: 'GET', path: '/' }));
+    expect(err).toMatchObject({ kind: 'malformed', status: 200, retryable: true, api: 'metrics' });
+  });
+
+  it('does not follow redirects (the token would go elsewhere)', async () => {
+    let hits = 0;
+    const base = await serve((req, res) => {
+      hits++;
+      res.writeHead(302, { location: `${req.url}/elsewhere` }).end();
+    });
+    const err = await failure(make(base).request({ api: 'metrics', method: 'GET', path: '/' }));
+    expect(hits).toBe(1);
+    expect(err.status).toBe(302);
+    expect(err.retryable).toBe(false);
+  });
+
+  it('scrubs the token from text an upstream echoes back', async () => {
+    const base = await serve((req, res) => {
+      const t = String(req.headers['cdn-auth-token']);
+      if (req.url === '/json') json(res, 403, { status: 'Forbidden', description: `token ${t} is invalid` });
+      else if (req.url === '/hosts') json(res, 500, { status: 'Failed', failed_hosts: [`h-${t}`] });
+      else res.writeHead(401, { 'content-type': 'text/plain' }).end(`Invalid token ${t}`);
+    });
+    const http = make(base);
+    for (const path of ['/json', '/hosts', '/text']) {
+      const err = await failure(http.request({ api: 'dvr-net', method: 'GET', path }));
+      expectNoToken(err);
+    }
+    const err = await failure(http.request({ api: 'dvr-net', method: 'GET', path: '/json' }));
+    expect(err.description).toBe('token [REDACTED] is invalid');
+  });
+
+  it.each([
+    [400, 'invalid', false],
+    [401, 'auth', false],
+    [403, 'auth', false],
+    [404, 'invalid', false],
+    [405, 'invalid', false],
+    [409, 'invalid', false],
+    [418, 'invalid', false],
+    [422, 'invalid', false],
+    [429, 'rate-limited', true],
+    [500, 'server', true],
+    [501, 'server', true],
+    [502, 'server', true],
+    [503, 'server', true],
+    [504, 'timeout', true],
+  ] as const)('status %i is kind %s (retryable %s), the token absent', async (status, kind, retryable) => {
+    const base = await serve((_req, res) => json(res, status, { description: `said ${status}` }));
+    const err = await failure(make(base).request({ api: 'metrics', method: 'GET', path: '/a' }));
+    expect(err).toMatchObject({ status, kind, retryable, description: `said ${status}`, endpoint: 'GET /a' });
+    expect(err.message).toContain(String(status));
+    expectNoToken(err);
+  });
+});
+
+describe('parseRetryAfter', () => {
+  const now = Date.UTC(2026, 0, 1, 12, 0, 0);
+  it.each([
+    ['0', 0],
+    ['120', 120_000],
+    ['1.5', 1500],
+    [new Date(now + 90_000).toUTCString(), 90_000],
+    [new Date(now - 90_000).toUTCString(), 0],
+    ['-5', undefined],
+    ['soon', undefined],
+    ['', undefined],
+    [undefined, undefined],
+  ])('%s -> %s', (value, ms) => {
+    expect(parseRetryAfter(value, now)).toBe(ms);
+  });
+});
+
+describe('buildQuery', () => {
+  it('is empty without parameters and encodes keys and values', () => {
+    expect(buildQuery([])).toBe('');
+    expect(buildQuery([['resource', 'a&b=c']])).toBe('?resource=a%26b%3Dc');
+  });
+});
