@@ -1,0 +1,164 @@
+/**
+ * Injected faults and the request-rate limit, applied before any API handler to all three APIs.
+ *
+ * Faults are not random draws: a FaultPlan hands out kinds by the request's ordinal so that over the first N
+ * requests each kind occurs exactly floor(N*rate) or ceil(N*rate) times, for every N. It is Tijdeman's solution
+ * of the chairman assignment problem (earliest deadline first over the occurrences each kind owes), which keeps
+ * every kind's count within 1 - 1/(2m-2) of N*rate; the seed only fixes the order in which ties are broken.
+ */
+import { createHash } from 'node:crypto';
+import type { Response } from 'express';
+import { seededShuffle } from './random.js';
+
+export const FAULT_KINDS = ['429', '500', '502', '503', '504', 'reset', 'slow', 'malformed'] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+/** Share of requests per kind, each in [0, 1], their sum at most 1. Absent kinds are 0. */
+export type FaultRates = Partial<Record<FaultKind, number>>;
+
+export type SimApi = 'metrics' | 'dvr-net' | 'recorder-cloud';
+
+/** Throws an error naming the kind when a rate is out of [0, 1] or the rates add up to more than 1. */
+export function checkFaultRates(rates: FaultRates): void {
+  let sum = 0;
+  for (const [kind, rate] of Object.entries(rates)) {
+    if (!(FAULT_KINDS as readonly string[]).includes(kind)) throw new Error(`unknown fault kind "${kind}"`);
+    if (rate === undefined) continue;
+    if (typeof rate !== 'number' || !Number.isFinite(rate) || rate < 0 || rate > 1) {
+      throw new Error(`fault rate for "${kind}" must be a number in [0, 1], got ${String(rate)}`);
+    }
+    sum += rate;
+  }
+  if (sum > 1 + 1e-9) throw new Error(`fault rates add up to ${sum}, more than 1`);
+}
+
+interface Slot {
+  /** undefined: the request goes through untouched. */
+  kind: FaultKind | undefined;
+  rate: number;
+  count: number;
+}
+
+const EPS = 1e-9;
+
+export class FaultPlan {
+  private readonly slots: Slot[];
+  private readonly none: Slot;
+  private readonly delta: number;
+  private ordinal = 0;
+
+  constructor(rates: FaultRates, seed: number) {
+    checkFaultRates(rates);
+    let sum = 0;
+    const slots: Slot[] = [];
+    for (const kind of FAULT_KINDS) {
+      const rate = rates[kind] ?? 0;
+      sum += rate;
+      if (rate > EPS) slots.push({ kind, rate, count: 0 });
+    }
+    this.none = { kind: undefined, rate: Math.max(0, 1 - sum), count: 0 };
+    if (this.none.rate > EPS) slots.push(this.none);
+    this.slots = seededShuffle(slots, seed, 'faults');
+    const m = this.slots.length;
+    this.delta = m >= 2 ? 1 - 1 / (2 * (m - 1)) : 0;
+  }
+
+  /** Requests planned so far. */
+  get requests(): number {
+    return this.ordinal;
+  }
+
+  /** The fault for the next request (undefined: none). */
+  next(): FaultKind | undefined {
+    const t = ++this.ordinal;
+    let best: Slot | undefined;
+    let bestDeadline = Number.POSITIVE_INFINITY;
+    for (const slot of this.slots) {
+      const j = slot.count + 1;
+      // Keeping |count - t*rate| <= delta: occurrence j may not come before t = (j - delta) / rate and must
+      // come before t*rate - delta exceeds j - 1.
+      if ((j - this.delta) / slot.rate > t + EPS) continue;
+      const deadline = (j - 1 + this.delta) / slot.rate;
+      if (deadline < bestDeadline - EPS) {
+        best = slot;
+        bestDeadline = deadline;
+      }
+    }
+    const chosen = best ?? this.none;
+    chosen.count++;
+    return chosen.kind;
+  }
+}
+
+/**
+ * A sliding one-second window per token (clock time). Only admitted requests fill the window. Tokens are kept
+ * as digests, never as text.
+ */
+export class RateLimiter {
+  private readonly seen = new Map<string, number[]>();
+  limit: number | undefined;
+
+  constructor(limit: number | undefined) {
+    this.limit = limit;
+  }
+
+  /** undefined when admitted; otherwise the Retry-After in whole seconds (at least 1). */
+  check(token: string | undefined, now: number): number | undefined {
+    if (this.limit === undefined || this.limit <= 0) return undefined;
+    const key = createHash('sha256')
+      .update(token ?? '')
+      .digest('base64url')
+      .slice(0, 16);
+    const times = (this.seen.get(key) ?? []).filter((t) => t > now - 1000);
+    if (times.length >= this.limit) {
+      this.seen.set(key, times);
+      return Math.max(1, Math.ceil((times[0]! + 1000 - now) / 1000));
+    }
+    times.push(now);
+    this.seen.set(key, times);
+    return undefined;
+  }
+}
+
+const REASONS: Record<number, [string, string]> = {
+  429: ['TooManyRequests', 'Too many requests'],
+  500: ['InternalServerError', 'Internal server error'],
+  502: ['BadGateway', 'Bad gateway'],
+  503: ['ServiceUnavailable', 'Service unavailable'],
+  504: ['GatewayTimeout', 'Execution timeout exceeded'],
+};
+
+/**
+ * Answers an error in the API's documented shape: metrics JSON `{description}`; dvr-net JSON
+ * `{status, description}`; recorder-cloud text/plain for 4xx and an empty text/html body for 5xx (its document
+ * shows only 500 that way; we assume the gateway codes look the same).
+ */
+export function sendError(res: Response, api: SimApi, code: number, retryAfterSec?: number): void {
+  const [status, description] = REASONS[code] ?? ['Error', 'Error'];
+  if (retryAfterSec !== undefined) res.set('Retry-After', String(retryAfterSec));
+  res.status(code);
+  if (api === 'metrics') res.json({ description });
+  else if (api === 'dvr-net') res.json({ status, description });
+  else if (code >= 500) res.type('text/html').send('');
+  else res.type('text/plain').send(description);
+}
+
+/**
+ * Turns whatever the handler answers into a 200 whose body is the first half of it: JSON that does not parse
+ * (a cut object or array never does). An empty answer becomes `{"data":[`.
+ */
+export function makeMalformed(res: Response): void {
+  const send = res.send.bind(res);
+  res.send = (body?: unknown) => {
+    const text =
+      typeof body === 'string'
+        ? body
+        : Buffer.isBuffer(body)
+          ? body.toString('utf8')
+          : body === undefined || body === null
+            ? ''
+            : JSON.stringify(body);
+    const cut = text.length >= 4 ? text.slice(0, Math.ceil(text.length / 2)) : '{"data":[';
+    res.status(200).type('application/json');
+    return send(cut);
+  };
+}

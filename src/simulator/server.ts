@@ -1,0 +1,270 @@
+/**
+ * The simulator's HTTP server: the traffic metrics API (traffic.ts), the network-DVR API (dvr.ts) and the
+ * recording-settings API (recorder.ts) behind one front that logs every request, applies the request-rate limit
+ * and injects faults (faults.ts) before any API handler runs.
+ *
+ * Order per request to one of the three APIs: logged; the rate limit (429 `rate-limit`, which does not use up a
+ * fault ordinal); the fault planned for this ordinal; the API. The request log never holds the token.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { systemClock } from '../clock.js';
+import { createDvrSim } from './dvr.js';
+import {
+  type FaultKind,
+  FaultPlan,
+  type FaultRates,
+  makeMalformed,
+  RateLimiter,
+  type SimApi,
+  sendError,
+} from './faults.js';
+import type { ListenOptions, SimulatorOptions } from './options.js';
+import { createRecorderSim } from './recorder.js';
+import { createTrafficApi, TrafficModel, type TrafficTotals } from './traffic.js';
+import type { DvrSim, RecorderSim, SimAccount, SimContext } from './types.js';
+import { DEMO_TRAFFIC_SCALE, demoWorld } from './world.js';
+
+export type { ListenOptions, SimulatorArgs, SimulatorOptions } from './options.js';
+export { parseSimulatorArgs } from './options.js';
+
+export interface RequestLogEntry {
+  /** Arrival, clock milliseconds. */
+  time: number;
+  method: string;
+  /** Path without the query string. */
+  path: string;
+  query: Record<string, string[]>;
+  api: SimApi;
+  /** The answered status; 0 while in flight (or when the client went away); `reset` when the socket was cut. */
+  status: number | 'reset';
+  /** The injected fault, or `rate-limit` when the request-rate limit refused it. */
+  fault?: FaultKind | 'rate-limit';
+}
+
+export interface TruthOptions {
+  /** Report each minute as the API would at this time (late data with the simulator's lag). */
+  asOf?: number;
+  /** Overrides the simulator's lag for this call. */
+  lagSeconds?: number;
+}
+
+export interface SimulatorControls {
+  accounts: SimAccount[];
+  dvr: DvrSim;
+  recorder: RecorderSim;
+  model: TrafficModel;
+  /** In arrival order; beyond 100k entries the oldest are dropped. */
+  requestLog: RequestLogEntry[];
+  /**
+   * Exact traffic totals over [startMs, endMs) (whole minutes) of one resource, or of the whole account when
+   * `resource` is undefined. Without `asOf`: the complete values, as every minute eventually reports them.
+   */
+  truth(
+    account: string,
+    resource: string | undefined,
+    startMs: number,
+    endMs: number,
+    opts?: TruthOptions,
+  ): TrafficTotals;
+  /** New rates; the fault ordinal restarts at 0. Throws on rates out of [0, 1] or adding up to more than 1. */
+  setFaults(rates: FaultRates): void;
+  /** Requests per second per token; undefined or 0: no limit. */
+  setRateLimit(limit: number | undefined): void;
+}
+
+export type SimulatorApp = Express & { simulator: SimulatorControls & { dispose(): void } };
+
+export interface Simulator extends SimulatorControls {
+  url: string;
+  port: number;
+  /** Stops listening, cuts keep-alive sockets and pending slow answers. */
+  close(): Promise<void>;
+}
+
+const API_PREFIXES: [string, SimApi][] = [
+  ['/app/metrics/v1', 'metrics'],
+  ['/app/dvr-net/v1', 'dvr-net'],
+  ['/app/recorder-cloud/v1', 'recorder-cloud'],
+];
+const LOG_LIMIT = 100_000;
+/** Retry-After of an injected 429 fault, seconds. */
+const FAULT_RETRY_AFTER = 1;
+
+function apiOf(path: string): SimApi | undefined {
+  for (const [prefix, api] of API_PREFIXES) {
+    if (path === prefix || path.startsWith(`${prefix}/`)) return api;
+  }
+  return undefined;
+}
+
+function queryRecord(url: string): Record<string, string[]> {
+  const q = url.indexOf('?');
+  const out: Record<string, string[]> = {};
+  if (q < 0) return out;
+  for (const [k, v] of new URLSearchParams(url.slice(q + 1))) out[k] = [...(out[k] ?? []), v];
+  return out;
+}
+
+export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
+  const clock = opts.clock ?? systemClock;
+  const accountList = opts.accounts ?? demoWorld();
+  const accounts = new Map(accountList.map((a) => [a.name, a]));
+  const ctx: SimContext = {
+    clock,
+    seed: opts.seed,
+    accounts,
+    accountsForToken(token) {
+      const names = accountList.filter((a) => a.token === token).map((a) => a.name);
+      return names.length > 0 ? names : undefined;
+    },
+  };
+  const lagSeconds = opts.lagSeconds ?? 0;
+  const model = new TrafficModel(opts.seed, opts.trafficScale ?? (opts.accounts ? {} : DEMO_TRAFFIC_SCALE));
+  const dvr = createDvrSim(ctx);
+  const recorder = createRecorderSim(ctx);
+  let plan = new FaultPlan(opts.faults ?? {}, opts.seed);
+  const limiter = new RateLimiter(opts.rateLimit);
+  const slowMs = opts.slowMs ?? 5000;
+  const slowTimers = new Set<NodeJS.Timeout>();
+  const requestLog: RequestLogEntry[] = [];
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  app.get('/healthz', (_req, res) => {
+    res.type('text/plain').send('ok');
+  });
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const api = apiOf(req.path);
+    if (!api) {
+      next();
+      return;
+    }
+    const entry: RequestLogEntry = {
+      time: clock.now(),
+      method: req.method,
+      path: req.path,
+      query: queryRecord(req.originalUrl),
+      api,
+      status: 0,
+    };
+    requestLog.push(entry);
+    if (requestLog.length > LOG_LIMIT) requestLog.splice(0, requestLog.length - LOG_LIMIT);
+    res.on('finish', () => {
+      entry.status = res.statusCode;
+    });
+    res.locals.api = api;
+
+    const retryAfter = limiter.check(req.get('cdn-auth-token'), clock.now());
+    if (retryAfter !== undefined) {
+      entry.fault = 'rate-limit';
+      sendError(res, api, 429, retryAfter);
+      return;
+    }
+    const fault = plan.next();
+    if (fault === undefined) {
+      next();
+      return;
+    }
+    entry.fault = fault;
+    switch (fault) {
+      case 'reset':
+        entry.status = 'reset';
+        req.socket.destroy();
+        return;
+      case 'slow': {
+        const timer = setTimeout(() => {
+          slowTimers.delete(timer);
+          next();
+        }, slowMs);
+        slowTimers.add(timer);
+        return;
+      }
+      case 'malformed':
+        makeMalformed(res);
+        next();
+        return;
+      default: {
+        const code = Number(fault);
+        sendError(res, api, code, code === 429 ? FAULT_RETRY_AFTER : undefined);
+      }
+    }
+  });
+
+  app.use(
+    '/app/metrics/v1',
+    createTrafficApi({ ctx, model, lagSeconds, requestTimeShape: opts.requestTimeShape ?? 'object' }),
+  );
+  app.use('/app/dvr-net/v1', dvr.router);
+  app.use('/app/recorder-cloud/v1', recorder.router);
+  app.use((_req, res) => {
+    res.status(404).json({ description: 'Not found' });
+  });
+  app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const api = res.locals.api as SimApi | undefined;
+    if (api) sendError(res, api, 500);
+    else res.status(500).json({ description: 'Internal server error' });
+  });
+
+  const controls: SimulatorControls & { dispose(): void } = {
+    accounts: accountList,
+    dvr,
+    recorder,
+    model,
+    requestLog,
+    truth(account, resource, startMs, endMs, o = {}) {
+      const acc = accounts.get(account);
+      if (!acc) throw new Error(`unknown account ${account}`);
+      const ids = resource === undefined ? acc.resources.map((r) => r.id) : [resource];
+      if (resource !== undefined && !acc.resources.some((r) => r.id === resource)) {
+        throw new Error(`unknown resource ${resource} of account ${account}`);
+      }
+      const late =
+        o.asOf === undefined ? undefined : { asOf: o.asOf, lagSeconds: o.lagSeconds ?? lagSeconds };
+      return model.totals(account, ids, startMs, endMs, late);
+    },
+    setFaults(rates) {
+      plan = new FaultPlan(rates, opts.seed);
+    },
+    setRateLimit(limit) {
+      limiter.limit = limit;
+    },
+    dispose() {
+      for (const t of slowTimers) clearTimeout(t);
+      slowTimers.clear();
+    },
+  };
+  return Object.assign(app, { simulator: controls });
+}
+
+export async function startSimulator(opts: SimulatorOptions, listen: ListenOptions = {}): Promise<Simulator> {
+  const app = createSimulatorApp(opts);
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(listen.port ?? 0, listen.host ?? '127.0.0.1', (err?: Error) => {
+      if (err) reject(err);
+      else resolve(s);
+    });
+  });
+  const { port, address, family } = server.address() as AddressInfo;
+  const host = family === 'IPv6' ? `[${address}]` : address;
+  const controls = app.simulator;
+  return {
+    ...controls,
+    url: `http://${host}:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        controls.dispose();
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
