@@ -1,0 +1,36 @@
+/** Configuration: the YAML file, the environment, the command line and the API tokens. */
+export { formatDuration, parseDuration } from './duration.js';
+export {
+  COMMANDS,
+  type Command,
+  type CommandLine,
+  DEFAULT_LISTEN_ADDRESS,
+  type ListenAddress,
+  LOG_FORMATS,
+  LOG_LEVELS,
+  parseCommandLine,
+  parseListenAddress,
+  UsageError,
+  usage,
+} from './flags.js';
+export { ConfigError, type Env, formatIssue, type LoadOptions, loadConfig } from './load.js';
+export { checkConfigReport, type PrintableConfig, REDACTED, redactConfig } from './redact.js';
+export {
+  type AccountConfig,
+  type ApiConfig,
+  BREAKDOWNS,
+  type Breakdown,
+  type Config,
+  type ConfigIssue,
+  METRIC_NAMES,
+  type MetricsConfig,
+} from './schema.js';
+export {
+  accountTokenSources,
+  FileToken,
+  InlineToken,
+  TokenError,
+  type TokenFs,
+  type TokenSource,
+  tokenSource,
+} from './token.js';

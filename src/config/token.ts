@@ -1,0 +1,156 @@
+/**
+ * Where an API token comes from: inline (file or environment) or a file (`token_file`, e.g. a mounted Secret).
+ *
+ * A file token is cached. Every `get()` does one `stat` (cheap next to the HTTP request it precedes) and re-reads
+ * the file when its inode, size, mtime or ctime changed. That covers an edited file and a Kubernetes Secret
+ * volume, which rotates by swapping a symlink (stat follows it, so the inode changes). No fs.watch: watchers miss
+ * symlink swaps and keep handles open. `refresh()` forces a re-read; callers use it after a 401/403, when the
+ * token may have been rotated without any visible change yet.
+ *
+ * A missing, unreadable or empty file is an error naming the file and the cause, never the content. The last good
+ * token is not served after such an error: a rotated-away token would only earn 401s. Surrounding whitespace
+ * (the trailing newline of `echo token > file`) is trimmed.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import type { Config } from './schema.js';
+
+export class TokenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TokenError';
+  }
+}
+
+export interface TokenSource {
+  /** The current token; throws TokenError when a token file is missing, unreadable or empty. */
+  get(): string;
+  /** Drops any cache and reads again (after a 401/403); returns the token as get() would. */
+  refresh(): string;
+  /** For logs and pages: `inline` or `file /path`. Never the token. */
+  readonly description: string;
+}
+
+export class InlineToken implements TokenSource {
+  readonly description = 'inline';
+  readonly #token: string;
+
+  constructor(token: string) {
+    const trimmed = token.trim();
+    if (trimmed === '') throw new TokenError('the token is empty');
+    this.#token = trimmed;
+  }
+
+  get(): string {
+    return this.#token;
+  }
+
+  refresh(): string {
+    return this.#token;
+  }
+}
+
+/** The minimal file system this needs; tests may pass their own. */
+export interface TokenFs {
+  stat(path: string): { ino: bigint; size: bigint; mtimeNs: bigint; ctimeNs: bigint };
+  read(path: string): string;
+}
+
+const nodeFs: TokenFs = {
+  stat: (path) => statSync(path, { bigint: true }),
+  read: (path) => readFileSync(path, 'utf8'),
+};
+
+function reason(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'does not exist';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EISDIR') return 'is a directory';
+  return code ?? 'cannot be read';
+}
+
+export class FileToken implements TokenSource {
+  readonly description: string;
+  readonly #path: string;
+  readonly #fs: TokenFs;
+  #token: string | undefined;
+  #stamp = '';
+
+  constructor(path: string, fs: TokenFs = nodeFs) {
+    this.#path = path;
+    this.#fs = fs;
+    this.description = `file ${path}`;
+  }
+
+  get(): string {
+    const stamp = this.#statStamp();
+    if (this.#token !== undefined && stamp === this.#stamp) return this.#token;
+    return this.#read(stamp);
+  }
+
+  refresh(): string {
+    return this.#read(this.#statStamp());
+  }
+
+  #statStamp(): string {
+    let s: ReturnType<TokenFs['stat']>;
+    try {
+      s = this.#fs.stat(this.#path);
+    } catch (e) {
+      this.#token = undefined;
+      throw new TokenError(`token file ${this.#path}: ${reason(e)}`);
+    }
+    return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+  }
+
+  #read(stamp: string): string {
+    this.#token = undefined;
+    let text: string;
+    try {
+      text = this.#fs.read(this.#path);
+    } catch (e) {
+      throw new TokenError(`token file ${this.#path}: ${reason(e)}`);
+    }
+    const token = text.trim();
+    if (token === '') throw new TokenError(`token file ${this.#path}: is empty`);
+    this.#token = token;
+    this.#stamp = stamp;
+    return token;
+  }
+}
+
+export function tokenSource(
+  source: { token?: string; tokenFile?: string },
+  fs?: TokenFs,
+): TokenSource | undefined {
+  if (source.token !== undefined) return new InlineToken(source.token);
+  if (source.tokenFile !== undefined) return new FileToken(source.tokenFile, fs);
+  return undefined;
+}
+
+/**
+ * One TokenSource per account: the account's own token or token_file, else the api's. Accounts that share a
+ * token share one TokenSource instance, so callers can key per-token state (the request gate) on it.
+ */
+export function accountTokenSources(config: Config, fs?: TokenFs): Map<string, TokenSource> {
+  const shared = new Map<string, TokenSource>();
+  const pick = (src: { token?: string; tokenFile?: string }): TokenSource | undefined => {
+    const key =
+      src.token !== undefined ? `t:${src.token}` : src.tokenFile !== undefined ? `f:${src.tokenFile}` : '';
+    if (key === '') return undefined;
+    let ts = shared.get(key);
+    if (!ts) {
+      ts = tokenSource(src, fs)!;
+      shared.set(key, ts);
+    }
+    return ts;
+  };
+  const out = new Map<string, TokenSource>();
+  const apiSource = pick(config.api);
+  for (const account of config.accounts) {
+    const ts = pick(account) ?? apiSource;
+    // loadConfig guarantees a token for every account; a hand-built Config may not have one.
+    if (!ts) throw new TokenError(`account ${JSON.stringify(account.name)}: no token or token_file`);
+    out.set(account.name, ts);
+  }
+  return out;
+}
