@@ -1,0 +1,42 @@
+# syntax=docker/dockerfile:1
+# cdn-exporter image: build with dev dependencies, ship production dependencies and dist/ only.
+#   docker build -t cdn-exporter:0.1.0 .
+#   docker run --rm -p 9877:9877 -e CDN_API_URL=... -e CDN_API_TOKEN=... -e CDN_ACCOUNTS=acme cdn-exporter:0.1.0
+# The port (9877) is the chart's `port` value (helm/cdn-exporter/values.yaml); test/deploy checks they agree.
+
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY bench ./bench
+RUN npm run build
+
+FROM ${NODE_IMAGE} AS runtime
+ARG VERSION=0.1.0
+LABEL org.opencontainers.image.title="cdn-exporter" \
+      org.opencontainers.image.description="Prometheus exporter for a CDN's traffic, network-DVR and recording-settings APIs" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.base.name="docker.io/library/${NODE_IMAGE}"
+# tini is PID 1: it forwards SIGTERM to node and reaps zombies (the same as `docker run --init`).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini \
+ && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist/src ./dist/src
+# The state file's default home; mount a volume here to keep window cursors across container restarts.
+RUN mkdir -p /var/lib/cdn-exporter && chown node:node /var/lib/cdn-exporter
+USER node
+EXPOSE 9877
+# No shell tools needed: node's own fetch. Exit 0 only on a 2xx from /healthz.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:9877/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "dist/src/cli.js", "run", "--web.listen-address", ":9877"]

@@ -1,0 +1,121 @@
+{{/* Chart name, at most 63 characters. */}}
+{{- define "cdn-exporter.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Full name: release-chart unless the release name already contains the chart name. */}}
+{{- define "cdn-exporter.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "cdn-exporter.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "cdn-exporter.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "cdn-exporter.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "cdn-exporter.labels" -}}
+helm.sh/chart: {{ include "cdn-exporter.chart" . }}
+{{ include "cdn-exporter.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: cdn-exporter
+{{- end }}
+
+{{- define "cdn-exporter.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "cdn-exporter.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "cdn-exporter.image" -}}
+{{- $tag := default .Chart.AppVersion .Values.image.tag }}
+{{- if .Values.image.digest }}
+{{- printf "%s:%s@%s" .Values.image.repository $tag .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository $tag }}
+{{- end }}
+{{- end }}
+
+{{/* True (non-empty) when more than one replica shares the accounts: a StatefulSet. */}}
+{{- define "cdn-exporter.sharded" -}}
+{{- if gt (int .Values.sharding.replicas) 1 }}true{{ end }}
+{{- end }}
+
+{{/* The Secret that holds the token: an existing one, the chart's own, or none (empty). */}}
+{{- define "cdn-exporter.secretName" -}}
+{{- if .Values.existingSecret.name }}
+{{- .Values.existingSecret.name }}
+{{- else if .Values.token }}
+{{- include "cdn-exporter.fullname" . }}
+{{- end }}
+{{- end }}
+
+{{- define "cdn-exporter.secretKey" -}}
+{{- if .Values.existingSecret.name }}{{ .Values.existingSecret.key }}{{ else }}token{{ end }}
+{{- end }}
+
+{{/* Paths inside the container; the config file points at them. */}}
+{{- define "cdn-exporter.configPath" -}}/etc/cdn-exporter/config.yml{{- end }}
+{{- define "cdn-exporter.tokenDir" -}}/etc/cdn-exporter/secret{{- end }}
+{{- define "cdn-exporter.tokenPath" -}}/etc/cdn-exporter/secret/token{{- end }}
+{{- define "cdn-exporter.stateDir" -}}/var/lib/cdn-exporter{{- end }}
+{{- define "cdn-exporter.statePath" -}}/var/lib/cdn-exporter/state.json{{- end }}
+
+{{/*
+The exporter's configuration file: .Values.config as written, plus api.token_file when the chart mounts a token
+and state_file on the state volume. Fails early on settings the exporter would refuse at start-up.
+*/}}
+{{- define "cdn-exporter.config" -}}
+{{- $config := deepCopy .Values.config }}
+{{- if not $config.accounts }}
+{{- fail "config.accounts: list at least one account to poll (name, and optionally dvr_streams, recordings, token_file)" }}
+{{- end }}
+{{- $api := default (dict) $config.api }}
+{{- if include "cdn-exporter.secretName" . }}
+{{- $_ := set $api "token_file" (include "cdn-exporter.tokenPath" .) }}
+{{- else if not $api.token_file }}
+{{- $perAccount := true }}
+{{- range $config.accounts }}
+{{- if not .token_file }}{{ $perAccount = false }}{{ end }}
+{{- end }}
+{{- if not $perAccount }}
+{{- fail "no CDN token: set token, existingSecret.name, config.api.token_file or a token_file on every account" }}
+{{- end }}
+{{- end }}
+{{- $_ := set $config "api" $api }}
+{{- $_ := set $config "state_file" (include "cdn-exporter.statePath" .) }}
+{{- toYaml $config }}
+{{- end }}
+
+{{/* The container's command line after the image's entrypoint (tini). */}}
+{{- define "cdn-exporter.args" -}}
+- node
+- dist/src/cli.js
+- run
+- --config
+- {{ include "cdn-exporter.configPath" . }}
+- --web.listen-address
+- {{ printf ":%d" (int .Values.port) | quote }}
+- --log.level
+- {{ .Values.logLevel }}
+- --log.format
+- {{ .Values.logFormat }}
+{{- range .Values.extraArgs }}
+- {{ . | quote }}
+{{- end }}
+{{- end }}
