@@ -1,8 +1,10 @@
 /**
  * One gate per API token: every request made with that token (traffic windows, DVR, recordings, of every account
- * sharing it) passes through it. p-queue enforces the configured ceiling as a strict sliding window
- * (`requests_per_second` starts in any 1000 ms) and `concurrency`. On a 429 the gate pauses until Retry-After and
- * lowers its own rate below the ceiling; successes climb it back.
+ * sharing it) passes through it. p-queue enforces `concurrency` and the configured ceiling as a strict sliding
+ * window of task starts. A task may still wait inside the queue (Retry-After, a lowered rate) or be woken late by a
+ * busy event loop, so the gate also keeps the send times themselves under the rate: a request leaves only when
+ * fewer than `rate` requests left in the last second (plus a small margin for the trip to the API). On a 429 the
+ * rate drops below the ceiling and the gate pauses until Retry-After; successes climb the rate back.
  */
 import PQueue from 'p-queue';
 import type { Clock } from '../clock.js';
@@ -15,6 +17,8 @@ export interface GateOptions {
   recoverAfter?: number;
   /** Pause when a 429 gives no Retry-After. */
   defaultPauseMs?: number;
+  /** Added to the one-second window, for jitter between here and the API (default 25 ms). */
+  marginMs?: number;
 }
 
 export class RequestGate {
@@ -22,7 +26,9 @@ export class RequestGate {
   private readonly max: number;
   private rate: number;
   private pausedUntil = 0;
-  private lastStart = Number.NEGATIVE_INFINITY;
+  /** Send times of the latest requests, oldest first (at most `ceil(max)` kept). */
+  private readonly sent: number[] = [];
+  private readonly marginMs: number;
   private successes = 0;
   private readonly clock: Clock;
   private readonly recoverAfter: number;
@@ -34,6 +40,7 @@ export class RequestGate {
     this.clock = opts.clock;
     this.recoverAfter = opts.recoverAfter ?? 10;
     this.defaultPauseMs = opts.defaultPauseMs ?? 1000;
+    this.marginMs = opts.marginMs ?? 25;
     this.queue = new PQueue({
       concurrency: opts.concurrency,
       interval: 1000,
@@ -56,7 +63,6 @@ export class RequestGate {
     return this.queue.add(
       async () => {
         await this.waitTurn(signal);
-        this.lastStart = this.clock.now();
         return fn();
       },
       { signal },
@@ -79,14 +85,31 @@ export class RequestGate {
     }
   }
 
+  /** Resolves when this request may leave, and records it as sent (check and record with no await between). */
   private async waitTurn(signal?: AbortSignal): Promise<void> {
-    for (let i = 0; i < 1000; i++) {
+    for (let i = 0; i < 10_000; i++) {
       const now = this.clock.now();
-      const spacing = this.rate < this.max ? this.lastStart + 1000 / this.rate - now : 0;
-      const wait = Math.max(this.pausedUntil - now, spacing);
-      if (wait <= 0) return;
+      const wait = Math.max(this.pausedUntil - now, this.windowWait(now));
+      if (wait <= 0) {
+        this.sent.push(now);
+        if (this.sent.length > Math.ceil(this.max)) this.sent.shift();
+        return;
+      }
       await this.clock.sleep(wait, signal);
     }
+    throw new Error('request gate: no turn after 10000 waits');
+  }
+
+  /** How long until fewer than `rate` sends lie in the last window (a fractional rate spaces sends instead). */
+  private windowWait(now: number): number {
+    const windowMs = 1000 + this.marginMs;
+    if (this.rate < 1) {
+      const last = this.sent[this.sent.length - 1];
+      return last === undefined ? 0 : last + windowMs / this.rate - now;
+    }
+    const n = Math.floor(this.rate);
+    if (this.sent.length < n) return 0;
+    return this.sent[this.sent.length - n]! + windowMs - now;
   }
 
   async onIdle(): Promise<void> {

@@ -9,7 +9,7 @@ export interface RecordingFamilies {
   lastStop: Family;
   dvrEnabled: Family;
   dvrWindow: Family;
-  storageDays: Family;
+  storage: Family;
 }
 
 export function createRecordingFamilies(store: SeriesStoreApi): RecordingFamilies {
@@ -42,6 +42,9 @@ export function createRecordingFamilies(store: SeriesStoreApi): RecordingFamilie
       'Whether DVR is enabled in the player for the setting, 1 or 0.',
     ),
     dvrWindow: gauge('cdn_recording_dvr_window_seconds', 'DVR window of the setting, seconds.'),
-    storageDays: gauge('cdn_recording_storage_days', 'Days recordings are kept; -1 means kept forever.'),
+    storage: gauge(
+      'cdn_recording_storage_seconds',
+      'How long recordings are kept, seconds (storage_time days x 86400); -1 means kept forever.',
+    ),
   };
 }

@@ -74,7 +74,10 @@ export class RecordingsProcess {
       set(this.f.lastStop, lastStop === undefined ? undefined : lastStop / 1000);
       set(this.f.dvrEnabled, s.dvrEnabled === undefined ? undefined : s.dvrEnabled ? 1 : 0);
       set(this.f.dvrWindow, s.dvrWindow);
-      set(this.f.storageDays, s.storageTime);
+      set(
+        this.f.storage,
+        s.storageTime === undefined || s.storageTime < 0 ? s.storageTime : s.storageTime * 86_400,
+      );
       out.push({ account, id: s.id, status, sourcePath: s.sourcePath });
     }
     for (const gone of before) if (!now.has(gone)) this.remove(account, gone);

@@ -36,7 +36,7 @@ export interface TrafficFamilies {
   origin: SideFamilies;
   windowEnd: Family;
   windows: Family;
-  skippedMinutes: Family;
+  skippedSeconds: Family;
   windowSize: Family;
 }
 
@@ -171,9 +171,9 @@ export function createTrafficFamilies(
       type: 'counter',
       labelNames: ['account'],
     }),
-    skippedMinutes: store.family({
-      name: 'cdn_metrics_skipped_minutes_total',
-      help: 'Minutes of traffic never counted, by reason (rejected: the API answered 422 for the window).',
+    skippedSeconds: store.family({
+      name: 'cdn_metrics_skipped_seconds_total',
+      help: 'Traffic time never counted, seconds (whole minutes), by reason (rejected: the API answered 422 for the window).',
       type: 'counter',
       labelNames: ['account', 'reason'],
     }),

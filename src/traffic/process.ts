@@ -102,13 +102,13 @@ export class TrafficProcess {
 
   /** Minutes that will never be counted (for example a window the API rejected with 422). */
   skip(account: string, minutes: number, reason: string): void {
-    this.f.skippedMinutes.add(this.f.skippedMinutes.slot([account, reason]), minutes);
+    this.f.skippedSeconds.add(this.f.skippedSeconds.slot([account, reason]), minutes * 60);
   }
 
   /** Makes the skipped-minutes and windows series exist at 0, so increase() works from the first skip. */
   initAccount(account: string, windowMinutes: number): void {
     this.f.windows.slot([account]);
-    this.f.skippedMinutes.slot([account, 'rejected']);
+    this.f.skippedSeconds.slot([account, 'rejected']);
     this.setWindowSize(account, windowMinutes);
   }
 
@@ -241,7 +241,7 @@ export class TrafficProcess {
       ...this.counterFamilies(),
       this.f.windowEnd,
       this.f.windows,
-      this.f.skippedMinutes,
+      this.f.skippedSeconds,
       this.f.windowSize,
     ];
   }

@@ -57,8 +57,6 @@ export interface WalkerDeps {
   skip(start: number, end: number, reason: string): void;
   /** Called after every change of status (cursor, up, window size, errors). */
   onStatus(status: WalkerStatus): void;
-  /** The token's gate: a 429 pauses and slows every request of the token. */
-  rateLimited(retryAfterMs?: number): void;
   /** A 401/403: the token may have been rotated; read it again. */
   authFailed(): void;
   random?: () => number;
@@ -220,8 +218,8 @@ export class AccountWalker {
     const describe = `${failure.status ?? failure.kind}: ${failure.description ?? failure.message}`;
     switch (failure.kind) {
       case 'rate-limited':
-        // Flow control, not a failure of the account: `up` is left as it is.
-        this.deps.rateLimited(failure.retryAfterMs);
+        // Flow control, not a failure of the account: `up` is left as it is. The token's request gate has been
+        // paused by the same answer; this window waits at least as long.
         slot.notBefore =
           now + (failure.retryAfterMs ?? backoffDelay(slot.attempts, this.opts.backoff, this.random));
         break;

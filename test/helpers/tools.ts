@@ -5,7 +5,11 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
-const ENV_NAMES = { prometheus: 'PROMETHEUS_BIN', promtool: 'PROMTOOL_BIN', chromium: 'CHROMIUM_BIN' } as const;
+const ENV_NAMES = {
+  prometheus: 'PROMETHEUS_BIN',
+  promtool: 'PROMTOOL_BIN',
+  chromium: 'CHROMIUM_BIN',
+} as const;
 export type Tool = keyof typeof ENV_NAMES;
 
 function which(cmd: string): string | undefined {
@@ -23,7 +27,9 @@ export function findTool(tool: Tool): string | undefined {
   const path = fromEnv && existsSync(fromEnv) ? fromEnv : which(tool);
   if (path) return path;
   if (process.env.REQUIRE_TOOLS === '1') {
-    throw new Error(`${tool} is required (REQUIRE_TOOLS=1) but was not found; set ${ENV_NAMES[tool]} or install it`);
+    throw new Error(
+      `${tool} is required (REQUIRE_TOOLS=1) but was not found; set ${ENV_NAMES[tool]} or install it`,
+    );
   }
   console.warn(`skipping: ${tool} not found (apt-get install ${tool === 'promtool' ? 'prometheus' : tool})`);
   return undefined;

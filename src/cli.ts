@@ -1,0 +1,132 @@
+#!/usr/bin/env node
+/**
+ * The command line: parse flags, then run, simulate, demo or check-config. The only module that reads
+ * process.env and process.argv.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Config } from './config/index.js';
+import {
+  type CommandLine,
+  ConfigError,
+  checkConfigReport,
+  loadConfig,
+  parseCommandLine,
+  UsageError,
+  usage,
+} from './config/index.js';
+import { demoConfig, startDemoSimulator } from './demo.js';
+import { Exporter } from './exporter/exporter.js';
+import { createLogger, type Logger } from './log.js';
+import { boundAddress, closeServer, handleSignals, listen } from './main.js';
+import { parseSimulatorArgs, startSimulator } from './simulator/server.js';
+
+const SHUTDOWN_GRACE_MS = 4000;
+
+export function packageVersion(): string {
+  const path = fileURLToPath(new URL('../../package.json', import.meta.url));
+  return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
+}
+
+async function runExporter(cl: CommandLine, config: Config, log: Logger, extraStop?: () => Promise<void>) {
+  const exporter = new Exporter({ config, log, version: packageVersion() });
+  const server = await listen(exporter.app, cl.listen);
+  const address = boundAddress(server);
+  log.info({ address, version: packageVersion() }, `serving /metrics on http://${address}/metrics`);
+  await exporter.start();
+  handleSignals(
+    {
+      stop: async () => {
+        await exporter.stop(SHUTDOWN_GRACE_MS);
+        await closeServer(server, 1000);
+        await extraStop?.();
+      },
+    },
+    log,
+  );
+  return { exporter, server, address };
+}
+
+async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  let cl: CommandLine;
+  try {
+    cl = parseCommandLine(argv);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`cdn-exporter: ${err.message}\n\n${usage()}`);
+      return 2;
+    }
+    throw err;
+  }
+  if (cl.help) {
+    process.stdout.write(usage());
+    return 0;
+  }
+  if (cl.version) {
+    process.stdout.write(`cdn-exporter ${packageVersion()}\n`);
+    return 0;
+  }
+  const log = createLogger({ level: cl.logLevel, format: cl.logFormat });
+
+  switch (cl.command) {
+    case 'check-config':
+    case 'run': {
+      let config: Config;
+      try {
+        config = loadConfig({ file: cl.configFile, env });
+      } catch (err) {
+        if (err instanceof ConfigError) {
+          process.stderr.write(`cdn-exporter: ${err.message}\n`);
+          return 2;
+        }
+        throw err;
+      }
+      if (cl.command === 'check-config') {
+        process.stdout.write(checkConfigReport(config));
+        return 0;
+      }
+      await runExporter(cl, config, log);
+      return -1;
+    }
+    case 'simulate': {
+      let args: ReturnType<typeof parseSimulatorArgs>;
+      try {
+        args = parseSimulatorArgs(cl.rest);
+      } catch (err) {
+        process.stderr.write(`cdn-exporter simulate: ${(err as Error).message}\n`);
+        return 2;
+      }
+      const sim = await startSimulator(args.options, args.listen);
+      const accounts = sim.accounts.map((a) => ({ account: a.name, token: a.token }));
+      log.info(
+        { url: sim.url, seed: args.options.seed, accounts },
+        `simulator on ${sim.url}; try: curl -H 'CDN-AUTH-TOKEN: ${accounts[0]?.token}' '${sim.url}/app/metrics/v1/resources?account=${accounts[0]?.account}&start=2026-01-01T00:00:00&end=2026-01-01T00:05:00'`,
+      );
+      handleSignals({ stop: () => sim.close() }, log);
+      return -1;
+    }
+    case 'demo': {
+      const sim = await startDemoSimulator();
+      log.info({ url: sim.url }, 'demo: simulator started (accounts demo and acme)');
+      const { address } = await runExporter(cl, demoConfig(sim.url), log, () => sim.close());
+      const host =
+        address.startsWith('[::]') || address.startsWith('0.0.0.0')
+          ? `localhost:${address.split(':').pop()}`
+          : address;
+      log.info(
+        `demo: open http://${host}/ in a browser; point Prometheus at ${host} (examples/prometheus.yml)`,
+      );
+      return -1;
+    }
+  }
+}
+
+main(process.argv.slice(2), process.env).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (err: unknown) => {
+    process.stderr.write(`cdn-exporter: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

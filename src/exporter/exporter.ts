@@ -1,0 +1,370 @@
+/**
+ * The exporter without the process: configuration in, pollers, series store, registry and the HTTP app out.
+ * `main` owns listen, signals and shutdown; tests build an Exporter on a fake clock and a loopback simulator.
+ */
+import type { Express } from 'express';
+import { Registry } from 'prom-client';
+import type { Agent } from 'undici';
+import { type Clock, MINUTE, systemClock } from '../clock.js';
+import { accountTokenSources, type Config, METRIC_NAMES, type TokenFs } from '../config/index.js';
+import { createDvrFamilies } from '../dvr/metrics.js';
+import { DvrProcess, type StreamHealth } from '../dvr/process.js';
+import { type AgentOptions, createAgent } from '../http/request.js';
+import type { Logger } from '../log.js';
+import type { BackoffPolicy } from '../poll/backoff.js';
+import { pollEvery } from '../poll/interval.js';
+import { createRecordingFamilies } from '../recordings/metrics.js';
+import { type RecordingSummary, RecordingsProcess } from '../recordings/process.js';
+import { createApp } from '../server/app.js';
+import { createSelfMetrics, type SelfMetrics } from '../server/self-metrics.js';
+import type { AccountStatus, DvrProblem, ExporterStatus, RecordingProblem } from '../server/status.js';
+import { accountsForShard } from '../sharding.js';
+import { StateFile } from '../state.js';
+import { SeriesStore } from '../store/series-store.js';
+import { createTrafficFamilies } from '../traffic/metrics.js';
+import { TrafficProcess } from '../traffic/process.js';
+import { AccountWalker, type WalkerStatus } from '../traffic/walker.js';
+import { describeError, dvrRound, type RoundReporter, recordingsRound } from './pollers.js';
+import { createUpstream, type Upstream } from './upstream.js';
+
+export const APIS = ['metrics', 'dvr-net', 'recorder-cloud'] as const;
+export type Api = (typeof APIS)[number];
+
+/** A DVR host is listed as a problem below this coverage of its window. */
+const COVERAGE_PROBLEM = 0.9;
+
+export interface ExporterOptions {
+  config: Config;
+  log: Logger;
+  version: string;
+  clock?: Clock;
+  random?: () => number;
+  /** Retries of failed traffic windows (default 1 s doubling to 2 min, full jitter). */
+  backoff?: BackoffPolicy;
+  /** Probing while a token is refused (default 1 min doubling to 10 min). */
+  authBackoff?: BackoffPolicy;
+  tokenFs?: TokenFs;
+  agent?: AgentOptions;
+  /** prom-client's process and Node.js metrics (default on). */
+  defaultMetrics?: boolean;
+}
+
+export class Exporter {
+  readonly registry = new Registry();
+  readonly store = new SeriesStore();
+  readonly self: SelfMetrics;
+  readonly app: Express;
+  readonly accounts: readonly string[];
+
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly config: Config;
+  private readonly agent: Agent;
+  private readonly upstreams = new Map<string, Upstream>();
+  private readonly statuses = new Map<string, AccountStatus>();
+  private readonly dvrHealth = new Map<string, StreamHealth[]>();
+  private readonly recordingSummary = new Map<string, RecordingSummary[]>();
+  private readonly cursors = new Map<string, number>();
+  private readonly stateFile: StateFile | undefined;
+  private readonly startedAt: Date;
+  private readonly controller = new AbortController();
+  private loops: Promise<void>[] = [];
+  private walkers: AccountWalker[] = [];
+
+  constructor(private readonly opts: ExporterOptions) {
+    this.config = opts.config;
+    this.clock = opts.clock ?? systemClock;
+    this.log = opts.log;
+    this.startedAt = new Date(this.clock.now());
+    this.self = createSelfMetrics(this.registry, {
+      version: opts.version,
+      apis: APIS,
+      defaultMetrics: opts.defaultMetrics,
+    });
+    this.agent = createAgent({
+      headersTimeoutMs: this.config.api.timeoutMs,
+      bodyTimeoutMs: this.config.api.timeoutMs,
+      ...opts.agent,
+    });
+    const owned = accountsForShard(
+      this.config.accounts,
+      this.config.sharding.shard,
+      this.config.sharding.shards,
+    );
+    this.accounts = owned.map((a) => a.name);
+    const tokens = accountTokenSources(this.config, opts.tokenFs);
+    for (const account of owned) {
+      const token = tokens.get(account.name)!;
+      let upstream = [...this.upstreams.values()].find((u) => u.token === token);
+      upstream ??= createUpstream(token, {
+        baseUrl: this.config.api.baseUrl,
+        requestsPerSecond: this.config.api.requestsPerSecond,
+        concurrency: this.config.api.concurrency,
+        clock: this.clock,
+        agent: this.agent,
+        onRequest: (api, code, seconds) =>
+          this.self.observeRequest(api, code === 'error' ? 'error' : Number(code), seconds),
+        // An answer that is not JSON, or not of the documented shape, is a parse error of its API.
+        onError: (err) => {
+          if (err.kind === 'malformed') this.self.parseErrors.inc({ api: err.api });
+        },
+      });
+      this.upstreams.set(account.name, upstream);
+    }
+    const gates = new Set([...this.upstreams.values()].map((u) => u.gate));
+    this.self.trackQueueLength(() => {
+      let n = 0;
+      for (const g of gates) n += g.length;
+      return n;
+    });
+    this.stateFile = this.config.stateFile ? new StateFile(this.config.stateFile) : undefined;
+    this.app = createApp({
+      registry: this.registry,
+      store: this.store,
+      status: () => this.status(),
+      log: this.log,
+      secrets: () =>
+        [...new Set([...this.upstreams.values()].map((u) => safeToken(u)))].filter((t) => t !== ''),
+      clock: this.clock,
+    });
+  }
+
+  /** Starts every poll loop; resolves once they are running (not when they end). */
+  async start(): Promise<void> {
+    const saved = this.stateFile ? await this.stateFile.load() : new Map<string, number>();
+    const { config, clock, log } = this;
+    const signal = this.controller.signal;
+    const traffic = new TrafficProcess(
+      createTrafficFamilies(this.store, {
+        breakdown: config.metrics.breakdown,
+        windowGauges: config.metrics.windowGauges,
+      }),
+      { metrics: config.metrics.metrics, resources: config.metrics.resources },
+    );
+    const dvr = new DvrProcess(createDvrFamilies(this.store));
+    const recordings = new RecordingsProcess(createRecordingFamilies(this.store));
+    const metricNames = config.metrics.metrics.length ? config.metrics.metrics : METRIC_NAMES;
+    const onlyResource = config.metrics.resources.length === 1 ? config.metrics.resources[0] : undefined;
+
+    for (const account of config.accounts.filter((a) => this.accounts.includes(a.name))) {
+      const name = account.name;
+      const up = this.upstreams.get(name)!;
+      const alog = log.child({ account: name });
+      traffic.initAccount(name, 10);
+      this.setStatus('metrics', name, { up: false, tried: false });
+      const walker = new AccountWalker(
+        {
+          account: name,
+          windowMs: config.metrics.windowMs,
+          delayMs: config.metrics.delayMs,
+          lookbackMs: config.metrics.lookbackMs,
+          startCursor: saved.get(name),
+          maxInFlight: Math.max(1, config.api.concurrency),
+          backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
+          authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
+        },
+        {
+          clock,
+          log: alog,
+          random: this.opts.random,
+          fetchWindow: (start, end) =>
+            up.call(() =>
+              up.metrics.fetchTraffic({
+                account: name,
+                start,
+                end,
+                metrics: metricNames,
+                resource: onlyResource,
+                breakdown: config.metrics.breakdown,
+              }),
+            ),
+          apply: (start, end, response) => {
+            const r = traffic.apply(name, start, end, response, clock.now());
+            const bad = response.issues.length + r.dropped;
+            if (bad) {
+              this.self.parseErrors.inc({ api: 'metrics' }, bad);
+              alog.warn(
+                { issues: response.issues.slice(0, 5), dropped: r.dropped },
+                'traffic answer had bad fields',
+              );
+            }
+            this.refreshStore();
+          },
+          skip: (start, end, reason) => {
+            traffic.skip(name, (end - start) / MINUTE, reason);
+            this.refreshStore();
+          },
+          onStatus: (s) => this.onWalkerStatus(s, traffic),
+          authFailed: () => this.refreshToken(up, alog),
+        },
+      );
+      this.walkers.push(walker);
+      this.loops.push(walker.run(signal));
+
+      if (account.dvrStreams.length) {
+        this.setStatus('dvr-net', name, { up: false, tried: false });
+        const round = dvrRound({
+          account: name,
+          streams: account.dvrStreams,
+          clock,
+          log: alog,
+          getStream: (a, s) => up.call(() => up.dvr.getStream(a, s)),
+          process: dvr,
+          report: this.reporter('dvr-net', name, up, alog),
+          health: (rows) => {
+            this.dvrHealth.set(name, rows);
+            this.refreshStore();
+          },
+        });
+        this.loops.push(pollEvery(config.dvr.intervalMs, clock, signal, round, alog));
+      }
+      if (account.recordings) {
+        this.setStatus('recorder-cloud', name, { up: false, tried: false });
+        const round = recordingsRound({
+          account: name,
+          log: alog,
+          list: (a) => up.call(() => up.recorder.listSettings(a, { all: true, extraFields: ['status'] })),
+          process: recordings,
+          report: this.reporter('recorder-cloud', name, up, alog),
+          summary: (rows) => {
+            this.recordingSummary.set(name, rows);
+            this.refreshStore();
+          },
+        });
+        this.loops.push(pollEvery(config.recordings.intervalMs, clock, signal, round, alog));
+      }
+    }
+    log.info(
+      { accounts: this.accounts, shard: config.sharding.shard, shards: config.sharding.shards },
+      'polling started',
+    );
+  }
+
+  /**
+   * Stops polling, waits up to `graceMs` (real time) for the loops to wind down, saves the cursors and closes
+   * connections. Windows still in flight are not counted; the saved cursor stays before them.
+   */
+  async stop(graceMs = 5000): Promise<void> {
+    this.controller.abort();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled(this.loops),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    for (const u of new Set(this.upstreams.values())) u.gate.clear();
+    if (this.stateFile) await this.stateFile.save(this.cursors);
+    await this.agent.close().catch(() => this.agent.destroy());
+  }
+
+  status(): ExporterStatus {
+    const now = this.clock.now();
+    const accounts = [...this.statuses.values()].map((s) =>
+      s.cursor ? { ...s, lagSeconds: Math.max(0, (now - s.cursor.getTime()) / 1000) } : { ...s },
+    );
+    const dvr: DvrProblem[] = [];
+    for (const rows of this.dvrHealth.values()) {
+      for (const r of rows) {
+        if (!r.alive) dvr.push({ account: r.account, stream: r.stream, host: r.host, problem: 'not alive' });
+        else if (r.coverage !== undefined && r.coverage < COVERAGE_PROBLEM) {
+          dvr.push({
+            account: r.account,
+            stream: r.stream,
+            host: r.host,
+            problem: `coverage ${Math.round(r.coverage * 100)}%`,
+          });
+        }
+      }
+    }
+    const recordings: RecordingProblem[] = [];
+    for (const rows of this.recordingSummary.values()) {
+      for (const r of rows) {
+        if (r.status === 'error') {
+          recordings.push({ account: r.account, id: r.id, status: r.status, problem: 'recording in error' });
+        }
+      }
+    }
+    return {
+      ready: accounts.every((a) => a.tried),
+      version: this.opts.version,
+      startedAt: this.startedAt,
+      accounts,
+      problems: { dvr, recordings },
+    };
+  }
+
+  private refreshPending = false;
+
+  /** Rebuilds the store's cached text soon (coalesced), off the poll's own stack. */
+  private refreshStore(): void {
+    if (this.refreshPending) return;
+    this.refreshPending = true;
+    setImmediate(() => {
+      this.refreshPending = false;
+      this.store
+        .refresh()
+        .catch((err: unknown) => this.log.error({ err }, 'rebuilding /metrics text failed'));
+    });
+  }
+
+  private setStatus(api: Api, account: string, patch: Partial<AccountStatus>): void {
+    const key = `${api}\u0000${account}`;
+    const prev = this.statuses.get(key) ?? { name: account, api, up: false };
+    this.statuses.set(key, { ...prev, ...patch });
+  }
+
+  private onWalkerStatus(s: WalkerStatus, traffic: TrafficProcess): void {
+    this.setStatus('metrics', s.account, {
+      up: s.up === true,
+      tried: s.tried,
+      cursor: new Date(s.cursor),
+      windowMinutes: s.maxWindowMinutes,
+      lastError: s.lastError,
+      lastSuccess: s.lastSuccess === undefined ? undefined : new Date(s.lastSuccess),
+    });
+    traffic.setWindowSize(s.account, s.maxWindowMinutes);
+    if (s.up !== undefined)
+      this.self.setPollResult('metrics', s.account, s.up, s.lastSuccess ?? this.clock.now());
+    if (this.cursors.get(s.account) !== s.cursor) {
+      this.cursors.set(s.account, s.cursor);
+      this.stateFile
+        ?.save(this.cursors)
+        .catch((err: unknown) => this.log.error({ err: describeError(err) }, 'saving state_file failed'));
+    }
+  }
+
+  private reporter(api: Api, account: string, up: Upstream, log: Logger): RoundReporter {
+    return {
+      result: (ok, error) => {
+        const now = this.clock.now();
+        this.setStatus(api, account, {
+          up: ok,
+          tried: true,
+          lastError: error,
+          ...(ok ? { lastSuccess: new Date(now) } : {}),
+        });
+        this.self.setPollResult(api, account, ok, now);
+        if (!ok && error && /^40[13]:/.test(error)) this.refreshToken(up, log);
+      },
+      parseErrors: (n) => this.self.parseErrors.inc({ api }, n),
+    };
+  }
+
+  private refreshToken(up: Upstream, log: Logger): void {
+    try {
+      up.token.refresh();
+    } catch (err) {
+      log.error({ error: describeError(err) }, 'reading the token again failed');
+    }
+  }
+}
+
+function safeToken(u: Upstream): string {
+  try {
+    return u.token.get();
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The DVR and recordings poll rounds of one account. A round never throws: every failure is logged once per change,
+ * counted (cdn_up 0, parse errors) and retried at the next interval.
+ */
+import type { Clock } from '../clock.js';
+import type { DvrProcess, StreamHealth } from '../dvr/process.js';
+import type { DvrStreamResponse } from '../dvr/response.js';
+import { isApiError } from '../http/errors.js';
+import type { Logger } from '../log.js';
+import type { RecordingSummary, RecordingsProcess } from '../recordings/process.js';
+import type { RecordingListResponse } from '../recordings/response.js';
+
+/** What a round reports, for cdn_up, the landing page and readiness. */
+export interface RoundReporter {
+  result(ok: boolean, error?: string): void;
+  parseErrors(count: number): void;
+}
+
+export function describeError(err: unknown): string {
+  if (isApiError(err)) return `${err.status ?? err.kind}: ${err.description ?? err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+export interface DvrRoundDeps {
+  account: string;
+  streams: readonly string[];
+  clock: Clock;
+  log: Logger;
+  getStream: (account: string, stream: string) => Promise<DvrStreamResponse>;
+  process: DvrProcess;
+  report: RoundReporter;
+  /** Health of every host after the round, for the landing page. */
+  health: (rows: StreamHealth[]) => void;
+}
+
+export function dvrRound(d: DvrRoundDeps): () => Promise<void> {
+  let lastError: string | undefined;
+  return async () => {
+    const rows: StreamHealth[] = [];
+    const errors: string[] = [];
+    await Promise.all(
+      d.streams.map(async (stream) => {
+        try {
+          const res = await d.getStream(d.account, stream);
+          if (res.issues.length) d.report.parseErrors(res.issues.length);
+          rows.push(...d.process.applyStream(d.account, stream, res.entries, d.clock.now() / 1000));
+        } catch (err) {
+          // An unknown stream no longer exists: its series go. Other failures keep the last values.
+          if (isApiError(err) && err.status === 404) d.process.removeStream(d.account, stream);
+          errors.push(`${stream}: ${describeError(err)}`);
+        }
+      }),
+    );
+    d.health(rows);
+    const error = errors.length ? errors.join('; ') : undefined;
+    if (error !== lastError) {
+      if (error) d.log.warn({ account: d.account, api: 'dvr-net', error }, 'DVR poll failed');
+      else if (lastError) d.log.info({ account: d.account, api: 'dvr-net' }, 'DVR poll recovered');
+      lastError = error;
+    }
+    d.report.result(errors.length === 0, error);
+  };
+}
+
+export interface RecordingsRoundDeps {
+  account: string;
+  log: Logger;
+  list: (account: string) => Promise<RecordingListResponse>;
+  process: RecordingsProcess;
+  report: RoundReporter;
+  summary: (rows: RecordingSummary[]) => void;
+}
+
+export function recordingsRound(d: RecordingsRoundDeps): () => Promise<void> {
+  let lastError: string | undefined;
+  return async () => {
+    let error: string | undefined;
+    try {
+      const res = await d.list(d.account);
+      if (res.issues.length) d.report.parseErrors(res.issues.length);
+      d.summary(d.process.apply(d.account, res.settings));
+    } catch (err) {
+      error = describeError(err);
+    }
+    if (error !== lastError) {
+      if (error) d.log.warn({ account: d.account, api: 'recorder-cloud', error }, 'recordings poll failed');
+      else if (lastError)
+        d.log.info({ account: d.account, api: 'recorder-cloud' }, 'recordings poll recovered');
+      lastError = error;
+    }
+    d.report.result(error === undefined, error);
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * One upstream per API token: the token source, an HTTP client reading it, the request gate every request of that
+ * token passes through, and the three API clients. Accounts sharing a token share all of it.
+ */
+import type { Agent } from 'undici';
+import type { Clock } from '../clock.js';
+import type { TokenSource } from '../config/index.js';
+import { DvrClient } from '../dvr/client.js';
+import type { ApiName } from '../http/errors.js';
+import { type ApiError, isApiError } from '../http/errors.js';
+import { HttpClient } from '../http/request.js';
+import { RequestGate } from '../poll/request-gate.js';
+import { RecorderClient } from '../recordings/client.js';
+import { MetricsClient } from '../traffic/client.js';
+
+export interface Upstream {
+  token: TokenSource;
+  gate: RequestGate;
+  metrics: MetricsClient;
+  dvr: DvrClient;
+  recorder: RecorderClient;
+  /** Runs one request through the gate; a 429 pauses and slows the gate, a success lets it climb back. */
+  call<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+export interface UpstreamOptions {
+  baseUrl: string;
+  requestsPerSecond: number;
+  concurrency: number;
+  clock: Clock;
+  agent: Agent;
+  onRequest: (api: ApiName, code: string, seconds: number) => void;
+  /** Every failed request, after the gate has seen it (for counting malformed answers). */
+  onError?: (err: ApiError) => void;
+}
+
+export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstream {
+  const http = new HttpClient({
+    baseUrl: opts.baseUrl,
+    token: () => token.get(),
+    clock: opts.clock,
+    dispatcher: opts.agent,
+    onRequest: opts.onRequest,
+  });
+  const gate = new RequestGate({
+    requestsPerSecond: opts.requestsPerSecond,
+    concurrency: opts.concurrency,
+    clock: opts.clock,
+  });
+  return {
+    token,
+    gate,
+    metrics: new MetricsClient(http),
+    dvr: new DvrClient(http),
+    recorder: new RecorderClient(http),
+    async call<T>(fn: () => Promise<T>): Promise<T> {
+      try {
+        const result = await gate.run(fn);
+        gate.succeeded();
+        return result;
+      } catch (err) {
+        if (isApiError(err)) {
+          if (err.kind === 'rate-limited') gate.rateLimited(err.retryAfterMs);
+          opts.onError?.(err);
+        }
+        throw err;
+      }
+    },
+  };
+}

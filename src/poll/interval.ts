@@ -1,0 +1,33 @@
+/**
+ * A fixed-interval poll loop for the DVR and recordings APIs. Each round is awaited before the next is scheduled,
+ * rounds start on multiples of the interval from the first one (no drift), and a round that throws is logged and
+ * counted by the caller's `round`; the loop itself only ends on stop.
+ */
+import type { Clock } from '../clock.js';
+import type { Logger } from '../log.js';
+
+export async function pollEvery(
+  intervalMs: number,
+  clock: Clock,
+  signal: AbortSignal,
+  round: () => Promise<void>,
+  log: Logger,
+): Promise<void> {
+  let next = clock.now();
+  while (!signal.aborted) {
+    try {
+      await round();
+    } catch (err) {
+      // A round reports its own failures; reaching here is a bug, which must not stop the exporter.
+      log.error({ err }, 'poll round failed unexpectedly');
+    }
+    next += intervalMs;
+    const now = clock.now();
+    if (next <= now) next = now + intervalMs - ((now - next) % intervalMs);
+    try {
+      await clock.sleep(next - now, signal);
+    } catch {
+      return;
+    }
+  }
+}

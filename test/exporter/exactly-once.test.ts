@@ -1,0 +1,139 @@
+/**
+ * The numbers must be true: after catch-up every counter equals the simulator's ground truth for
+ * [first window start, cursor), per resource and per code, with and without faults.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { MINUTE } from '../../src/clock.js';
+import type { Simulator } from '../../src/simulator/server.js';
+import type { Scrape } from '../helpers/exposition.js';
+import { type Stack, startStack, waitFor } from '../helpers/stack.js';
+
+const SIDES = ['edge', 'origin'] as const;
+
+/** The windows the simulator answered with a usable 200, sorted: [start, end) in ms. */
+function answeredWindows(sim: Simulator, account: string): Array<[number, number]> {
+  return sim.requestLog
+    .filter(
+      (e) =>
+        e.api === 'metrics' && e.status === 200 && e.fault === undefined && e.query.account?.[0] === account,
+    )
+    .map((e) => [Date.parse(`${e.query.start![0]}Z`), Date.parse(`${e.query.end![0]}Z`)] as [number, number])
+    .sort((a, b) => a[0] - b[0]);
+}
+
+function cursorOf(scrape: Scrape, account: string): number {
+  return (scrape.value('cdn_metrics_window_end_timestamp_seconds', { account }) ?? 0) * 1000;
+}
+
+/** Every traffic counter of every resource of the account equals the truth of [start, end). */
+function expectExact(sim: Simulator, scrape: Scrape, account: string, start: number, end: number): number {
+  let checked = 0;
+  const resources = sim.accounts.find((a) => a.name === account)!.resources;
+  for (const r of resources) {
+    const truth = sim.truth(account, r.id, start, end);
+    const l = { account, resource: r.id };
+    for (const side of SIDES) {
+      const t = truth[side];
+      for (const [code, n] of Object.entries(t.codes)) {
+        expect(
+          scrape.value(`cdn_${side}_responses_total`, { ...l, code }) ?? 0,
+          `${side} ${r.id} ${code}`,
+        ).toBe(n);
+        checked++;
+      }
+      for (const [cls, n] of Object.entries(t.classes)) {
+        expect(scrape.value(`cdn_${side}_responses_by_class_total`, { ...l, class: cls }) ?? 0).toBe(n);
+        checked++;
+      }
+      expect(scrape.value(`cdn_${side}_requests_total`, l)).toBe(t.requests);
+      expect(scrape.value(`cdn_${side}_transferred_bytes_total`, l)).toBe(t.bytes);
+      checked += 2;
+    }
+    expect(scrape.value('cdn_edge_cache_hit_bytes_total', l)).toBe(truth.edge.hitBytes);
+    checked++;
+  }
+  return checked;
+}
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  await stack?.stop();
+  stack = undefined;
+});
+
+describe('exactly once', () => {
+  it('counts 6 hours of catch-up exactly, in windows that tile the range with no overlap and no gap', async () => {
+    stack = await startStack({ config: { metrics: { lookback: '6h', delay: '0m', window: '5m' } } });
+    const s = stack;
+    const t0 = Date.now();
+    const first = Math.floor((t0 - 6 * 60 * MINUTE) / MINUTE) * MINUTE;
+    await waitFor(
+      async () => cursorOf(await s.scrape(), 'demo') >= first + 6 * 60 * MINUTE - 5 * MINUTE,
+      20_000,
+      'catch-up',
+    );
+    const scrape = await s.scrape();
+    const cursor = cursorOf(scrape, 'demo');
+    const windows = answeredWindows(s.sim, 'demo').filter(([, e]) => e <= cursor);
+    expect(windows[0]![0]).toBe(first);
+    for (let i = 1; i < windows.length; i++) expect(windows[i]![0]).toBe(windows[i - 1]![1]);
+    expect(windows.at(-1)![1]).toBe(cursor);
+    // Catch-up asks for 10-minute windows.
+    expect(windows.slice(0, 30).every(([a, b]) => b - a === 10 * MINUTE)).toBe(true);
+    expect(scrape.value('cdn_metrics_windows_total', { account: 'demo' })).toBe(windows.length);
+    expect(expectExact(s.sim, scrape, 'demo', first, cursor)).toBeGreaterThan(5 * 40);
+    expect(scrape.value('cdn_up', { api: 'metrics', account: 'demo' })).toBe(1);
+    expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' })).toBe(0);
+  });
+
+  it('stays exact with 30 % faults of every kind and a rate limit, never above the limit', async () => {
+    const limit = 8;
+    const faults = {
+      '429': 0.04,
+      '500': 0.04,
+      '502': 0.04,
+      '503': 0.04,
+      '504': 0.04,
+      reset: 0.04,
+      slow: 0.02,
+      malformed: 0.04,
+    };
+    stack = await startStack({
+      sim: { faults, rateLimit: limit },
+      config: {
+        api: { requests_per_second: limit, concurrency: 4 },
+        metrics: { lookback: '6h', delay: '0m', window: '5m' },
+      },
+    });
+    const s = stack;
+    const first = Math.floor((Date.now() - 6 * 60 * MINUTE) / MINUTE) * MINUTE;
+    await waitFor(
+      async () => cursorOf(await s.scrape(), 'demo') >= first + 6 * 60 * MINUTE - 5 * MINUTE,
+      60_000,
+      'catch-up',
+    );
+    const scrape = await s.scrape();
+    const cursor = cursorOf(scrape, 'demo');
+    expectExact(s.sim, scrape, 'demo', first, cursor);
+    const log = s.sim.requestLog.filter((e) => e.api === 'metrics');
+    // Every kind of fault was met and survived.
+    for (const kind of Object.keys(faults))
+      expect(
+        log.some((e) => e.fault === kind),
+        kind,
+      ).toBe(true);
+    // No one-second span holds more requests than the limit, so the limiter never had to refuse one.
+    const times = log.map((e) => e.time).sort((a, b) => a - b);
+    let worst = 0;
+    for (let i = 0, j = 0; i < times.length; i++) {
+      while (times[i]! - times[j]! >= 1000) j++;
+      worst = Math.max(worst, i - j + 1);
+    }
+    expect(worst).toBeLessThanOrEqual(limit);
+    expect(log.filter((e) => e.fault === 'rate-limit')).toHaveLength(0);
+    // 429s were counted by code; failures by code or as "error".
+    expect(scrape.value('cdn_api_requests_total', { api: 'metrics', code: '429' })).toBeGreaterThan(0);
+    expect(scrape.value('cdn_api_requests_total', { api: 'metrics', code: 'error' })).toBeGreaterThan(0);
+    expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' })).toBeGreaterThan(0);
+  }, 90_000);
+});

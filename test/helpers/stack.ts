@@ -1,0 +1,105 @@
+/**
+ * A simulator and an exporter pointed at it, both on loopback, configured through the real config loader.
+ * Every test that starts a stack stops it (stop() is idempotent).
+ */
+import type { Server } from 'node:http';
+import { stringify } from 'yaml';
+import { type Clock, systemClock } from '../../src/clock.js';
+import { loadConfig } from '../../src/config/index.js';
+import { Exporter, type ExporterOptions } from '../../src/exporter/exporter.js';
+import { silentLogger } from '../../src/log.js';
+import { closeServer, listen } from '../../src/main.js';
+import type { SimulatorOptions } from '../../src/simulator/options.js';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { Scrape } from './exposition.js';
+
+export interface StackOptions {
+  clock?: Clock;
+  sim?: Partial<SimulatorOptions>;
+  /** Parts of the YAML config; `api.base_url` is filled in. */
+  config?: Record<string, unknown>;
+  exporter?: Partial<ExporterOptions>;
+  /** Reuse a running simulator (for restarts). */
+  simulator?: Simulator;
+}
+
+export interface Stack {
+  sim: Simulator;
+  exporter: Exporter;
+  url: string;
+  scrape(): Promise<Scrape>;
+  text(): Promise<string>;
+  /** Stops the exporter; also the simulator unless it was handed in. */
+  stop(): Promise<void>;
+}
+
+export function configFrom(file: Record<string, unknown>) {
+  const text = stringify(file);
+  return loadConfig({ file: 'test.yml', env: {}, readFile: () => text });
+}
+
+export async function startStack(o: StackOptions = {}): Promise<Stack> {
+  const clock = o.clock ?? systemClock;
+  const sim = o.simulator ?? (await startSimulator({ seed: 7, clock, slowMs: 300, ...o.sim }));
+  const given = o.config ?? {};
+  const file = {
+    ...given,
+    api: {
+      base_url: sim.url,
+      token: 'demo-token',
+      requests_per_second: 50,
+      concurrency: 4,
+      timeout: '5s',
+      ...(given.api as object | undefined),
+    },
+    accounts: given.accounts ?? [{ name: 'demo' }],
+  };
+  const exporter = new Exporter({
+    config: configFrom(file),
+    log: silentLogger,
+    version: '0.0.0-test',
+    clock,
+    backoff: { baseMs: 20, capMs: 300 },
+    authBackoff: { baseMs: 200, capMs: 1000 },
+    defaultMetrics: false,
+    random: () => 0.5,
+    ...o.exporter,
+  });
+  const server: Server = await listen(exporter.app, { host: '127.0.0.1', port: 0 });
+  const addr = server.address();
+  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  await exporter.start();
+  let stopped = false;
+  const text = async () => {
+    const res = await fetch(`${url}/metrics`);
+    return res.text();
+  };
+  return {
+    sim,
+    exporter,
+    url,
+    text,
+    scrape: async () => Scrape.of(await text()),
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      await exporter.stop(2000);
+      await closeServer(server, 500);
+      if (!o.simulator) await sim.close();
+    },
+  };
+}
+
+/** Polls `check` (real time) until it returns true; fails after `timeoutMs`. */
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (let i = 0; i < 100_000; i++) {
+    if (await check()) return;
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
