@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 
 export type LogFormat = 'json' | 'logfmt';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -25,7 +25,14 @@ function logfmtValue(v: unknown): string {
 
 /** A minimal logfmt destination: pino writes JSON lines; this turns each into key=value pairs. */
 function logfmtStream(out: NodeJS.WritableStream): { write(line: string): void } {
-  const levels: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+  const levels: Record<number, string> = {
+    10: 'trace',
+    20: 'debug',
+    30: 'info',
+    40: 'warn',
+    50: 'error',
+    60: 'fatal',
+  };
   return {
     write(line: string) {
       const rec = JSON.parse(line) as Record<string, unknown>;

@@ -1,0 +1,296 @@
+/**
+ * CDN traffic (uid `cdn-traffic`): requests, errors, bytes, cache and request time per account and resource, from
+ * the traffic counters that step once per window. Every rate/increase uses `$window_range` (see common.ts); the
+ * top-resource tables are instant queries over the dashboard's time range (`$__range`).
+ *
+ * With `breakdown: account` the `resource` label is absent: the resource variable is then empty and its All
+ * (`.*`) still matches, so every panel but the per-resource tables keeps working.
+ */
+import {
+  type Dashboard,
+  dashboard,
+  datasourceVariable,
+  labelVariable,
+  SCRAPE_LABELS,
+  stat,
+  table,
+  timeseries,
+  WINDOW_RANGE,
+  windowRangeVariable,
+} from './common.js';
+
+export const UID = 'cdn-traffic';
+
+const SEL = 'account=~"$account",resource=~"$resource"';
+const W = WINDOW_RANGE;
+
+type Side = 'edge' | 'origin';
+
+function rate(metric: string, extra = '', by = ''): string {
+  const sel = extra ? `${SEL},${extra}` : SEL;
+  const grouping = by ? ` by (${by})` : '';
+  return `sum${grouping} (rate(${metric}{${sel}}[${W}]))`;
+}
+
+/** Share of requests in a status class: class counter over the requests counter (separate families). */
+function classRatio(side: Side, cls: string, by = ''): string {
+  return `${rate(`cdn_${side}_responses_by_class_total`, `class="${cls}"`, by)}\n/\n${rate(`cdn_${side}_requests_total`, '', by)}`;
+}
+
+/**
+ * Cache hit ratio from the byte counters, so it aggregates over resources and over time exactly (the API's own
+ * `edge_hit_ratio` gauge cannot be averaged across resources).
+ */
+function hitRatio(by = '', range = W): string {
+  const g = by ? ` by (${by})` : '';
+  return (
+    `sum${g} (increase(cdn_edge_cache_hit_bytes_total{${SEL}}[${range}]))\n/\n` +
+    `sum${g} (increase(cdn_edge_transferred_bytes_total{${SEL}}[${range}]))`
+  );
+}
+
+function sideRow(side: Side) {
+  const Side = side === 'edge' ? 'Edge' : 'Origin';
+  const panels = [
+    timeseries({
+      title: `${Side} requests/s by status class`,
+      description: `Requests per second at the ${side}, by HTTP status class (2xx..5xx), averaged over $window_range.`,
+      unit: 'reqps',
+      stack: true,
+      queries: [{ expr: rate(`cdn_${side}_responses_by_class_total`, '', 'class'), legend: '{{class}}' }],
+    }),
+    timeseries({
+      title: `${Side} requests/s by status code`,
+      description: `Requests per second at the ${side}, by exact HTTP status code (200, 206, 404, 503, ...).`,
+      unit: 'reqps',
+      queries: [{ expr: rate(`cdn_${side}_responses_total`, '', 'code'), legend: '{{code}}' }],
+    }),
+    timeseries({
+      title: `${Side} 5xx and 4xx ratios`,
+      description:
+        `Share of ${side} requests answered with a 5xx (the CDN or origin failed) and with a 4xx (clients asked ` +
+        'for something wrong or forbidden): class counters over the requests counter.',
+      unit: 'percentunit',
+      min: 0,
+      queries: [
+        { expr: classRatio(side, '5xx'), legend: '5xx' },
+        { expr: classRatio(side, '4xx'), legend: '4xx' },
+      ],
+    }),
+    timeseries({
+      title: `${Side} bytes/s`,
+      description:
+        side === 'edge'
+          ? 'Bytes per second served by the edge to end users, and the part served from cache, per account.'
+          : 'Bytes per second between the edge and the origin servers, per account.',
+      unit: 'Bps',
+      queries: [
+        {
+          expr: rate(`cdn_${side}_transferred_bytes_total`, '', 'account'),
+          legend: '{{account}} transferred',
+        },
+        ...(side === 'edge'
+          ? [
+              {
+                expr: rate('cdn_edge_cache_hit_bytes_total', '', 'account'),
+                legend: '{{account}} from cache',
+              },
+            ]
+          : []),
+      ],
+    }),
+    timeseries({
+      title: `${Side} median request time by response size`,
+      description:
+        `Median time the ${side} took for successful (2xx) responses, per response-size range, from the newest ` +
+        'window. Medians do not add up: across several resources this shows the highest (worst) median.',
+      unit: 's',
+      queries: [
+        {
+          expr: `max by (size_range) (cdn_${side}_request_duration_median_seconds{${SEL}})`,
+          legend: '{{size_range}}',
+        },
+      ],
+    }),
+  ];
+  if (side === 'edge') {
+    panels.splice(
+      4,
+      0,
+      timeseries({
+        title: 'Edge cache hit ratio (bytes)',
+        description:
+          'Share of edge bytes served from cache, per account: increase of cache-hit bytes over increase of ' +
+          'transferred bytes, so it is exact over any set of resources.',
+        unit: 'percentunit',
+        min: 0,
+        max: 1,
+        queries: [{ expr: hitRatio('account'), legend: '{{account}}' }],
+      }),
+    );
+  }
+  return { title: Side, panels };
+}
+
+function topTable(title: string, description: string, rank: string, columns: [string, string, string][]) {
+  const top = `topk(10, ${rank})`;
+  return table({
+    title,
+    description,
+    unit: 'none',
+    w: 8,
+    queries: columns.map(([, , expr], i) => ({
+      expr: i === 0 ? top : `${expr}\nand on (account, resource)\n${top}`,
+    })),
+    columns: columns.map(([name, unit]) => ({ name, unit })),
+    hide: [...SCRAPE_LABELS],
+    sortBy: { column: columns[0]![0], desc: true },
+  });
+}
+
+const R = '$__range';
+
+function sumRange(metric: string, extra = ''): string {
+  const sel = extra ? `${SEL},${extra}` : SEL;
+  return `sum by (account, resource) (increase(${metric}{${sel}}[${R}]))`;
+}
+
+export function build(): Dashboard {
+  const overview = [
+    stat({
+      title: 'Edge requests',
+      description: 'Requests per second at the edge over the selected accounts and resources.',
+      unit: 'reqps',
+      graph: true,
+      queries: [{ expr: rate('cdn_edge_requests_total') }],
+    }),
+    stat({
+      title: 'Edge traffic',
+      description: 'Bytes per second served to end users by the edge.',
+      unit: 'Bps',
+      graph: true,
+      queries: [{ expr: rate('cdn_edge_transferred_bytes_total') }],
+    }),
+    stat({
+      title: 'Edge 5xx ratio',
+      description: 'Share of edge requests answered with a 5xx over the last $window_range.',
+      unit: 'percentunit',
+      thresholds: [
+        [0.01, 'orange'],
+        [0.05, 'red'],
+      ],
+      queries: [{ expr: classRatio('edge', '5xx') }],
+    }),
+    stat({
+      title: 'Origin 5xx ratio',
+      description: 'Share of origin requests answered with a 5xx over the last $window_range.',
+      unit: 'percentunit',
+      thresholds: [
+        [0.01, 'orange'],
+        [0.05, 'red'],
+      ],
+      queries: [{ expr: classRatio('origin', '5xx') }],
+    }),
+    stat({
+      title: 'Cache hit ratio (bytes)',
+      description:
+        'Share of edge bytes served from cache over the last $window_range, all selected resources.',
+      unit: 'percentunit',
+      thresholdBase: 'red',
+      thresholds: [
+        [0.5, 'orange'],
+        [0.8, 'green'],
+      ],
+      queries: [{ expr: hitRatio() }],
+    }),
+    stat({
+      title: 'Data freshness',
+      description:
+        'Age of the newest counted traffic window (worst account): time() minus its end. Normal is about ' +
+        'metrics.delay plus one window (10 to 15 minutes with the defaults); above 30 minutes the data is stale.',
+      unit: 's',
+      thresholds: [
+        [1500, 'orange'],
+        [1800, 'red'],
+      ],
+      queries: [{ expr: 'max(time() - cdn_metrics_window_end_timestamp_seconds{account=~"$account"})' }],
+    }),
+  ];
+
+  const top = [
+    topTable(
+      'Top resources by edge traffic',
+      'The 10 resources that served the most bytes at the edge over the dashboard time range, and their requests.',
+      sumRange('cdn_edge_transferred_bytes_total'),
+      [
+        ['Bytes', 'bytes', ''],
+        ['Requests', 'short', sumRange('cdn_edge_requests_total')],
+      ],
+    ),
+    topTable(
+      'Top resources by edge 5xx',
+      'The 10 resources with the most 5xx answers at the edge over the dashboard time range, and their 4xx.',
+      sumRange('cdn_edge_responses_by_class_total', 'class="5xx"'),
+      [
+        ['5xx', 'short', ''],
+        ['4xx', 'short', sumRange('cdn_edge_responses_by_class_total', 'class="4xx"')],
+        ['Requests', 'short', sumRange('cdn_edge_requests_total')],
+      ],
+    ),
+    topTable(
+      'Top resources by origin 5xx',
+      'The 10 resources whose origin answered 5xx most often over the dashboard time range.',
+      sumRange('cdn_origin_responses_by_class_total', 'class="5xx"'),
+      [
+        ['5xx', 'short', ''],
+        ['Requests', 'short', sumRange('cdn_origin_requests_total')],
+      ],
+    ),
+    table({
+      title: 'Resources',
+      description:
+        'Resources as the /resources API describes them: id, name and CNAME (breakdown: resource only).',
+      unit: 'none',
+      queries: [
+        {
+          expr: `max by (account, resource, resource_name, cname) (cdn_resource_info{${SEL}})`,
+        },
+      ],
+      columns: [{ name: 'Info', unit: 'none' }],
+      hide: [...SCRAPE_LABELS, 'Value'],
+      sortBy: { column: 'resource', desc: false },
+    }),
+    timeseries({
+      title: 'Data freshness per account',
+      description:
+        'Age of the newest counted traffic window per account. It saw-tooths by one window as windows are ' +
+        'counted; a steady climb means the exporter is not getting windows (see the exporter dashboard).',
+      unit: 's',
+      w: 24,
+      queries: [
+        {
+          expr: 'time() - max by (account) (cdn_metrics_window_end_timestamp_seconds{account=~"$account"})',
+          legend: '{{account}}',
+        },
+      ],
+    }),
+  ];
+
+  return dashboard({
+    uid: UID,
+    title: 'CDN traffic',
+    description: 'Requests, errors, bytes, cache and request time of CDN resources, from cdn-exporter.',
+    variables: [
+      datasourceVariable(),
+      labelVariable('account', 'account', 'cdn_edge_requests_total', 'Account'),
+      labelVariable('resource', 'resource', 'cdn_edge_requests_total{account=~"$account"}', 'Resource'),
+      windowRangeVariable(),
+    ],
+    rows: [
+      { title: 'Overview', panels: overview },
+      sideRow('edge'),
+      sideRow('origin'),
+      { title: 'Top resources and freshness', panels: top },
+    ],
+  });
+}

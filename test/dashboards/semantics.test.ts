@@ -1,0 +1,187 @@
+/**
+ * What a few key panels show, computed by Prometheus' own engine: the panel's query (from the generated
+ * dashboard, variables filled in) runs through `promtool test rules` as a promql_expr_test over known series.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { renderAll } from '../../grafana/dashboards-src/index.js';
+import { findTool } from '../helpers/tools.js';
+
+interface Panel {
+  title?: string;
+  targets?: { refId?: string; expr?: string }[];
+}
+
+const PANELS = new Map<string, Panel[]>(
+  renderAll().map((g) => [g.file.replace(/\.json$/, ''), (JSON.parse(g.text) as { panels: Panel[] }).panels]),
+);
+
+/** The query of a panel, variables replaced: `.*` for All, 20m for the rate range, unless given. */
+function query(uid: string, title: string, refId = 'A', vars: Record<string, string> = {}): string {
+  const panel = PANELS.get(uid)?.find((p) => p.title === title);
+  const expr = panel?.targets?.find((t) => t.refId === refId)?.expr;
+  if (!expr) throw new Error(`no query ${refId} in panel "${title}" of ${uid}`);
+  const values: Record<string, string> = {
+    window_range: '20m',
+    __rate_interval: '2m',
+    __range: '1h',
+    ...vars,
+  };
+  return expr.replace(/\$\{?(\w+)\}?/g, (_m, name: string) => values[name] ?? '.*');
+}
+
+/** Five-minute steps of `per` each, flat in between, scraped every minute: how the traffic counters move. */
+function steps(per: number, windows = 8): string {
+  return Array.from({ length: windows }, (_, i) => `${i * per}+0x4`).join(' ');
+}
+
+interface Case {
+  name: string;
+  series: Record<string, string>;
+  expr: string;
+  at: string;
+  expect: { labels: string; value: number }[];
+}
+
+const CASES: Case[] = [
+  {
+    name: 'cache hit ratio weighs resources by their bytes, not by their own ratios',
+    series: {
+      'cdn_edge_transferred_bytes_total{account="acme",resource="r1"}': '0+1e8x40',
+      'cdn_edge_cache_hit_bytes_total{account="acme",resource="r1"}': '0+9e7x40',
+      'cdn_edge_transferred_bytes_total{account="acme",resource="r2"}': '0+3e8x40',
+      'cdn_edge_cache_hit_bytes_total{account="acme",resource="r2"}': '0+1.5e8x40',
+    },
+    // (0.9e8 + 1.5e8) / (1e8 + 3e8) = 0.6; the mean of 90% and 50% would be 70%.
+    expr: query('cdn-traffic', 'Cache hit ratio (bytes)'),
+    at: '30m',
+    expect: [{ labels: '{}', value: 0.6 }],
+  },
+  {
+    name: 'the resource variable narrows the cache hit ratio to one resource',
+    series: {
+      'cdn_edge_transferred_bytes_total{account="acme",resource="r1"}': '0+1e8x40',
+      'cdn_edge_cache_hit_bytes_total{account="acme",resource="r1"}': '0+9e7x40',
+      'cdn_edge_transferred_bytes_total{account="acme",resource="r2"}': '0+3e8x40',
+      'cdn_edge_cache_hit_bytes_total{account="acme",resource="r2"}': '0+1.5e8x40',
+    },
+    expr: query('cdn-traffic', 'Cache hit ratio (bytes)', 'A', { resource: 'r1' }),
+    at: '30m',
+    expect: [{ labels: '{}', value: 0.9 }],
+  },
+  {
+    name: 'edge 5xx ratio over counters that step once per window',
+    series: {
+      'cdn_edge_requests_total{account="acme",resource="r1"}': steps(6000),
+      'cdn_edge_responses_by_class_total{account="acme",resource="r1",class="5xx"}': steps(300),
+      'cdn_edge_responses_by_class_total{account="acme",resource="r1",class="2xx"}': steps(5700),
+      'cdn_edge_requests_total{account="acme",resource="r2"}': steps(4000),
+      'cdn_edge_responses_by_class_total{account="acme",resource="r2",class="5xx"}': steps(700),
+      'cdn_edge_responses_by_class_total{account="acme",resource="r2",class="2xx"}': steps(3300),
+    },
+    // (300 + 700) / (6000 + 4000) per window, whatever the phase of the steps in the range.
+    expr: query('cdn-traffic', 'Edge 5xx ratio'),
+    at: '33m',
+    expect: [{ labels: '{}', value: 0.1 }],
+  },
+  {
+    name: 'edge requests/s by class reads the class family, one series per class',
+    series: {
+      'cdn_edge_responses_by_class_total{account="acme",resource="r1",class="2xx"}': '0+600x40',
+      'cdn_edge_responses_by_class_total{account="acme",resource="r2",class="2xx"}': '0+600x40',
+      'cdn_edge_responses_by_class_total{account="acme",resource="r1",class="5xx"}': '0+60x40',
+    },
+    expr: query('cdn-traffic', 'Edge requests/s by status class'),
+    at: '30m',
+    expect: [
+      { labels: '{class="2xx"}', value: 20 },
+      { labels: '{class="5xx"}', value: 1 },
+    ],
+  },
+  {
+    name: 'a stream is down only when no host has it',
+    series: {
+      'cdn_dvr_stream_alive{account="acme",stream="live/a",host="h1"}': '0x10',
+      'cdn_dvr_stream_alive{account="acme",stream="live/a",host="h2"}': '0x10',
+      'cdn_dvr_stream_alive{account="acme",stream="live/b",host="h1"}': '0x10',
+      'cdn_dvr_stream_alive{account="acme",stream="live/b",host="h2"}': '1x10',
+      'cdn_dvr_stream_alive{account="acme",stream="live/c",host="h1"}': '1x10',
+    },
+    expr: query('cdn-dvr', 'Streams down'),
+    at: '5m',
+    expect: [{ labels: '{}', value: 1 }],
+  },
+  {
+    name: 'settings by status counts the state set',
+    series: {
+      'cdn_recording_status{account="acme",id="r1",status="progress"}': '1x10',
+      'cdn_recording_status{account="acme",id="r1",status="error"}': '0x10',
+      'cdn_recording_status{account="acme",id="r2",status="progress"}': '0x10',
+      'cdn_recording_status{account="acme",id="r2",status="error"}': '1x10',
+      'cdn_recording_status{account="acme",id="r3",status="progress"}': '1x10',
+      'cdn_recording_status{account="acme",id="r3",status="error"}': '0x10',
+    },
+    expr: query('cdn-recordings', 'Settings by status'),
+    at: '5m',
+    expect: [
+      { labels: '{status="progress"}', value: 2 },
+      { labels: '{status="error"}', value: 1 },
+    ],
+  },
+  {
+    name: 'recordings in error lists the failed setting with its source',
+    series: {
+      'cdn_recording_status{account="acme",id="r1",status="error"}': '0x10',
+      'cdn_recording_status{account="acme",id="r2",status="error"}': '1x10',
+      'cdn_recording_info{account="acme",id="r1",resource_id="9",stream_type="long",launch_type="button",source_domain="a.example",source_path="/one.m3u8"}':
+        '1x10',
+      'cdn_recording_info{account="acme",id="r2",resource_id="9",stream_type="short",launch_type="schedule",source_domain="b.example",source_path="/two.m3u8"}':
+        '1x10',
+    },
+    expr: query('cdn-recordings', 'Recordings in error'),
+    at: '5m',
+    expect: [
+      {
+        labels:
+          '{account="acme",id="r2",status="error",resource_id="9",stream_type="short",launch_type="schedule",source_domain="b.example",source_path="/two.m3u8"}',
+        value: 1,
+      },
+    ],
+  },
+];
+
+describe('panel semantics', () => {
+  const promtool = findTool('promtool');
+  const dir = mkdtempSync(join(tmpdir(), 'cdn-dash-semantics-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.skipIf(!promtool).each(CASES.map((c) => [c.name, c] as const))('%s', (_name, c) => {
+    const file = join(dir, `${CASES.indexOf(c)}.test.yml`);
+    const test = {
+      evaluation_interval: '1m',
+      tests: [
+        {
+          interval: '1m',
+          input_series: Object.entries(c.series).map(([series, values]) => ({ series, values })),
+          // promtool compares floats exactly: round to a millionth (a display never shows more).
+          promql_expr_test: [
+            { expr: `round((${c.expr}), 0.000001)`, eval_time: c.at, exp_samples: c.expect },
+          ],
+        },
+      ],
+    };
+    writeFileSync(file, stringify(test));
+    let out = '';
+    try {
+      out = execFileSync(promtool!, ['test', 'rules', file], { encoding: 'utf8', stdio: 'pipe' });
+    } catch (e) {
+      const err = e as { stdout?: string; stderr?: string };
+      throw new Error(`${c.expr}\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+    }
+    expect(out).toContain('SUCCESS');
+  });
+});
