@@ -102,6 +102,7 @@ export class Exporter {
         concurrency: this.config.api.concurrency,
         clock: this.clock,
         agent: this.agent,
+        signal: this.controller.signal,
         onRequest: (api, code, seconds) =>
           this.self.observeRequest(api, code === 'error' ? 'error' : Number(code), seconds),
         // An answer that is not JSON, or not of the documented shape, is a parse error of its API.
@@ -241,22 +242,18 @@ export class Exporter {
   }
 
   /**
-   * Stops polling, waits up to `graceMs` (real time) for the loops to wind down, saves the cursors and closes
-   * connections. Windows still in flight are not counted; the saved cursor stays before them.
+   * Stops polling: nothing new is sent, requests in flight get up to `graceMs` (real time) to finish and their
+   * windows are counted; then the rest are cancelled, the cursors saved and connections closed. A window that did
+   * not finish is not counted and the saved cursor stays before it, so the next run asks for it again.
    */
   async stop(graceMs = 5000): Promise<void> {
     this.controller.abort();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled(this.loops),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, graceMs);
-      }),
-    ]);
-    clearTimeout(timer);
-    for (const u of new Set(this.upstreams.values())) u.gate.clear();
+    const settled = Promise.allSettled(this.loops);
+    if (!(await settledWithin(settled, graceMs)))
+      this.log.warn({ graceMs }, 'requests still in flight at shutdown: cancelled');
+    await this.agent.destroy();
+    await settledWithin(settled, 1000);
     if (this.stateFile) await this.stateFile.save(this.cursors);
-    await this.agent.close().catch(() => this.agent.destroy());
   }
 
   status(): ExporterStatus {
@@ -358,6 +355,19 @@ export class Exporter {
     } catch (err) {
       log.error({ error: describeError(err) }, 'reading the token again failed');
     }
+  }
+}
+
+/** Whether `p` settled within `ms` of real time. */
+async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([p.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -30,6 +30,8 @@ export interface UpstreamOptions {
   clock: Clock;
   agent: Agent;
   onRequest: (api: ApiName, code: string, seconds: number) => void;
+  /** Aborting it drops every request still waiting in the gate (they reject); requests already sent go on. */
+  signal?: AbortSignal;
   /** Every failed request, after the gate has seen it (for counting malformed answers). */
   onError?: (err: ApiError) => void;
 }
@@ -55,7 +57,7 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
     recorder: new RecorderClient(http),
     async call<T>(fn: () => Promise<T>): Promise<T> {
       try {
-        const result = await gate.run(fn);
+        const result = await gate.run(fn, opts.signal);
         gate.succeeded();
         return result;
       } catch (err) {

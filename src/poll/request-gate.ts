@@ -111,12 +111,4 @@ export class RequestGate {
     if (this.sent.length < n) return 0;
     return this.sent[this.sent.length - n]! + windowMs - now;
   }
-
-  async onIdle(): Promise<void> {
-    await this.queue.onIdle();
-  }
-
-  clear(): void {
-    this.queue.clear();
-  }
 }

@@ -123,7 +123,11 @@ export class AccountWalker {
     return this.status;
   }
 
-  /** Runs until `signal` aborts. Windows still in flight then are not counted; the cursor stays before them. */
+  /**
+   * Runs until `signal` aborts. Then it launches nothing more, waits for the windows in flight to settle (the
+   * caller bounds that wait by cancelling the requests), counts the finished ones that join the cursor, and returns.
+   * Windows that did not finish are not counted; the cursor stays before them.
+   */
   async run(signal: AbortSignal): Promise<void> {
     this.publish();
     const onAbort = () => {
@@ -138,6 +142,10 @@ export class AccountWalker {
         this.launch();
         await this.sleepUntil(this.nextWake());
       }
+      for (let i = 0; i < 10_000 && this.slots.some((x) => x.state === 'inflight'); i++) {
+        await this.sleepUntil(Number.POSITIVE_INFINITY);
+      }
+      this.advance();
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
@@ -190,7 +198,6 @@ export class AccountWalker {
   }
 
   private succeeded(slot: Slot, response: TrafficResponse): void {
-    if (this.stopped) return;
     slot.state = 'done';
     slot.response = response;
     if (this.authDown)
@@ -208,7 +215,11 @@ export class AccountWalker {
   }
 
   private failed(slot: Slot, failure: RequestFailure): void {
-    if (this.stopped) return;
+    if (this.stopped) {
+      slot.state = 'waiting';
+      this.wake?.();
+      return;
+    }
     const now = this.deps.clock.now();
     const account = this.opts.account;
     const minutes = (slot.end - slot.start) / MINUTE;
@@ -310,7 +321,6 @@ export class AccountWalker {
   }
 
   private async sleepUntil(at: number): Promise<void> {
-    if (this.stopped) return;
     const ms = at - this.deps.clock.now();
     const ctl = new AbortController();
     this.wake = () => ctl.abort();
