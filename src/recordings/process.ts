@@ -4,19 +4,12 @@
  */
 import type { Family } from '../store/types.js';
 import type { RecordingFamilies } from './metrics.js';
-import { RECORDING_STATUSES, type RecordingSetting, type RecordingStatus } from './response.js';
-
-/** The setting's own status, else the newest record's (by start), else undefined. */
-export function statusOf(setting: RecordingSetting): RecordingStatus | undefined {
-  if (setting.status) return setting.status;
-  let newest: { start: number; status: RecordingStatus } | undefined;
-  for (const r of setting.records) {
-    if (!r.status) continue;
-    const start = r.start ?? Number.NEGATIVE_INFINITY;
-    if (!newest || start >= newest.start) newest = { start, status: r.status };
-  }
-  return newest?.status;
-}
+import {
+  effectiveStatus,
+  RECORDING_STATUSES,
+  type RecordingSetting,
+  type RecordingStatus,
+} from './response.js';
 
 export interface RecordingSummary {
   account: string;
@@ -38,7 +31,7 @@ export class RecordingsProcess {
       if (s.active === false || now.has(s.id)) continue;
       now.add(s.id);
       const id = [account, s.id];
-      const status = statusOf(s);
+      const status = effectiveStatus(s);
       const info = this.f.info;
       const infoLabels = [
         account,

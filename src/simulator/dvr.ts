@@ -16,7 +16,7 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { HostTimeline, type SecRange } from './dvr-ranges.js';
-import { intBetween } from './dvr-seed.js';
+import { intBetween } from './random.js';
 import type { DvrSim, SimContext, SimDvrStream } from './types.js';
 
 const DEFAULT_WINDOW = 3600;

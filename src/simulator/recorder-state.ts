@@ -15,7 +15,7 @@
  * - `path` is the `/records/{now}.m3u8` template by default; it shows as null for launch_type schedule with no
  *   path given and no instance yet (the document saw null there).
  */
-import { hash32, intBetween } from './dvr-seed.js';
+import { hash32, intBetween } from './random.js';
 import type { ChangeInput, CreateInput, LaunchType, StreamType } from './recorder-validate.js';
 import type { SimContext, SimRecordingSeed } from './types.js';
 

@@ -22,7 +22,7 @@ import {
 } from './faults.js';
 import type { ListenOptions, SimulatorOptions } from './options.js';
 import { createRecorderSim } from './recorder.js';
-import { createTrafficApi, TrafficModel, type TrafficTotals } from './traffic.js';
+import { createTrafficApi, TrafficModel, type TrafficTotals, WindowRules } from './traffic.js';
 import type { DvrSim, RecorderSim, SimAccount, SimContext } from './types.js';
 import { DEMO_TRAFFIC_SCALE, demoWorld } from './world.js';
 
@@ -72,6 +72,17 @@ export interface SimulatorControls {
   setFaults(rates: FaultRates): void;
   /** Requests per second per token; undefined or 0: no limit. */
   setRateLimit(limit: number | undefined): void;
+  /**
+   * Traffic windows starting in [fromMs, toMs) get 422 with `description` (default: the documented
+   * `Invalid time format. Time must be at minute precision`). Adds to earlier ranges.
+   */
+  rejectWindows(fromMs: number, toMs: number, description?: string): void;
+  /** Traffic windows longer than `minutes` get 504 `Execution timeout exceeded`; undefined: no limit. */
+  timeoutWindowsLongerThan(minutes: number | undefined): void;
+  /** Drops every rejectWindows range and the 504 limit. */
+  clearWindowRules(): void;
+  /** The account's token from now on, for all three APIs; the old one is refused at once. */
+  setToken(account: string, token: string): void;
 }
 
 export type SimulatorApp = Express & { simulator: SimulatorControls & { dispose(): void } };
@@ -129,6 +140,7 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
   const slowMs = opts.slowMs ?? 5000;
   const slowTimers = new Set<NodeJS.Timeout>();
   const requestLog: RequestLogEntry[] = [];
+  const windowRules = new WindowRules();
 
   const app = express();
   app.disable('x-powered-by');
@@ -197,7 +209,13 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
 
   app.use(
     '/app/metrics/v1',
-    createTrafficApi({ ctx, model, lagSeconds, requestTimeShape: opts.requestTimeShape ?? 'object' }),
+    createTrafficApi({
+      ctx,
+      model,
+      lagSeconds,
+      requestTimeShape: opts.requestTimeShape ?? 'object',
+      rules: windowRules,
+    }),
   );
   app.use('/app/dvr-net/v1', dvr.router);
   app.use('/app/recorder-cloud/v1', recorder.router);
@@ -236,6 +254,21 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
     },
     setRateLimit(limit) {
       limiter.limit = limit;
+    },
+    rejectWindows(fromMs, toMs, description) {
+      windowRules.reject(fromMs, toMs, description);
+    },
+    timeoutWindowsLongerThan(minutes) {
+      windowRules.timeoutAboveMinutes = minutes;
+    },
+    clearWindowRules() {
+      windowRules.clear();
+    },
+    setToken(account, token) {
+      const acc = accounts.get(account);
+      if (!acc) throw new Error(`unknown account ${account}`);
+      if (token === '') throw new Error('the token is empty');
+      acc.token = token;
     },
     dispose() {
       for (const t of slowTimers) clearTimeout(t);

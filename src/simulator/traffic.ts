@@ -360,11 +360,45 @@ export function formatApiTime(ms: number): string {
   return new Date(ms).toISOString().slice(0, 19);
 }
 
+/**
+ * Test controls: valid windows the API refuses all the same, read on every request. A rejected window gets 422
+ * (as the real API does for parameters it does not accept); a window longer than the limit gets 504, as a real
+ * query that runs out of time. Both are checked after the token and the parameters, 422 before 504.
+ */
+export class WindowRules {
+  private rejected: Array<{ from: number; to: number; description: string }> = [];
+  /** Windows longer than this many minutes get 504; undefined: none. */
+  timeoutAboveMinutes: number | undefined;
+
+  /** Windows whose start lies in [fromMs, toMs) get 422 with `description`. Adds to earlier ranges. */
+  reject(fromMs: number, toMs: number, description: string = MINUTE_PRECISION): void {
+    this.rejected.push({ from: fromMs, to: toMs, description });
+  }
+
+  clear(): void {
+    this.rejected = [];
+    this.timeoutAboveMinutes = undefined;
+  }
+
+  /** The refusal of a valid window [startMs, endMs), or undefined when it is answered. */
+  refusal(startMs: number, endMs: number): { status: number; description: string } | undefined {
+    const hit = this.rejected.find((r) => startMs >= r.from && startMs < r.to);
+    if (hit) return { status: 422, description: hit.description };
+    const limit = this.timeoutAboveMinutes;
+    if (limit !== undefined && endMs - startMs > limit * MINUTE) {
+      return { status: 504, description: 'Execution timeout exceeded' };
+    }
+    return undefined;
+  }
+}
+
 export interface TrafficApiOptions {
   ctx: SimContext;
   model: TrafficModel;
   lagSeconds: number;
   requestTimeShape: RequestTimeShape;
+  /** Default: none. */
+  rules?: WindowRules;
 }
 
 function queryOf(req: Request): URLSearchParams {
@@ -436,6 +470,11 @@ export function createTrafficApi(opts: TrafficApiOptions): express.Router {
         return;
       }
       throw err;
+    }
+    const refused = opts.rules?.refusal(p.startMs, p.endMs);
+    if (refused) {
+      res.status(refused.status).json({ description: refused.description });
+      return;
     }
     const late = { asOf: opts.ctx.clock.now(), lagSeconds: opts.lagSeconds };
     const seconds = (p.endMs - p.startMs) / 1000;
