@@ -35,23 +35,29 @@ export interface DvrRoundDeps {
 
 export function dvrRound(d: DvrRoundDeps): () => Promise<void> {
   let lastError: string | undefined;
+  /** Per stream, the health of its last successful poll: a failed poll keeps it, as it keeps the series. */
+  const lastRows = new Map<string, StreamHealth[]>();
   return async () => {
-    const rows: StreamHealth[] = [];
-    const errors: string[] = [];
+    const failed = new Map<string, string>();
     await Promise.all(
       d.streams.map(async (stream) => {
         try {
           const res = await d.getStream(d.account, stream);
           if (res.issues.length) d.report.parseErrors(res.issues.length);
-          rows.push(...d.process.applyStream(d.account, stream, res.entries, d.clock.now() / 1000));
+          lastRows.set(stream, d.process.applyStream(d.account, stream, res.entries, d.clock.now() / 1000));
         } catch (err) {
           // An unknown stream no longer exists: its series go. Other failures keep the last values.
-          if (isApiError(err) && err.status === 404) d.process.removeStream(d.account, stream);
-          errors.push(`${stream}: ${describeError(err)}`);
+          if (isApiError(err) && err.status === 404) {
+            d.process.removeStream(d.account, stream);
+            lastRows.delete(stream);
+          }
+          failed.set(stream, `${stream}: ${describeError(err)}`);
         }
       }),
     );
-    d.health(rows);
+    // In the configured order, whichever answer came first (so the error text changes only when the errors do).
+    d.health(d.streams.flatMap((stream) => lastRows.get(stream) ?? []));
+    const errors = d.streams.flatMap((stream) => failed.get(stream) ?? []);
     const error = errors.length ? errors.join('; ') : undefined;
     if (error !== lastError) {
       if (error) d.log.warn({ account: d.account, api: 'dvr-net', error }, 'DVR poll failed');

@@ -31,6 +31,8 @@ export interface Stack {
   text(): Promise<string>;
   /** Stops the exporter; also the simulator unless it was handed in. */
   stop(): Promise<void>;
+  /** Stops only the exporter's polling (state file written); its HTTP server goes on serving what it counted. */
+  stopExporter(): Promise<void>;
 }
 
 export function configFrom(file: Record<string, unknown>) {
@@ -70,6 +72,11 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
   const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   await exporter.start();
   let stopped = false;
+  let exporterStopped: Promise<void> | undefined;
+  const stopExporter = () => {
+    exporterStopped ??= exporter.stop(2000);
+    return exporterStopped;
+  };
   const text = async () => {
     const res = await fetch(`${url}/metrics`);
     return res.text();
@@ -80,10 +87,11 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
     url,
     text,
     scrape: async () => Scrape.of(await text()),
+    stopExporter,
     stop: async () => {
       if (stopped) return;
       stopped = true;
-      await exporter.stop(2000);
+      await stopExporter();
       await closeServer(server, 500);
       if (!o.simulator) await sim.close();
     },

@@ -1,0 +1,387 @@
+/**
+ * The failure table of design.md section 4, end to end: the real exporter against the simulator on loopback, real
+ * clock, small backoffs. Each test asserts what a user sees on /metrics, on the landing page, on /readyz and in the
+ * logs, and checks the counters against the simulator's exact truth and its request log.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { floorMinute, MINUTE } from '../../src/clock.js';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { type Stack, startStack, waitFor } from '../helpers/stack.js';
+import {
+  answeredWindows,
+  captureLog,
+  cursorOf,
+  expectExact,
+  expectTiling,
+  metricsRequests,
+  type Range,
+  reader,
+  windowOf,
+} from './failure-checks.js';
+
+const CATCH_UP = { delay: '0m', window: '5m' };
+const MINUTE_PRECISION = 'Invalid time format. Time must be at minute precision';
+
+let stack: Stack | undefined;
+let sim: Simulator | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await stack?.stop();
+  await sim?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  stack = undefined;
+  sim = undefined;
+  dir = undefined;
+});
+
+/** Catch-up is over once the cursor is within one steady-state window (5 m) and a minute of now. */
+function caughtUp(cursor: number): boolean {
+  return cursor >= floorMinute(Date.now()) - 6 * MINUTE;
+}
+
+function up(scrape: Awaited<ReturnType<Stack['scrape']>>, account: string): number | undefined {
+  return scrape.value('cdn_up', { api: 'metrics', account });
+}
+
+function windowSeconds(scrape: Awaited<ReturnType<Stack['scrape']>>, account: string): number | undefined {
+  return scrape.value('cdn_metrics_window_seconds', { account });
+}
+
+const minutes = ([a, b]: Range) => (b - a) / MINUTE;
+
+describe('504: execution timeout', () => {
+  it('halves the window, asks for the same minutes in shorter windows, grows back to 10 m and stays exact', async () => {
+    sim = await startSimulator({ seed: 7, slowMs: 300 });
+    sim.timeoutWindowsLongerThan(2);
+    const first = floorMinute(Date.now() - 6 * 60 * MINUTE);
+    stack = await startStack({ simulator: sim, config: { metrics: { lookback: '6h', ...CATCH_UP } } });
+    const s = stack;
+
+    // While the API times out above 2 minutes, /metrics shows the smaller window.
+    const seen = new Set<number>();
+    await waitFor(
+      async () => {
+        const scrape = await s.scrape();
+        const w = windowSeconds(scrape, 'demo');
+        if (w !== undefined) seen.add(w);
+        return cursorOf(scrape, 'demo') >= first + 60 * MINUTE;
+      },
+      15_000,
+      'an hour counted in small windows',
+    );
+    // It oscillates between 2 and 4 minutes: 3 successes double it, the next 504 halves it again.
+    expect(windowSeconds(await s.scrape(), 'demo')).toBeLessThanOrEqual(4 * 60);
+    expect(Math.min(...seen)).toBeLessThanOrEqual(4 * 60);
+    const mark = sim.requestLog.length;
+    sim.clearWindowRules();
+
+    // Before the API recovered, no window above 2 minutes was ever answered.
+    const whileTimingOut = sim.requestLog
+      .slice(0, mark)
+      .filter((e) => e.api === 'metrics' && e.status === 200)
+      .map(windowOf);
+    expect(whileTimingOut.length).toBeGreaterThan(20);
+    expect(Math.max(...whileTimingOut.map(minutes))).toBe(2);
+
+    await waitFor(
+      async () => {
+        const scrape = await s.scrape();
+        return caughtUp(cursorOf(scrape, 'demo')) && windowSeconds(scrape, 'demo') === 600;
+      },
+      15_000,
+      'catch-up in 10-minute windows again',
+    );
+    const scrape = await s.scrape();
+    const cursor = cursorOf(scrape, 'demo');
+    const log = metricsRequests(sim, 'demo');
+
+    // The request log: every 504 was a window above 2 minutes, and its minutes were then answered in shorter
+    // windows that tile it exactly.
+    const timeouts = log.filter((e) => e.status === 504);
+    expect(timeouts.length).toBeGreaterThan(0);
+    expect(timeouts[0]!.window).toEqual([first, first + 10 * MINUTE]);
+    const answered = answeredWindows(sim, 'demo');
+    for (const t of timeouts) {
+      const [a, b] = t.window;
+      expect(minutes(t.window)).toBeGreaterThan(2);
+      const inside = answered.filter(([s0, e0]) => s0 >= a && e0 <= b);
+      expectTiling(inside, a, b, `the minutes of the 504 window ${new Date(a).toISOString()}`);
+      expect(Math.max(...inside.map(minutes))).toBeLessThanOrEqual(minutes(t.window) / 2);
+    }
+    // Once the API answers again, successes grow the window back: 10-minute windows are answered again.
+    const ten = answered.filter((w) => minutes(w) === 10 && w[0] > first + 60 * MINUTE);
+    expect(ten.length).toBeGreaterThan(0);
+
+    // Exactly once, all the same.
+    const counted = answered.filter(([, e]) => e <= cursor);
+    expectTiling(counted, first, cursor, 'answered windows');
+    expect(scrape.value('cdn_metrics_windows_total', { account: 'demo' })).toBe(counted.length);
+    expect(expectExact(sim, reader(scrape), 'demo', [[first, cursor]])).toBeGreaterThan(100);
+    expect(scrape.value('cdn_api_requests_total', { api: 'metrics', code: '504' })).toBe(timeouts.length);
+    expect(up(scrape, 'demo')).toBe(1);
+  }, 40_000);
+});
+
+describe('422: a rejected window', () => {
+  it('counts the rejected minutes as skipped, asks for them once, goes on and stays exact elsewhere', async () => {
+    sim = await startSimulator({ seed: 7, slowMs: 300 });
+    const first0 = floorMinute(Date.now() - 6 * 60 * MINUTE);
+    // Catch-up asks 10-minute windows from the first start: each range holds exactly one window start even if
+    // the exporter's first minute is one later than ours.
+    sim.rejectWindows(first0 + 25 * MINUTE, first0 + 35 * MINUTE);
+    sim.rejectWindows(
+      first0 + 125 * MINUTE,
+      first0 + 135 * MINUTE,
+      'Statistics for this period are unavailable',
+    );
+    const { log, lines } = captureLog();
+    stack = await startStack({
+      simulator: sim,
+      config: { metrics: { lookback: '6h', ...CATCH_UP } },
+      exporter: { log },
+    });
+    const s = stack;
+    await waitFor(async () => caughtUp(cursorOf(await s.scrape(), 'demo')), 15_000, 'catch-up');
+    const scrape = await s.scrape();
+    const cursor = cursorOf(scrape, 'demo');
+
+    const requests = metricsRequests(sim, 'demo');
+    const first = Math.min(...requests.map((e) => e.window[0]));
+    expect(first - first0).toBeLessThanOrEqual(MINUTE);
+    const rejected = requests.filter((e) => e.status === 422).map((e) => e.window);
+    expect(rejected).toEqual([
+      [first + 30 * MINUTE, first + 40 * MINUTE],
+      [first + 130 * MINUTE, first + 140 * MINUTE],
+    ]);
+    // Passed, not retried: each rejected window was asked for once.
+    for (const [a, b] of rejected) {
+      expect(requests.filter((e) => e.window[0] === a && e.window[1] === b)).toHaveLength(1);
+    }
+    expect(scrape.value('cdn_metrics_skipped_seconds_total', { account: 'demo', reason: 'rejected' })).toBe(
+      2 * 10 * 60,
+    );
+
+    // The walker went on: answered and rejected windows together tile the whole range, and every counter is the
+    // truth minus the skipped minutes.
+    const answered = answeredWindows(sim, 'demo').filter(([, e]) => e <= cursor);
+    expectTiling(
+      [...answered, ...rejected].sort((x, y) => x[0] - y[0]),
+      first,
+      cursor,
+      'answered and rejected',
+    );
+    expect(scrape.value('cdn_metrics_windows_total', { account: 'demo' })).toBe(answered.length);
+    const [r1, r2] = rejected as [Range, Range];
+    expectExact(sim, reader(scrape), 'demo', [
+      [first, r1[0]],
+      [r1[1], r2[0]],
+      [r2[1], cursor],
+    ]);
+    // The traffic of the skipped minutes is really missing (the check above could not pass with it counted).
+    expect(sim.truth('demo', '1003', r1[0], r1[1]).edge.requests).toBeGreaterThan(0);
+    // A rejection is not an outage: the API answered.
+    expect(up(scrape, 'demo')).toBe(1);
+
+    // The API's own description is logged, once per rejected window.
+    const warned = lines.filter((l) => l.includes('"level":40') && l.includes('"account":"demo"'));
+    expect(warned.filter((l) => l.includes(MINUTE_PRECISION))).toHaveLength(1);
+    expect(warned.filter((l) => l.includes('Statistics for this period are unavailable'))).toHaveLength(1);
+  }, 30_000);
+});
+
+describe('401/403: a refused token', () => {
+  it('marks only that account down, without the token anywhere, and picks up a corrected token file', async () => {
+    sim = await startSimulator({ seed: 7, slowMs: 300 });
+    dir = mkdtempSync(join(tmpdir(), 'cdn-failures-'));
+    const tokenFile = join(dir, 'acme-token');
+    const wrong = 'acme-wrong-token-5f1e';
+    writeFileSync(tokenFile, `${wrong}\n`);
+    const { log, lines } = captureLog();
+    const first = floorMinute(Date.now() - 60 * MINUTE);
+    stack = await startStack({
+      simulator: sim,
+      config: {
+        metrics: { lookback: '1h', ...CATCH_UP },
+        accounts: [{ name: 'demo' }, { name: 'acme', token_file: tokenFile }],
+      },
+      exporter: { log },
+    });
+    const s = stack;
+    await waitFor(
+      async () => {
+        const scrape = await s.scrape();
+        return caughtUp(cursorOf(scrape, 'demo')) && up(scrape, 'acme') === 0;
+      },
+      15_000,
+      'demo caught up, acme refused',
+    );
+    // Let acme probe a few times while refused.
+    await waitFor(
+      () => metricsRequests(sim!, 'acme').filter((e) => e.status === 403).length >= 3,
+      10_000,
+      'three refused probes',
+    );
+    const secrets = [wrong, 'acme-token', 'demo-token'];
+    const down = await s.scrape();
+    expect(up(down, 'acme')).toBe(0);
+    expect(up(down, 'demo')).toBe(1);
+    expect(cursorOf(down, 'acme')).toBe(0);
+    const demoCursor = cursorOf(down, 'demo');
+    expect(expectExact(sim, reader(down), 'demo', [[first, demoCursor]])).toBeGreaterThan(50);
+
+    const page = await (await fetch(`${s.url}/`)).text();
+    const acmeRow = page.split('\n').find((l) => l.startsWith('<tr><td>acme</td><td>metrics</td>'));
+    expect(acmeRow).toContain('class="down"');
+    expect(acmeRow).toMatch(/class="err">403: [^<]*Invalid token/);
+    const demoRow = page.split('\n').find((l) => l.startsWith('<tr><td>demo</td><td>metrics</td>'));
+    expect(demoRow).toContain('class="up"');
+    const metricsText = await s.text();
+    for (const secret of secrets) {
+      expect(page).not.toContain(secret);
+      expect(metricsText).not.toContain(secret);
+      expect(lines.join('\n')).not.toContain(secret);
+    }
+    // Logged once per change, not once per probe.
+    const refusedLines = lines.filter(
+      (l) => l.includes('"level":40') && l.includes('"account":"acme"') && l.includes('403'),
+    );
+    expect(refusedLines).toHaveLength(1);
+
+    // The operator fixes the file: the exporter reads it again after the next refusal and catches up.
+    writeFileSync(tokenFile, 'acme-token\n');
+    await waitFor(
+      async () => {
+        const scrape = await s.scrape();
+        return up(scrape, 'acme') === 1 && caughtUp(cursorOf(scrape, 'acme'));
+      },
+      10_000,
+      'acme back up and caught up',
+    );
+    const back = await s.scrape();
+    const acmeCursor = cursorOf(back, 'acme');
+    // Exact from the first start: the refused windows were retried, not skipped.
+    const acmeRequests = metricsRequests(sim, 'acme');
+    expect(acmeRequests[0]!.window[0]).toBe(first);
+    expectTiling(
+      answeredWindows(sim, 'acme').filter(([, e]) => e <= acmeCursor),
+      first,
+      acmeCursor,
+      'acme windows',
+    );
+    expect(expectExact(sim, reader(back), 'acme', [[first, acmeCursor]])).toBeGreaterThan(50);
+    expect(back.value('cdn_metrics_skipped_seconds_total', { account: 'acme', reason: 'rejected' })).toBe(0);
+    const pageBack = await (await fetch(`${s.url}/`)).text();
+    expect(pageBack.split('\n').find((l) => l.startsWith('<tr><td>acme</td><td>metrics</td>'))).toContain(
+      'class="up"',
+    );
+    for (const secret of secrets) expect(pageBack + lines.join('\n')).not.toContain(secret);
+  }, 30_000);
+  it('survives a token rotated by the CDN in the middle of catch-up, with no minute lost or counted twice', async () => {
+    sim = await startSimulator({ seed: 7, slowMs: 300 });
+    dir = mkdtempSync(join(tmpdir(), 'cdn-failures-'));
+    const tokenFile = join(dir, 'acme-token');
+    writeFileSync(tokenFile, 'acme-token\n');
+    const first = floorMinute(Date.now() - 6 * 60 * MINUTE);
+    stack = await startStack({
+      simulator: sim,
+      config: {
+        api: { requests_per_second: 10 },
+        metrics: { lookback: '6h', ...CATCH_UP },
+        accounts: [{ name: 'acme', token_file: tokenFile }],
+      },
+    });
+    const s = stack;
+    await waitFor(async () => cursorOf(await s.scrape(), 'acme') >= first + 60 * MINUTE, 10_000, 'an hour');
+    sim.setToken('acme', 'acme-token-2026');
+    await waitFor(async () => up(await s.scrape(), 'acme') === 0, 5_000, 'acme refused');
+    const stalled = cursorOf(await s.scrape(), 'acme');
+    expect(caughtUp(stalled)).toBe(false);
+    writeFileSync(tokenFile, 'acme-token-2026\n');
+    await waitFor(
+      async () => {
+        const scrape = await s.scrape();
+        return up(scrape, 'acme') === 1 && caughtUp(cursorOf(scrape, 'acme'));
+      },
+      15_000,
+      'acme caught up with the new token',
+    );
+    const scrape = await s.scrape();
+    const cursor = cursorOf(scrape, 'acme');
+    expect(cursor).toBeGreaterThan(stalled);
+    const answered = answeredWindows(sim, 'acme').filter(([, e]) => e <= cursor);
+    expectTiling(answered, first, cursor, 'acme windows');
+    expect(metricsRequests(sim, 'acme').some((e) => e.status === 403)).toBe(true);
+    expect(scrape.value('cdn_metrics_windows_total', { account: 'acme' })).toBe(answered.length);
+    expectExact(sim, reader(scrape), 'acme', [[first, cursor]]);
+  }, 30_000);
+});
+
+describe('a hung API', () => {
+  /** One GET, timed: [status, body, milliseconds]. */
+  async function timed(url: string): Promise<[number, string, number]> {
+    const t0 = performance.now();
+    const res = await fetch(url);
+    const body = await res.text();
+    return [res.status, body, performance.now() - t0];
+  }
+
+  it('never slows a scrape; /readyz waits for the first answer or timeout, then the exporter recovers', async () => {
+    // Every API request is answered only after 20 s; the exporter gives up after 1 s.
+    sim = await startSimulator({ seed: 7, slowMs: 20_000, faults: { slow: 1 } });
+    const first = floorMinute(Date.now() - 30 * MINUTE);
+    stack = await startStack({
+      simulator: sim,
+      config: { api: { timeout: '1s' }, metrics: { lookback: '30m', ...CATCH_UP } },
+    });
+    const s = stack;
+    await waitFor(() => metricsRequests(sim!, 'demo').length > 0, 5_000, 'a first request in flight');
+
+    // The first poll hangs: scrapes and probes answer at once, and the exporter is not ready yet.
+    const [metricsStatus, metricsBody, metricsMs] = await timed(`${s.url}/metrics`);
+    expect(metricsStatus).toBe(200);
+    expect(metricsMs).toBeLessThan(500);
+    expect(metricsBody).toContain('cdn_exporter_build_info');
+    const [readyStatus, readyBody, readyMs] = await timed(`${s.url}/readyz`);
+    expect(readyMs).toBeLessThan(500);
+    expect(readyStatus).toBe(503);
+    expect(readyBody).toContain('demo/metrics');
+    const [healthStatus] = await timed(`${s.url}/healthz`);
+    expect(healthStatus).toBe(200);
+
+    // After the timeout the first poll has been tried: ready (the process works; cdn_up tells the API is down).
+    await waitFor(async () => (await timed(`${s.url}/readyz`))[0] === 200, 5_000, 'ready after the timeout');
+    let slowest = 0;
+    for (let i = 0; i < 5; i++) {
+      const [status, , ms] = await timed(`${s.url}/metrics`);
+      expect(status).toBe(200);
+      slowest = Math.max(slowest, ms);
+    }
+    expect(slowest).toBeLessThan(500);
+    const hung = await s.scrape();
+    expect(up(hung, 'demo')).toBe(0);
+    expect(cursorOf(hung, 'demo')).toBe(0);
+    expect(hung.value('cdn_api_requests_total', { api: 'metrics', code: 'error' })).toBeGreaterThan(0);
+    const page = await (await fetch(`${s.url}/`)).text();
+    expect(page.split('\n').find((l) => l.startsWith('<tr><td>demo</td><td>metrics</td>'))).toContain(
+      'class="down"',
+    );
+
+    // The API answers again: nothing was lost while it hung.
+    sim.setFaults({});
+    await waitFor(
+      async () => {
+        const scrape = await s.scrape();
+        return up(scrape, 'demo') === 1 && caughtUp(cursorOf(scrape, 'demo'));
+      },
+      10_000,
+      'recovered and caught up',
+    );
+    const scrape = await s.scrape();
+    const cursor = cursorOf(scrape, 'demo');
+    expect(expectExact(sim, reader(scrape), 'demo', [[first, cursor]])).toBeGreaterThan(50);
+    expect((await timed(`${s.url}/readyz`))[0]).toBe(200);
+  }, 30_000);
+});

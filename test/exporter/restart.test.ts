@@ -1,0 +1,152 @@
+/**
+ * `state_file`: a restart resumes walking at the saved cursor. Two exporters in a row against one simulator must
+ * count every minute exactly once between them, and the second must not ask again for what the first counted.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { floorMinute, MINUTE } from '../../src/clock.js';
+import { Exporter } from '../../src/exporter/exporter.js';
+import { silentLogger } from '../../src/log.js';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { configFrom, type Stack, startStack, waitFor } from '../helpers/stack.js';
+import {
+  answeredWindows,
+  cursorOf,
+  expectExact,
+  expectTiling,
+  metricsRequests,
+  type Range,
+  type Reader,
+} from './failure-checks.js';
+
+let stacks: Stack[] = [];
+let sim: Simulator | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  for (const s of stacks) await s.stop();
+  await sim?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  stacks = [];
+  sim = undefined;
+  dir = undefined;
+});
+
+function savedCursor(path: string, account: string): number {
+  const state = JSON.parse(readFileSync(path, 'utf8')) as {
+    version: number;
+    cursors: Record<string, string>;
+  };
+  expect(state.version).toBe(1);
+  return Date.parse(state.cursors[account]!);
+}
+
+/** Windows answered 200 more than once. */
+function askedTwice(windows: readonly Range[]): Range[] {
+  const seen = new Set<string>();
+  const twice: Range[] = [];
+  for (const w of windows) {
+    const key = `${w[0]}-${w[1]}`;
+    if (seen.has(key)) twice.push(w);
+    seen.add(key);
+  }
+  return twice;
+}
+
+describe('state_file', () => {
+  it('resumes at the saved cursor: two runs add up to the exact truth, nothing counted twice', async () => {
+    sim = await startSimulator({ seed: 11, slowMs: 300 });
+    dir = mkdtempSync(join(tmpdir(), 'cdn-restart-'));
+    const stateFile = join(dir, 'state', 'cursors.json');
+    const config = {
+      state_file: stateFile,
+      // A low rate: 36 windows of catch-up take several seconds, so the first run stops in the middle.
+      api: { requests_per_second: 8, concurrency: 2 },
+      metrics: { lookback: '6h', delay: '0m', window: '5m' },
+    };
+    const first0 = floorMinute(Date.now() - 6 * 60 * MINUTE);
+    const one = await startStack({ simulator: sim, config });
+    stacks.push(one);
+    await waitFor(
+      async () => cursorOf(await one.scrape(), 'demo') >= first0 + 60 * MINUTE,
+      10_000,
+      'an hour',
+    );
+    await one.stopExporter();
+    const scrape1 = await one.scrape();
+    const cursor1 = cursorOf(scrape1, 'demo');
+    await one.stop();
+
+    // The state file holds the cursor /metrics showed when the first run stopped, in the middle of catch-up.
+    expect(savedCursor(stateFile, 'demo')).toBe(cursor1);
+    expect(cursor1).toBeLessThan(floorMinute(Date.now()) - 60 * MINUTE);
+    const run1 = metricsRequests(sim, 'demo');
+    const first = Math.min(...run1.map((e) => e.window[0]));
+    expect(first - first0).toBeLessThanOrEqual(MINUTE);
+    const counted1 = answeredWindows(sim, 'demo').filter(([, e]) => e <= cursor1);
+    expectTiling(counted1, first, cursor1, 'first run');
+    expect(scrape1.value('cdn_metrics_windows_total', { account: 'demo' })).toBe(counted1.length);
+
+    const mark = sim.requestLog.length;
+    const two = await startStack({ simulator: sim, config });
+    stacks.push(two);
+    await waitFor(
+      async () => cursorOf(await two.scrape(), 'demo') >= floorMinute(Date.now()) - 6 * MINUTE,
+      15_000,
+      'the second run caught up',
+    );
+    const scrape2 = await two.scrape();
+    const cursor2 = cursorOf(scrape2, 'demo');
+    await two.stopExporter();
+    expect(savedCursor(stateFile, 'demo')).toBe(cursorOf(await two.scrape(), 'demo'));
+
+    // The second run began at the saved cursor, not at now - lookback.
+    const run2 = sim.requestLog
+      .slice(mark)
+      .filter((e) => e.api === 'metrics')
+      .map((e) => Date.parse(`${e.query.start![0]}Z`));
+    expect(run2[0]).toBe(cursor1);
+    expect(Math.min(...run2)).toBe(cursor1);
+
+    // Added together, the two runs' counters are the exact truth from the first start to the second cursor.
+    const both: Reader = (name, labels) => {
+      const a = scrape1.value(name, labels);
+      const b = scrape2.value(name, labels);
+      return a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0);
+    };
+    expect(expectExact(sim, both, 'demo', [[first, cursor2]])).toBeGreaterThan(100);
+    const windows1 = scrape1.value('cdn_metrics_windows_total', { account: 'demo' })!;
+    const windows2 = scrape2.value('cdn_metrics_windows_total', { account: 'demo' })!;
+    const counted = answeredWindows(sim, 'demo').filter(([, e]) => e <= cursor2);
+    // No window answered 200 twice: a stop counts the windows in flight that finish within its grace period, so
+    // the second run never asks again for minutes the first was answered.
+    expect(askedTwice(answeredWindows(sim, 'demo'))).toEqual([]);
+    expectTiling(counted, first, cursor2, 'both runs');
+    expect(counted.filter(([s]) => s < cursor1)).toEqual(counted1);
+    expect(windows1 + windows2).toBe(counted.length);
+  }, 40_000);
+
+  it('refuses to start on a state file it cannot read, naming the file', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cdn-restart-'));
+    const stateFile = join(dir, 'state.json');
+    writeFileSync(stateFile, '{"version": 1, "cursors": {"demo": ');
+    const exporter = new Exporter({
+      config: configFrom({
+        api: { base_url: 'http://127.0.0.1:9', token: 'demo-token' },
+        accounts: [{ name: 'demo' }],
+        state_file: stateFile,
+      }),
+      log: silentLogger,
+      version: '0.0.0-test',
+      defaultMetrics: false,
+    });
+    try {
+      await expect(exporter.start()).rejects.toThrow(`state_file ${stateFile}: not valid JSON`);
+      // The file is left as it was, for the operator to look at (the CLI exits here).
+      expect(readFileSync(stateFile, 'utf8')).toBe('{"version": 1, "cursors": {"demo": ');
+    } finally {
+      await exporter.stop(100);
+    }
+  });
+});
