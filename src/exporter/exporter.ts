@@ -69,6 +69,7 @@ export class Exporter {
   private readonly startedAt: Date;
   private readonly controller = new AbortController();
   private loops: Promise<void>[] = [];
+  private started = false;
   private walkers: AccountWalker[] = [];
 
   constructor(private readonly opts: ExporterOptions) {
@@ -133,6 +134,10 @@ export class Exporter {
   /** Starts every poll loop; resolves once they are running (not when they end). */
   async start(): Promise<void> {
     const saved = this.stateFile ? await this.stateFile.load() : new Map<string, number>();
+    // Only a started exporter saves: stop() after a failed start must not overwrite the cursors on disk.
+    this.started = true;
+    // Cursors of accounts this replica does not poll now (another shard's, a removed one) are kept on save.
+    for (const [account, cursor] of saved) this.cursors.set(account, cursor);
     const { config, clock, log } = this;
     const signal = this.controller.signal;
     const traffic = new TrafficProcess(
@@ -253,7 +258,7 @@ export class Exporter {
       this.log.warn({ graceMs }, 'requests still in flight at shutdown: cancelled');
     await this.agent.destroy();
     await settledWithin(settled, 1000);
-    if (this.stateFile) await this.stateFile.save(this.cursors);
+    if (this.stateFile && this.started) await this.stateFile.save(this.cursors);
   }
 
   status(): ExporterStatus {

@@ -236,7 +236,8 @@ export class AccountWalker {
         break;
       case 'timeout': {
         // 504: the API ran out of time for this window; ask for less.
-        this.maxWindow = Math.max(1, Math.floor(minutes / 2));
+        // An older, longer window still in flight must not undo a shrink that already happened.
+        this.maxWindow = Math.max(1, Math.min(this.maxWindow, Math.floor(minutes / 2)));
         if (minutes > this.maxWindow) {
           const pieces = this.split(slot, this.maxWindow * MINUTE);
           this.slots.splice(this.slots.indexOf(slot), 1, ...pieces);
