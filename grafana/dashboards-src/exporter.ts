@@ -165,7 +165,13 @@ export function build(): Dashboard {
         'queue; a steady flow means requests_per_second is above what the API allows for this token.',
       unit: 'reqps',
       queries: [
-        { expr: `sum by (api) (rate(cdn_api_requests_total{${JOB},code="429"}[${RI}]))`, legend: '{{api}}' },
+        // `or 0 * all requests`: no 429 series exists until the first 429; show 0 for each API, not "No data".
+        {
+          expr:
+            `sum by (api) (rate(cdn_api_requests_total{${JOB},code="429"}[${RI}]))\nor\n` +
+            `0 * sum by (api) (rate(cdn_api_requests_total{${JOB}}[${RI}]))`,
+          legend: '{{api}}',
+        },
       ],
     }),
     timeseries({
@@ -176,8 +182,10 @@ export function build(): Dashboard {
       min: 0,
       queries: [
         {
+          // Without any failure there is no non-2xx series: 0 for each API instead of "No data".
           expr:
-            `sum by (api) (rate(cdn_api_requests_total{${JOB},code!~"2.."}[${RI}]))\n/\n` +
+            `(\n  sum by (api) (rate(cdn_api_requests_total{${JOB},code!~"2.."}[${RI}]))\n  or\n` +
+            `  0 * sum by (api) (rate(cdn_api_requests_total{${JOB}}[${RI}]))\n)\n/\n` +
             `sum by (api) (rate(cdn_api_requests_total{${JOB}}[${RI}]))`,
           legend: '{{api}}',
         },
