@@ -59,14 +59,28 @@ export class RequestGate {
     return this.rate;
   }
 
+  /**
+   * Runs `fn` when the gate allows. Aborting `signal` drops the request while it waits (it rejects); a request
+   * already sent is left to finish: p-queue would reject it at once, so its own signal is aborted only for tasks
+   * that have not started.
+   */
   run<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    return this.queue.add(
+    const waiting = new AbortController();
+    let started = false;
+    const onAbort = () => {
+      if (!started) waiting.abort(signal?.reason);
+    };
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    const task = this.queue.add(
       async () => {
+        started = true;
         await this.waitTurn(signal);
         return fn();
       },
-      { signal },
+      { signal: waiting.signal },
     ) as Promise<T>;
+    return task.finally(() => signal?.removeEventListener('abort', onAbort));
   }
 
   /** A 429: stop every request of this token until Retry-After, and slow down. */

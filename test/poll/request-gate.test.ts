@@ -73,3 +73,19 @@ describe('request gate', () => {
     expect(sent[2]! - sent[1]!).toBeGreaterThanOrEqual(2000);
   });
 });
+
+describe('request gate on stop', () => {
+  it('drops waiting requests at once but lets a request already sent finish', async () => {
+    const clock = new FakeClock(0);
+    const gate = new RequestGate({ requestsPerSecond: 100, concurrency: 1, clock, marginMs: 0 });
+    const stop = new AbortController();
+    let release: (v: string) => void = () => {};
+    const inFlight = gate.run(() => new Promise<string>((r) => (release = r)), stop.signal);
+    const waiting = gate.run(async () => 'never sent', stop.signal);
+    await clock.advance(0);
+    stop.abort(new Error('stopping'));
+    await expect(waiting).rejects.toThrow();
+    release('answered');
+    await expect(inFlight).resolves.toBe('answered');
+  });
+});
