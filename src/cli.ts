@@ -21,7 +21,12 @@ import { createLogger, type Logger } from './log.js';
 import { boundAddress, closeServer, handleSignals, listen } from './main.js';
 import { parseSimulatorArgs, startSimulator } from './simulator/server.js';
 
-const SHUTDOWN_GRACE_MS = 4000;
+/**
+ * Shutdown is bounded at about 4.5 s, under the 5 s a supervisor may be told to wait (and far under Kubernetes'
+ * default 30 s): requests in flight get this long to finish, then Exporter.stop gives cancelled requests up to
+ * 1 s to settle, and closeServer gives scrapes in progress up to 1 s.
+ */
+const SHUTDOWN_GRACE_MS = 2500;
 
 export function packageVersion(): string {
   const path = fileURLToPath(new URL('../../package.json', import.meta.url));
