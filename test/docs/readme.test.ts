@@ -1,0 +1,342 @@
+/**
+ * README.md against the code it documents: the two opening commands, the runbook copy of docs/alerts.md (the
+ * rules' runbook_url anchors point at the README), every metric family the exporter can expose (with its type and
+ * labels) and every configuration key, flag and npm script, and no name, key, link or anchor that does not exist.
+ * The names come from the code (the family factories, the self metrics, check-config's output, usage()), not from
+ * a list kept here.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { COMMANDS, checkConfigReport, loadConfig, usage } from '../../src/config/index.js';
+import { createDvrFamilies } from '../../src/dvr/metrics.js';
+import { createRecordingFamilies } from '../../src/recordings/metrics.js';
+import { createSelfMetrics } from '../../src/server/self-metrics.js';
+import { SeriesStore } from '../../src/store/series-store.js';
+import type { Family } from '../../src/store/types.js';
+import { createTrafficFamilies } from '../../src/traffic/metrics.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const ALERTS_DOC = readFileSync(join(ROOT, 'docs', 'alerts.md'), 'utf8');
+
+/** Names of the design's first catalogue, replaced by base units; the README may name them only as "was ...". */
+const RENAMED = ['cdn_metrics_skipped_minutes_total', 'cdn_recording_storage_days'];
+
+interface FamilyDoc {
+  name: string;
+  type: string;
+  labels: readonly string[];
+}
+
+/** Every Family object reachable from a factory's result (they nest: edge.window.requests, ...). */
+function familiesIn(value: unknown, out: Family[] = []): Family[] {
+  if (value === null || typeof value !== 'object') return out;
+  if ('spec' in value && typeof (value as Family).slot === 'function') {
+    out.push(value as Family);
+    return out;
+  }
+  for (const v of Object.values(value)) familiesIn(v, out);
+  return out;
+}
+
+/** Every family the exporter can expose: the store's with every option on, and the self metrics. */
+function exposedFamilies(): FamilyDoc[] {
+  const store = new SeriesStore();
+  const built = [
+    createTrafficFamilies(store, { breakdown: 'resource', windowGauges: true }),
+    createDvrFamilies(store),
+    createRecordingFamilies(store),
+  ];
+  const out: FamilyDoc[] = familiesIn(built).map((f) => ({
+    name: f.spec.name,
+    type: f.spec.type,
+    labels: f.spec.labelNames,
+  }));
+  const registry = new Registry();
+  createSelfMetrics(registry, { version: 'test', defaultMetrics: false });
+  for (const m of registry.getMetricsAsArray()) {
+    const metric = m as unknown as { name: string; type: string; labelNames?: readonly string[] };
+    out.push({ name: metric.name, type: metric.type, labels: metric.labelNames ?? [] });
+  }
+  return out;
+}
+
+/** README lines outside fenced code blocks. */
+function proseLines(text: string): string[] {
+  let fenced = false;
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    if (line.startsWith('```')) {
+      fenced = !fenced;
+      continue;
+    }
+    if (!fenced) out.push(line);
+  }
+  return out;
+}
+
+/** Fenced code blocks with their info string. */
+function codeBlocks(text: string): { lang: string; body: string }[] {
+  return [...text.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((m) => ({ lang: m[1]!, body: m[2]! }));
+}
+
+/** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens. */
+function anchor(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+}
+
+const HEADINGS = new Set(
+  proseLines(README)
+    .filter((l) => /^#{1,6} /.test(l))
+    .map((l) => anchor(l.replace(/^#+ /, ''))),
+);
+
+/** The table row documenting `name` (first cell is the name in backticks), split into cells. */
+function row(name: string): string[] | undefined {
+  const line = proseLines(README).find((l) => l.startsWith(`| \`${name}\` `));
+  return line?.split(/(?<!\\)\|/).map((c) => c.trim());
+}
+
+/** Lines of the section under `heading` (up to the next heading of the same or a higher level). */
+function section(heading: string): string[] {
+  const lines = proseLines(README);
+  const start = lines.indexOf(heading);
+  if (start < 0) return [];
+  const level = heading.indexOf(' ');
+  const end = lines.findIndex((l, i) => i > start && /^#+ /.test(l) && l.indexOf(' ') <= level);
+  return lines.slice(start + 1, end < 0 ? undefined : end);
+}
+
+describe('README opening', () => {
+  it('opens with the demo and the test commands, in that order, as its first code block', () => {
+    const first = codeBlocks(README)[0]!;
+    expect(first.body.trim().split('\n')).toEqual(['npm ci && npm run demo', 'npm ci && npm test']);
+    expect(README.indexOf('```')).toBeLessThan(README.indexOf('\n## '));
+  });
+
+  it('says where the demo listens, and that is the default listen address', () => {
+    const intro = README.slice(0, README.indexOf('\n## '));
+    expect(intro).toContain('http://localhost:9877/');
+    expect(intro).toContain('/metrics');
+    expect(usage()).toContain('(default :9877)');
+  });
+});
+
+describe('runbook', () => {
+  const begin = README.indexOf('<!-- BEGIN docs/alerts.md');
+  const end = README.indexOf('<!-- END docs/alerts.md -->');
+
+  it('holds docs/alerts.md verbatim between its markers', () => {
+    expect(begin).toBeGreaterThan(0);
+    expect(end).toBeGreaterThan(begin);
+    const copy = README.slice(README.indexOf('\n', begin) + 1, end);
+    // On failure: copy docs/alerts.md between the markers again (it is the file test/rules reads).
+    expect(copy.trimEnd()).toBe(ALERTS_DOC.trimEnd());
+  });
+
+  it("has a heading for every alert's runbook_url anchor", () => {
+    const rules = parse(readFileSync(join(ROOT, 'rules', 'cdn-exporter.rules.yml'), 'utf8')) as {
+      groups: { rules: { alert?: string; annotations?: { runbook_url?: string } }[] }[];
+    };
+    const alerts = rules.groups.flatMap((g) => g.rules).filter((r) => r.alert);
+    expect(alerts.length).toBeGreaterThan(0);
+    const missing = alerts
+      .map((a) => a.annotations?.runbook_url?.split('README.md#')[1] ?? `(no README anchor: ${a.alert})`)
+      .filter((a) => !HEADINGS.has(a));
+    expect(missing).toEqual([]);
+  });
+});
+
+describe('metric reference', () => {
+  const families = exposedFamilies();
+
+  it('finds the families it checks (the factories and the registry)', () => {
+    // A guard against a walker that finds nothing and so passes everything below.
+    expect(families.length).toBeGreaterThan(50);
+    expect(families.map((f) => f.name)).toEqual(
+      expect.arrayContaining(['cdn_up', 'cdn_edge_responses_total', 'cdn_dvr_coverage_ratio']),
+    );
+  });
+
+  it('has a table row for every family, with its type and every label', () => {
+    const problems: string[] = [];
+    for (const f of families) {
+      const cells = row(f.name);
+      if (!cells) {
+        problems.push(`${f.name}: no row`);
+        continue;
+      }
+      if (!cells.includes(f.type)) problems.push(`${f.name}: type is ${f.type}, row says ${cells[2]}`);
+      const labelCell = cells[3]!.split(',').map((s) => s.trim());
+      for (const l of f.labels) if (!labelCell.includes(l)) problems.push(`${f.name}: label ${l} missing`);
+      for (const l of labelCell)
+        if (l !== '' && !f.labels.includes(l)) problems.push(`${f.name}: no label ${l}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('names no cdn_ family that does not exist (the renamed ones only as "was")', () => {
+    const known = new Set(families.map((f) => f.name));
+    const histograms = families.filter((f) => f.type === 'histogram').map((f) => f.name);
+    const unknown = new Set<string>();
+    for (const line of README.split('\n')) {
+      for (const m of line.matchAll(/\bcdn_[a-z0-9_]+/g)) {
+        const name = m[0];
+        if (name.endsWith('_')) continue; // a pattern such as cdn_origin_* or cdn_*_window_*
+        if (known.has(name)) continue;
+        if (histograms.some((h) => [`${h}_bucket`, `${h}_sum`, `${h}_count`].includes(name))) continue;
+        if (RENAMED.includes(name) && line.includes(`was \`${name}\``)) continue;
+        unknown.add(name);
+      }
+    }
+    expect([...unknown]).toEqual([]);
+  });
+
+  it('states both renames to base units and the added window gauge', () => {
+    for (const old of RENAMED) expect(README).toContain(`was \`${old}\``);
+    expect(README).toMatch(/one was added,\s+\*\*`cdn_metrics_window_seconds`\*\*/);
+  });
+});
+
+describe('configuration reference', () => {
+  /** Dotted keys of check-config's output (arrays as `[]`), for a file with inline tokens and one with files. */
+  function printedKeys(): Set<string> {
+    const files = [
+      {
+        api: { base_url: 'https://cdn.example', token: 'a' },
+        accounts: [{ name: 'x', token: 'b', dvr_streams: ['s'], recordings: true }],
+        state_file: '/tmp/state.json',
+      },
+      {
+        api: { base_url: 'https://cdn.example', token_file: '/run/t' },
+        accounts: [{ name: 'x', token_file: '/run/u' }],
+      },
+    ];
+    const keys = new Set<string>();
+    const walk = (v: unknown, path: string) => {
+      if (Array.isArray(v)) {
+        keys.add(path);
+        for (const item of v) if (item !== null && typeof item === 'object') walk(item, `${path}[]`);
+        return;
+      }
+      if (v !== null && typeof v === 'object') {
+        for (const [k, child] of Object.entries(v)) walk(child, path ? `${path}.${k}` : k);
+        return;
+      }
+      keys.add(path);
+    };
+    for (const file of files) {
+      const text = JSON.stringify(file);
+      const config = loadConfig({ file: 'c.yml', env: {}, readFile: () => text });
+      walk(parse(checkConfigReport(config)), '');
+    }
+    return keys;
+  }
+
+  const documented = section('### Keys')
+    .filter((l) => l.startsWith('| `'))
+    .map((l) => /^\| `([^`]+)`/.exec(l)![1]!);
+
+  it('documents every key check-config prints, and only those', () => {
+    const keys = printedKeys();
+    expect(keys.size).toBeGreaterThan(20);
+    expect([...keys].filter((k) => !documented.includes(k))).toEqual([]);
+    expect(documented.filter((k) => !keys.has(k))).toEqual([]);
+  });
+
+  it('gives the defaults check-config prints for an empty configuration', () => {
+    const text = JSON.stringify({
+      api: { base_url: 'https://cdn.example', token: 'a' },
+      accounts: [{ name: 'x' }],
+    });
+    const printed = parse(
+      checkConfigReport(loadConfig({ file: 'c.yml', env: {}, readFile: () => text })),
+    ) as Record<string, Record<string, unknown>>;
+    const problems: string[] = [];
+    for (const [sectionName, values] of Object.entries(printed)) {
+      if (sectionName === 'accounts' || typeof values !== 'object') continue;
+      for (const [key, value] of Object.entries(values)) {
+        if (key === 'base_url' || key === 'token') continue;
+        const cells = row(`${sectionName}.${key}`);
+        const shown = Array.isArray(value) ? '`[]`' : `\`${String(value)}\``;
+        if (!cells?.[3]?.startsWith(shown))
+          problems.push(`${sectionName}.${key}: default ${shown}, row says ${cells?.[3]}`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('shows example configurations that the real loader accepts', () => {
+    const examples = codeBlocks(README).filter((b) => b.lang === 'yaml' && /^(#.*\n)*api:/m.test(b.body));
+    expect(examples.length).toBeGreaterThan(0);
+    for (const { body } of examples) {
+      expect(() => loadConfig({ file: 'example.yml', env: {}, readFile: () => body })).not.toThrow();
+    }
+  });
+
+  it('documents every flag and command of the command line', () => {
+    const flags = [...usage().matchAll(/(--[a-z][a-z.-]+)/g)].map((m) => m[1]!);
+    expect(flags.length).toBeGreaterThan(4);
+    const flagRows = section('### Flags').join('\n');
+    expect(flags.filter((f) => !flagRows.includes(`\`${f}`))).toEqual([]);
+    expect(COMMANDS.filter((c) => !flagRows.includes(`| \`${c}\``))).toEqual([]);
+  });
+
+  it('documents every environment variable usage() names', () => {
+    const text = usage().slice(usage().indexOf('Environment:'));
+    const names = [...text.matchAll(/\b([A-Z][A-Z_]{3,})\b/g)].map((m) => m[1]!);
+    expect(names).toEqual(expect.arrayContaining(['CDN_API_URL', 'SHARD']));
+    const env = section('### Environment').join('\n');
+    expect([...new Set(names)].filter((n) => !env.includes(`| \`${n}\``))).toEqual([]);
+  });
+});
+
+describe('links and commands', () => {
+  it('every npm script it runs exists', () => {
+    const scripts = (
+      JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+        scripts: Record<string, string>;
+      }
+    ).scripts;
+    const used = [...README.matchAll(/npm run ([a-z:]+)/g)].map((m) => m[1]!);
+    expect(used.length).toBeGreaterThan(3);
+    expect(used.filter((s) => !(s in scripts))).toEqual([]);
+  });
+
+  it('every relative link points at a file and every #anchor at a heading', () => {
+    const broken: string[] = [];
+    for (const line of proseLines(README)) {
+      for (const m of line.matchAll(/\]\(([^)\s]+)\)/g)) {
+        const target = m[1]!;
+        if (/^https?:/.test(target)) continue;
+        if (target.startsWith('#')) {
+          if (!HEADINGS.has(target.slice(1))) broken.push(target);
+        } else if (!existsSync(join(ROOT, target.split('#')[0]!))) {
+          broken.push(target);
+        }
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('every repository path it names in backticks exists', () => {
+    const paths = new Set<string>();
+    for (const line of proseLines(README)) {
+      for (const m of line.matchAll(
+        /`((?:src|test|docs|rules|grafana|helm|deploy|examples|scripts|bench|\.ci)\/[^`*\s:]*)`/g,
+      )) {
+        paths.add(m[1]!);
+      }
+    }
+    expect(paths.size).toBeGreaterThan(10);
+    // Globs (rules/tests/*.yml) do not match the pattern above; folders end in / and exist as such.
+    expect([...paths].filter((p) => !existsSync(join(ROOT, p)))).toEqual([]);
+  });
+});
