@@ -54,8 +54,8 @@ export function build(): Dashboard {
     stat({
       title: 'Worst window lag',
       description:
-        'Age of the newest counted traffic window, worst account. Normal: metrics.delay plus one window ' +
-        '(10 to 15 minutes with the defaults).',
+        'Age of the newest counted traffic window, worst account. Normal: between metrics.delay and ' +
+        'metrics.delay plus one window (5 to 10 minutes with the defaults).',
       unit: 's',
       thresholds: [
         [1500, 'orange'],

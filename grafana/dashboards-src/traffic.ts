@@ -207,7 +207,7 @@ export function build(): Dashboard {
       title: 'Data freshness',
       description:
         'Age of the newest counted traffic window (worst account): time() minus its end. Normal is about ' +
-        'metrics.delay plus one window (10 to 15 minutes with the defaults); above 30 minutes the data is stale.',
+        'metrics.delay to metrics.delay plus one window (5 to 10 minutes with the defaults); above 30 minutes the data is stale.',
       unit: 's',
       thresholds: [
         [1500, 'orange'],

@@ -6,7 +6,7 @@
 export interface AccountStatus {
   /** Account name as configured. */
   name: string;
-  /** Which API this row is about: `metrics`, `dvr` or `recordings`. */
+  /** Which API this row is about: `metrics`, `dvr-net` or `recorder-cloud`. */
   api: string;
   /** The last poll succeeded. */
   up: boolean;
