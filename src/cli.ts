@@ -19,6 +19,7 @@ import { demoConfig, startDemoSimulator } from './demo.js';
 import { Exporter } from './exporter/exporter.js';
 import { createLogger, type Logger } from './log.js';
 import { boundAddress, closeServer, handleSignals, listen } from './main.js';
+import { simulatorUsage } from './simulator/options.js';
 import { parseSimulatorArgs, startSimulator } from './simulator/server.js';
 
 /**
@@ -94,6 +95,10 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       return -1;
     }
     case 'simulate': {
+      if (cl.rest.includes('--help') || cl.rest.includes('-h')) {
+        process.stdout.write(simulatorUsage());
+        return 0;
+      }
       let args: ReturnType<typeof parseSimulatorArgs>;
       try {
         args = parseSimulatorArgs(cl.rest);

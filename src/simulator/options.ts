@@ -118,3 +118,23 @@ export function parseSimulatorArgs(argv: readonly string[]): SimulatorArgs {
   }
   return { options, listen };
 }
+
+export function simulatorUsage(): string {
+  return `Usage: cdn-exporter simulate [flags]
+
+Serves the simulator of the traffic metrics, network-DVR and recording-settings APIs (accounts demo and acme;
+their tokens are printed at start).
+
+Flags (--flag value or --flag=value):
+  --host HOST                 address to listen on (default 127.0.0.1)
+  --port PORT                 port, 0 for any free one (default ${DEFAULT_SIMULATOR_PORT})
+  --seed N                    seed of the deterministic traffic, ranges and ids (default 1)
+  --lag SECONDS               a traffic minute is complete only this long after it ends (default 0)
+  --rate-limit N              requests per second per token; above it 429 with Retry-After (default: none)
+  --request-time-shape S      how *_request_time appears: ${SHAPES.join(' | ')} (default object)
+  --slow-ms MS                delay of a 'slow' fault (default 5000)
+  --fault-KIND RATE           share of requests answered with fault KIND, 0..1; KIND is one of
+                              ${FAULT_KINDS.join(', ')}
+  -h, --help                  show this help
+`;
+}

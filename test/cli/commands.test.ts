@@ -43,6 +43,21 @@ describe('flags', () => {
       expect(r.stdout).toContain(word);
   });
 
+  it('simulate --help lists every simulator flag and exits 0', async () => {
+    const r = await runCli(['simulate', '--help']);
+    expect(r.code).toBe(0);
+    for (const flag of [
+      '--port',
+      '--seed',
+      '--lag',
+      '--rate-limit',
+      '--request-time-shape',
+      '--fault-KIND',
+      'malformed',
+    ])
+      expect(r.stdout).toContain(flag);
+  });
+
   it.each([
     [['--no-such-flag'], '--no-such-flag'],
     [['check-config', '--bogus=1'], '--bogus'],
