@@ -74,7 +74,7 @@ export interface WalkerOptions {
   backoff: BackoffPolicy;
   /** Slow retry while the account's token is refused. */
   authBackoff: BackoffPolicy;
-  /** Successes in a row before a shrunk window doubles again. */
+  /** Successes in a row, of windows planned at the current size, before a shrunk window doubles again. */
   growAfter?: number;
 }
 
@@ -86,6 +86,8 @@ interface Slot {
   state: 'waiting' | 'inflight' | 'done' | 'skipped';
   notBefore: number;
   attempts: number;
+  /** `maxWindow` when this window was planned (or split off). */
+  sizedAt: number;
   response?: TrafficResponse;
 }
 
@@ -167,7 +169,7 @@ export class AccountWalker {
       const next = this.planned;
       if (horizon - next < this.opts.windowMs) break;
       const len = Math.min(this.maxWindow * MINUTE, horizon - next);
-      this.slots.push({ start: next, end: next + len, state: 'waiting', notBefore: 0, attempts: 0 });
+      this.slots.push(this.slot(next, next + len));
     }
   }
 
@@ -207,7 +209,14 @@ export class AccountWalker {
     this.status.tried = true;
     this.status.up = true;
     this.status.lastSuccess = this.deps.clock.now();
-    if (++this.streak >= this.growAfter && this.maxWindow < MAX_WINDOW_MINUTES) {
+    // Only a window planned at the current size (or a larger one) says the current size works. Windows planned
+    // before the last growth are still in flight during catch-up; counting them would double the size again before
+    // any window of the new size has been answered (2 -> 4 -> 8 while the API times out above 2 minutes).
+    if (
+      slot.sizedAt >= this.maxWindow &&
+      ++this.streak >= this.growAfter &&
+      this.maxWindow < MAX_WINDOW_MINUTES
+    ) {
       this.streak = 0;
       this.maxWindow = Math.min(MAX_WINDOW_MINUTES, this.maxWindow * 2);
     }
@@ -237,17 +246,18 @@ export class AccountWalker {
       case 'timeout': {
         // 504: the API ran out of time for this window; ask for less.
         // An older, longer window still in flight must not undo a shrink that already happened.
+        const before = this.maxWindow;
         this.maxWindow = Math.max(1, Math.min(this.maxWindow, Math.floor(minutes / 2)));
-        if (minutes > this.maxWindow) {
-          const pieces = this.split(slot, this.maxWindow * MINUTE);
-          this.slots.splice(this.slots.indexOf(slot), 1, ...pieces);
+        if (minutes <= this.maxWindow)
+          slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
+        // This window and every other one waiting that is longer than the new size would time out the same way
+        // (each 504 costs the API a whole execution timeout): split them all now.
+        this.resplit();
+        if (this.maxWindow < before)
           this.deps.log.info(
             { account, window_minutes: this.maxWindow },
             'metrics API timed out (504): smaller windows',
           );
-        } else {
-          slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
-        }
         this.setError(describe, false);
         break;
       }
@@ -279,12 +289,19 @@ export class AccountWalker {
     this.wake?.();
   }
 
-  private split(slot: Slot, len: number): Slot[] {
-    const out: Slot[] = [];
-    for (let s = slot.start; s < slot.end; s += len) {
-      out.push({ start: s, end: Math.min(slot.end, s + len), state: 'waiting', notBefore: 0, attempts: 0 });
-    }
-    return out;
+  private slot(start: number, end: number): Slot {
+    return { start, end, state: 'waiting', notBefore: 0, attempts: 0, sizedAt: this.maxWindow };
+  }
+
+  /** Splits every waiting window longer than the current size into windows of that size, in place. */
+  private resplit(): void {
+    const len = this.maxWindow * MINUTE;
+    this.slots = this.slots.flatMap((slot) => {
+      if (slot.state !== 'waiting' || slot.end - slot.start <= len) return [slot];
+      const out: Slot[] = [];
+      for (let s = slot.start; s < slot.end; s += len) out.push(this.slot(s, Math.min(slot.end, s + len)));
+      return out;
+    });
   }
 
   private setError(text: string, reachable: boolean): void {

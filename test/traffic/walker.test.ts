@@ -188,13 +188,71 @@ describe('window walker', () => {
       [-60, -55],
       [-60, -58],
     ]);
-    expectTiling(h.applied, T0 - 60 * MINUTE, T0);
-    // The 504'd window is re-asked in pieces; the rest of the old 5-minute piece keeps its size. Every third success
-    // in a row doubles the window again (2 -> 4 -> 8 -> 10).
+    // When the size drops, every waiting window longer than it is split too (the rest of the old 5-minute piece
+    // would time out the same way). Every third success in a row of a window planned at the current size doubles
+    // it again (2 -> 4 -> 8 -> 10).
     const lengths = h.applied.map(([s, e]) => (e - s) / MINUTE);
-    expect(lengths).toEqual([2, 2, 1, 5, 4, 4, 8, 8, 8, 10, 8]);
+    expect(lengths).toEqual([2, 2, 1, 2, 2, 1, 4, 4, 4, 8, 8, 8, 10]);
+    // The last 4 minutes wait for a full steady-state window.
+    expectTiling(h.applied, T0 - 60 * MINUTE, T0 - 4 * MINUTE);
+    await h.clock.advance(MINUTE);
+    expectTiling(h.applied, T0 - 60 * MINUTE, T0 + MINUTE);
     expect(h.statuses.some((s) => s.maxWindowMinutes === 2)).toBe(true);
     expect(h.statuses.at(-1)!.maxWindowMinutes).toBe(10);
+  });
+
+  it('grows the window one step at a time while older, smaller windows are still in flight', async () => {
+    // The API times out above 2 minutes at once and holds 2-minute answers until released, so several of them are
+    // in flight together and then succeed together. Only successes of windows planned at the current size may grow
+    // it: 2 -> 4 (answered 504, back to 2), never on to 8 before a 4-minute window has been answered.
+    const held: Array<() => void> = [];
+    const clock = new FakeClock(T0);
+    const sizes: number[] = [];
+    const requests: Array<[number, number]> = [];
+    const applied: Array<[number, number]> = [];
+    const walker = new AccountWalker(
+      {
+        account: 'a',
+        windowMs: 5 * MINUTE,
+        delayMs: 0,
+        lookbackMs: 120 * MINUTE,
+        maxInFlight: 6,
+        backoff: { baseMs: 1000, capMs: 1000 },
+        authBackoff: { baseMs: 1000, capMs: 1000 },
+      },
+      {
+        clock,
+        log: silentLogger,
+        random: () => 0.5,
+        fetchWindow: (start, end) => {
+          requests.push([start, end]);
+          if (end - start > 2 * MINUTE) return Promise.reject(failure('timeout', 504));
+          return new Promise((resolve) => held.push(() => resolve(response())));
+        },
+        apply: (start, end) => applied.push([start, end]),
+        skip: () => {},
+        onStatus: (s) => sizes.push(s.maxWindowMinutes),
+        authFailed: () => {},
+      },
+    );
+    const ctl = new AbortController();
+    const done = walker.run(ctl.signal);
+    await clock.advance(0);
+    expect(held).toHaveLength(6);
+    expect(walker.current.maxWindowMinutes).toBe(2);
+    const mark = requests.length;
+    for (let round = 0; round < 100 && walker.current.cursor < T0; round++) {
+      for (const release of held.splice(0)) release();
+      await clock.advance(1000); // past the backoff of a re-asked 504 piece
+    }
+    expectTiling(applied, T0 - 120 * MINUTE, T0);
+    expect(Math.max(...sizes.slice(sizes.indexOf(2)))).toBe(4);
+    // Once the size is 2, the only longer windows ever asked for are 4 minutes (answered 504, then re-asked in 2s).
+    const longer = requests.slice(mark).filter(([s, e]) => e - s > 2 * MINUTE);
+    expect(longer.length).toBeGreaterThan(0);
+    for (const [s, e] of longer) expect((e - s) / MINUTE).toBe(4);
+    ctl.abort();
+    await done;
   });
 
   it('skips and counts a window the API rejects with 422, and goes on', async () => {
