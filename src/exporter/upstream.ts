@@ -8,7 +8,7 @@ import type { TokenSource } from '../config/index.js';
 import { DvrClient } from '../dvr/client.js';
 import type { ApiName } from '../http/errors.js';
 import { type ApiError, isApiError } from '../http/errors.js';
-import { HttpClient } from '../http/request.js';
+import { HttpClient, reportingSends } from '../http/request.js';
 import { RequestGate } from '../poll/request-gate.js';
 import { RecorderClient } from '../recordings/client.js';
 import { MetricsClient } from '../traffic/client.js';
@@ -56,13 +56,17 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
     dvr: new DvrClient(http),
     recorder: new RecorderClient(http),
     async call<T>(fn: () => Promise<T>): Promise<T> {
+      let releasedAt: number | undefined;
       try {
-        const result = await gate.run(fn, opts.signal);
+        const result = await gate.run((ticket) => {
+          releasedAt = ticket.releasedAt;
+          return reportingSends(ticket.sent, fn);
+        }, opts.signal);
         gate.succeeded();
         return result;
       } catch (err) {
         if (isApiError(err)) {
-          if (err.kind === 'rate-limited') gate.rateLimited(err.retryAfterMs);
+          if (err.kind === 'rate-limited') gate.rateLimited(err.retryAfterMs, releasedAt);
           opts.onError?.(err);
         }
         throw err;

@@ -11,7 +11,10 @@
  * - `onRequest(api, code, seconds)` fires once per request: `code` is the HTTP status as a string, or `error`
  *   when no answer came. Seconds are wall time (performance.now), not the injected clock.
  * - Redirects are not followed: none of the documents shows one, and following one would send the token elsewhere.
+ * - Inside `reportingSends(onSent, fn)`, every request `fn` makes calls `onSent` once it is written to a socket
+ *   (the request gate's send time; see src/poll/request-gate.ts).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 import { type Clock, systemClock } from '../clock.js';
@@ -90,17 +93,50 @@ export function buildQuery(params: readonly QueryParam[]): string {
   return `?${parts.join('&')}`;
 }
 
+const sendReporter = new AsyncLocalStorage<() => void>();
+
+/** Runs `fn`; each request it makes through an HttpClient calls `onSent` when it has been written to a socket. */
+export function reportingSends<T>(onSent: () => void, fn: () => Promise<T>): Promise<T> {
+  return sendReporter.run(onSent, fn);
+}
+
+/** Passes every event on to `inner`, and reports the moment the request was written (`onRequestSent`). */
+function reportingHandler(inner: Dispatcher.DispatchHandler, onSent: () => void): Dispatcher.DispatchHandler {
+  return {
+    onRequestStart: (controller, context) => inner.onRequestStart?.(controller, context),
+    onRequestUpgrade: (controller, status, headers, socket) =>
+      inner.onRequestUpgrade?.(controller, status, headers, socket),
+    onResponseStart: (controller, status, headers, message) =>
+      inner.onResponseStart?.(controller, status, headers, message),
+    onResponseData: (controller, chunk) => inner.onResponseData?.(controller, chunk),
+    onResponseEnd: (controller, trailers) => inner.onResponseEnd?.(controller, trailers),
+    onResponseError: (controller, error) => inner.onResponseError?.(controller, error),
+    onResponseStarted: () => inner.onResponseStarted?.(),
+    onBodySent: (chunk) => inner.onBodySent?.(chunk),
+    onRequestSent: () => {
+      onSent();
+      inner.onRequestSent?.();
+    },
+  };
+}
+
+const reportSends: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {
+  const onSent = sendReporter.getStore();
+  return dispatch(opts, onSent ? reportingHandler(handler, onSent) : handler);
+};
+
 export class HttpClient {
   private readonly base: string;
+  /** What requests go through: the dispatcher below, with send reporting. */
   private readonly dispatcher: Dispatcher;
-  private readonly ownsDispatcher: boolean;
+  private readonly own: Dispatcher | undefined;
   private readonly clock: Clock;
 
   constructor(private readonly opts: HttpClientOptions) {
     this.base = opts.baseUrl.replace(/\/+$/, '');
     this.clock = opts.clock ?? systemClock;
-    this.ownsDispatcher = opts.dispatcher === undefined;
-    this.dispatcher = opts.dispatcher ?? createAgent(opts);
+    this.own = opts.dispatcher === undefined ? createAgent(opts) : undefined;
+    this.dispatcher = (opts.dispatcher ?? this.own!).compose(reportSends);
   }
 
   /**
@@ -190,7 +226,7 @@ export class HttpClient {
   }
 
   async close(): Promise<void> {
-    if (this.ownsDispatcher) await this.dispatcher.close();
+    await this.own?.close();
   }
 }
 

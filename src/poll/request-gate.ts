@@ -1,10 +1,18 @@
 /**
  * One gate per API token: every request made with that token (traffic windows, DVR, recordings, of every account
  * sharing it) passes through it. p-queue enforces `concurrency` and the configured ceiling as a strict sliding
- * window of task starts. A task may still wait inside the queue (Retry-After, a lowered rate) or be woken late by a
- * busy event loop, so the gate also keeps the send times themselves under the rate: a request leaves only when
- * fewer than `rate` requests left in the last second (plus a small margin for the trip to the API). On a 429 the
- * rate drops below the ceiling and the gate pauses until Retry-After; successes climb the rate back.
+ * window of task starts. That is not enough for the API's own count, which sees arrivals: a request released now
+ * may reach the server tens of milliseconds later (a new connection, a TLS handshake, a busy event loop) while the
+ * next one goes out on a warm socket at once. So the gate keeps the send times themselves under the rate, and a
+ * send time is the moment the request was written to a socket (`ticket.sent()`, called by the HTTP client), not
+ * the moment it was released. Requests are paced (at most a tenth of a second's worth together, so the API sees
+ * an even stream, not bursts), and a request leaves only when fewer than `rate` requests were written in the last second (plus a
+ * small margin for the trip to the API); it waits while an earlier request that decides that is not written
+ * yet. A request that settles without ever being written counts from its settle time.
+ *
+ * On a 429 the gate pauses until Retry-After and the rate drops below the ceiling; successes climb it back. The
+ * 429s of requests released before the last cut are the same burst and do not cut again (as TCP cuts its window
+ * once per round trip, not once per lost packet).
  */
 import PQueue from 'p-queue';
 import type { Clock } from '../clock.js';
@@ -21,13 +29,59 @@ export interface GateOptions {
   marginMs?: number;
 }
 
+/** Handed to each request: it tells the gate when the request was written to a socket. */
+export interface SendTicket {
+  /** When the gate let the request go (its clock). */
+  readonly releasedAt: number;
+  /** The request was written to a socket now. Idempotent: a request retried on another socket keeps its first. */
+  sent(): void;
+}
+
+/** One request's place in the send window. */
+interface Send {
+  /** The socket write once known; until then the release. */
+  at: number;
+  /** True once written, or settled without a write. */
+  known: boolean;
+  /** Resolves when `known` turns true. */
+  readonly settled: Promise<void>;
+  resolve(): void;
+}
+
+function newSend(at: number): Send {
+  let resolve = () => {};
+  const settled = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { at, known: false, settled, resolve };
+}
+
+/** Resolves with `p` (which never rejects), or rejects when `signal` aborts first. */
+function abortable(p: Promise<void>, signal?: AbortSignal): Promise<void> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    void p.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
+}
+
+/** Requests that may leave together: this many seconds' worth at the current rate (at least one). */
+const BURST_SECONDS = 0.1;
+
 export class RequestGate {
   private readonly queue: PQueue;
   private readonly max: number;
   private rate: number;
   private pausedUntil = 0;
-  /** Send times of the latest requests, oldest first (at most `ceil(max)` kept). */
-  private readonly sent: number[] = [];
+  /** When the rate was last cut (-Infinity: never). */
+  private lastCut = Number.NEGATIVE_INFINITY;
+  /** The latest requests, in release order (at most `ceil(max)` kept). */
+  private readonly sends: Send[] = [];
   private readonly marginMs: number;
   private successes = 0;
   private readonly clock: Clock;
@@ -60,11 +114,12 @@ export class RequestGate {
   }
 
   /**
-   * Runs `fn` when the gate allows. Aborting `signal` drops the request while it waits (it rejects); a request
-   * already sent is left to finish: p-queue would reject it at once, so its own signal is aborted only for tasks
-   * that have not started.
+   * Runs `fn` when the gate allows. `fn` should call `ticket.sent()` when its request is written to a socket;
+   * without that, the request counts from when it settles (safe, but slower). Aborting `signal` drops the request
+   * while it waits (it rejects); a request already sent is left to finish: p-queue would reject it at once, so its
+   * own signal is aborted only for tasks that have not started.
    */
-  run<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  run<T>(fn: (ticket: SendTicket) => Promise<T>, signal?: AbortSignal): Promise<T> {
     const waiting = new AbortController();
     let started = false;
     const onAbort = () => {
@@ -75,20 +130,32 @@ export class RequestGate {
     const task = this.queue.add(
       async () => {
         started = true;
-        await this.waitTurn(signal);
-        return fn();
+        const send = await this.waitTurn(signal);
+        const ticket: SendTicket = { releasedAt: send.at, sent: () => this.written(send) };
+        try {
+          return await fn(ticket);
+        } finally {
+          this.written(send);
+        }
       },
       { signal: waiting.signal },
     ) as Promise<T>;
     return task.finally(() => signal?.removeEventListener('abort', onAbort));
   }
 
-  /** A 429: stop every request of this token until Retry-After, and slow down. */
-  rateLimited(retryAfterMs?: number): void {
+  /**
+   * A 429: stop every request of this token until Retry-After, and slow down. `releasedAt` is the refused
+   * request's ticket time: one released before the last cut belongs to the burst that caused it, and only
+   * extends the pause.
+   */
+  rateLimited(retryAfterMs?: number, releasedAt?: number): void {
+    const now = this.clock.now();
     const pause = retryAfterMs !== undefined && retryAfterMs >= 0 ? retryAfterMs : this.defaultPauseMs;
-    this.pausedUntil = Math.max(this.pausedUntil, this.clock.now() + pause);
-    this.rate = Math.max(this.max / 8, this.rate / 2);
+    this.pausedUntil = Math.max(this.pausedUntil, now + pause);
     this.successes = 0;
+    if (releasedAt !== undefined && releasedAt < this.lastCut) return;
+    this.rate = Math.max(this.max / 8, this.rate / 2);
+    this.lastCut = now;
   }
 
   succeeded(): void {
@@ -99,30 +166,54 @@ export class RequestGate {
     }
   }
 
-  /** Resolves when this request may leave, and records it as sent (check and record with no await between). */
-  private async waitTurn(signal?: AbortSignal): Promise<void> {
+  private written(send: Send): void {
+    if (send.known) return;
+    send.at = this.clock.now();
+    send.known = true;
+    send.resolve();
+  }
+
+  /** Resolves when this request may leave, and records it (check and record with no await between). */
+  private async waitTurn(signal?: AbortSignal): Promise<Send> {
     for (let i = 0; i < 10_000; i++) {
       const now = this.clock.now();
-      const wait = Math.max(this.pausedUntil - now, this.windowWait(now));
-      if (wait <= 0) {
-        this.sent.push(now);
-        if (this.sent.length > Math.ceil(this.max)) this.sent.shift();
-        return;
+      let at = this.pausedUntil;
+      let unknown: Send | undefined;
+      for (const rule of this.rules()) {
+        if (!rule.send.known) unknown = rule.send;
+        else at = Math.max(at, rule.send.at + rule.spacingMs);
       }
-      await this.clock.sleep(wait, signal);
+      if (unknown) {
+        // A request that decides this one's turn has not reached a socket yet: we cannot know when it arrives.
+        await abortable(unknown.settled, signal);
+        continue;
+      }
+      if (at <= now) {
+        const send = newSend(now);
+        this.sends.push(send);
+        if (this.sends.length > Math.ceil(this.max)) this.sends.shift();
+        return send;
+      }
+      await this.clock.sleep(at - now, signal);
     }
     throw new Error('request gate: no turn after 10000 waits');
   }
 
-  /** How long until fewer than `rate` sends lie in the last window (a fractional rate spaces sends instead). */
-  private windowWait(now: number): number {
+  /**
+   * The earlier requests the next one must keep its distance from: the k-th latest at least k windows / rate
+   * back, for two k. Pacing, k = a tenth of a second's worth (at least 1): requests reach the API as an even
+   * stream, not as bursts (a burst queues at the API, whose count then sees arrivals late and close together).
+   * Counting, k = floor(rate): fewer than `rate` in any window, even where pacing alone would let a fractional
+   * rate round up. Below one per second: the latest, 1 / rate windows back.
+   */
+  private rules(): Array<{ send: Send; spacingMs: number }> {
     const windowMs = 1000 + this.marginMs;
-    if (this.rate < 1) {
-      const last = this.sent[this.sent.length - 1];
-      return last === undefined ? 0 : last + windowMs / this.rate - now;
+    const out: Array<{ send: Send; spacingMs: number }> = [];
+    const burst = Math.max(1, Math.floor(this.rate * BURST_SECONDS));
+    for (const k of new Set([burst, Math.max(1, Math.floor(this.rate))])) {
+      const send = this.sends[this.sends.length - k];
+      if (send) out.push({ send, spacingMs: (k * windowMs) / this.rate });
     }
-    const n = Math.floor(this.rate);
-    if (this.sent.length < n) return 0;
-    return this.sent[this.sent.length - n]! + windowMs - now;
+    return out;
   }
 }

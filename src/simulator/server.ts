@@ -179,7 +179,9 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
     }
     const fault = plan.next();
     if (fault === undefined) {
-      next();
+      // The answer is computed in a later turn of the event loop, so that requests already waiting on other
+      // sockets are stamped and rate-checked on arrival, as a real API's edge would, not after this one's work.
+      setImmediate(next);
       return;
     }
     entry.fault = fault;

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.js';
 import { ApiError, parseRetryAfter } from '../../src/http/errors.js';
-import { buildQuery, HttpClient, type HttpClientOptions } from '../../src/http/request.js';
+import { buildQuery, HttpClient, type HttpClientOptions, reportingSends } from '../../src/http/request.js';
 
 const TOKEN = 'tok-SECRET-4f9a2c';
 
@@ -158,6 +158,44 @@ describe('request', () => {
     const err = await failure(make(base).request({ api: 'metrics', method: 'GET', path: '/' }));
     expect(err).toMatchObject({ kind: 'network', status: undefined, retryable: true, code: 'ECONNREFUSED' });
     expectNoToken(err);
+  });
+
+  it('tells reportingSends when each request was written, before the server saw it; nothing for a refused one', async () => {
+    const events: string[] = [];
+    const base = await serve((req, res) => {
+      events.push(`arrived ${req.url}`);
+      res.setHeader('content-type', 'application/json');
+      res.end('{}');
+    });
+    const c = make(base);
+    const get = (path: string) => c.request({ api: 'metrics', method: 'GET', path });
+    await reportingSends(
+      () => events.push('written /a'),
+      () => get('/a'),
+    );
+    await get('/b'); // outside: nothing reported
+    await reportingSends(
+      () => events.push('written /c'),
+      async () => {
+        await new Promise((r) => setImmediate(r)); // the context survives awaits before the request
+        return get('/c');
+      },
+    );
+    expect(events).toEqual(['written /a', 'arrived /a', 'arrived /b', 'written /c', 'arrived /c']);
+
+    await c.close();
+    const s = server!;
+    server = undefined;
+    s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+    let written = 0;
+    await failure(
+      reportingSends(
+        () => written++,
+        () => make(base).request({ api: 'metrics', method: 'GET', path: '/' }),
+      ),
+    );
+    expect(written).toBe(0);
   });
 
   it('gives a network error when the server never answers within headersTimeout', async () => {

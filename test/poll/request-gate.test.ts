@@ -74,6 +74,85 @@ describe('request gate', () => {
   });
 });
 
+describe('request gate: send times', () => {
+  /** Starts one request; `write()` marks it written to a socket, `finish()` settles it. */
+  function start(gate: RequestGate, clock: FakeClock) {
+    let released: number | undefined;
+    let write = () => {};
+    let finish = () => {};
+    const done = gate.run(
+      (ticket) =>
+        new Promise<void>((resolve) => {
+          released = clock.now();
+          write = () => ticket.sent();
+          finish = resolve;
+        }),
+    );
+    return { released: () => released, write: () => write(), finish: () => finish(), done };
+  }
+
+  it('keeps its distance from when a request was written to a socket, not from when it was released', async () => {
+    const clock = new FakeClock(0);
+    // 2/s: one request per half second (a tenth of a second's worth is less than one).
+    const gate = new RequestGate({ requestsPerSecond: 2, concurrency: 4, clock, marginMs: 0 });
+    const a = start(gate, clock);
+    const b = start(gate, clock);
+    await clock.advance(0);
+    expect(a.released()).toBe(0);
+    // A is still connecting: B cannot know when A reaches the API, so it waits, however long that takes.
+    await clock.advance(5000);
+    expect(b.released()).toBeUndefined();
+    a.write();
+    await clock.advance(499);
+    expect(b.released()).toBeUndefined();
+    await clock.advance(1);
+    expect(b.released()).toBe(5500);
+    a.finish();
+    b.write();
+    b.finish();
+    await Promise.all([a.done, b.done]);
+  });
+
+  it('counts a request that settles without ever being written from when it settled', async () => {
+    const clock = new FakeClock(0);
+    const gate = new RequestGate({ requestsPerSecond: 2, concurrency: 4, clock, marginMs: 0 });
+    const a = start(gate, clock);
+    const b = start(gate, clock);
+    await clock.advance(300);
+    a.finish(); // refused before it was written (connection refused, say)
+    await clock.advance(499);
+    expect(b.released()).toBeUndefined();
+    await clock.advance(1);
+    expect(b.released()).toBe(800);
+    b.finish();
+    await Promise.all([a.done, b.done]);
+  });
+
+  it('paces requests: at most a tenth of a second of the rate leaves together', async () => {
+    const clock = new FakeClock(0);
+    const gate = new RequestGate({ requestsPerSecond: 40, concurrency: 40, clock, marginMs: 0 });
+    const sent = await drive(gate, clock, 40, 5);
+    // 40/s: 4 at a time, every 100 ms; never more than 40 in a second.
+    expect(maxInOneSecond(sent, 100)).toBe(4);
+    expect(maxInOneSecond(sent)).toBeLessThanOrEqual(40);
+    expect(Math.max(...sent)).toBeLessThan(1000);
+  });
+
+  it('cuts the rate once for a burst of 429s, and again for a 429 of a request sent after the cut', () => {
+    const clock = new FakeClock(10_000);
+    const gate = new RequestGate({ requestsPerSecond: 16, concurrency: 4, clock });
+    gate.rateLimited(1000, 9_900);
+    expect(gate.currentRate).toBe(8);
+    // Three more of the same burst: released before the cut.
+    clock.set(10_050);
+    for (const released of [9_910, 9_950, 9_990]) gate.rateLimited(1000, released);
+    expect(gate.currentRate).toBe(8);
+    clock.set(12_000);
+    gate.rateLimited(1000, 11_500);
+    expect(gate.currentRate).toBe(4);
+  });
+});
+
 describe('request gate on stop', () => {
   it('drops waiting requests at once but lets a request already sent finish', async () => {
     const clock = new FakeClock(0);
