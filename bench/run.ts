@@ -2,6 +2,8 @@
  * `npm run bench`: runs every benchmark suite and prints one table. Suites run one after another (this machine is
  * small); add a suite by appending it to SUITES.
  */
+
+import { exporterBenchmarks } from './exporter.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
 import { storeBenchmarks } from './store.js';
 
@@ -10,13 +12,18 @@ interface Suite {
   run: (log: (line: string) => void) => Promise<BenchRow[]>;
 }
 
-const SUITES: Suite[] = [{ name: 'series store vs prom-client', run: storeBenchmarks }];
+const SUITES: Suite[] = [
+  { name: 'series store vs prom-client', run: storeBenchmarks },
+  { name: 'exporter: polls, stalls, catch-up', run: exporterBenchmarks },
+];
 
 async function main(): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const started = performance.now();
   let missed = 0;
-  for (const suite of SUITES) {
+  // `node dist/bench/run.js WORD...` runs only the suites whose name contains one of the words.
+  const only = process.argv.slice(2);
+  for (const suite of SUITES.filter((s) => only.length === 0 || only.some((w) => s.name.includes(w)))) {
     log(`== ${suite.name}`);
     const rows = await suite.run(log);
     process.stdout.write(`\n${suite.name}\n${formatTable(rows)}\n`);

@@ -21,6 +21,7 @@ import type { AccountStatus, DvrProblem, ExporterStatus, RecordingProblem } from
 import { accountsForShard } from '../sharding.js';
 import { StateFile } from '../state.js';
 import { SeriesStore } from '../store/series-store.js';
+import { TrafficApplier } from '../traffic/batches.js';
 import { createTrafficFamilies } from '../traffic/metrics.js';
 import { TrafficProcess } from '../traffic/process.js';
 import { AccountWalker, type WalkerStatus } from '../traffic/walker.js';
@@ -69,6 +70,7 @@ export class Exporter {
   private readonly startedAt: Date;
   private readonly controller = new AbortController();
   private loops: Promise<void>[] = [];
+  private applier: TrafficApplier | undefined;
   private started = false;
   private walkers: AccountWalker[] = [];
 
@@ -147,6 +149,8 @@ export class Exporter {
       }),
       { metrics: config.metrics.metrics, resources: config.metrics.resources },
     );
+    const applier = new TrafficApplier(traffic);
+    this.applier = applier;
     const dvr = new DvrProcess(createDvrFamilies(this.store));
     const recordings = new RecordingsProcess(createRecordingFamilies(this.store));
     const metricNames = config.metrics.metrics.length ? config.metrics.metrics : METRIC_NAMES;
@@ -184,18 +188,23 @@ export class Exporter {
                 breakdown: config.metrics.breakdown,
               }),
             ),
-          apply: (start, end, response) => {
-            const r = traffic.apply(name, start, end, response, clock.now());
-            const bad = response.issues.length + r.dropped;
-            if (bad) {
-              this.self.parseErrors.inc({ api: 'metrics' }, bad);
-              alog.warn(
-                { issues: response.issues.slice(0, 5), dropped: r.dropped },
-                'traffic answer had bad fields',
-              );
-            }
-            this.refreshStore();
-          },
+          // Counted in time slices, in order (a big answer must not stall /metrics); see traffic/batches.ts.
+          apply: (start, end, response) =>
+            applier.apply(name, start, end, response, clock.now(), (r, err) => {
+              if (!r) {
+                alog.error({ error: describeError(err) }, 'counting a traffic window failed');
+                return;
+              }
+              const bad = response.issues.length + r.dropped;
+              if (bad) {
+                this.self.parseErrors.inc({ api: 'metrics' }, bad);
+                alog.warn(
+                  { issues: response.issues.slice(0, 5), dropped: r.dropped },
+                  'traffic answer had bad fields',
+                );
+              }
+              this.refreshStore();
+            }),
           skip: (start, end, reason) => {
             traffic.skip(name, (end - start) / MINUTE, reason);
             this.refreshStore();
@@ -258,6 +267,8 @@ export class Exporter {
       this.log.warn({ graceMs }, 'requests still in flight at shutdown: cancelled');
     await this.agent.destroy();
     await settledWithin(settled, 1000);
+    // Windows the walkers handed over are counted before the cursors past them are saved.
+    await this.applier?.idle();
     if (this.stateFile && this.started) await this.stateFile.save(this.cursors);
   }
 

@@ -4,8 +4,13 @@
  *
  * Stale series (design.md section 5): a resource missing from an answer loses its gauges at once; its counters
  * stay until it has been missing for `counterRetentionMs` (a day), so rate() sees no false reset when it returns.
+ *
+ * Speed: a poll of 10k resources touches ~700k series. Looking each one up by its label text every window costs
+ * more than parsing the answer, so every (account, resource) keeps a small record of the slots it uses (one slot
+ * per family, one map per keyed family). Only this class creates or deletes traffic series; every deletion goes
+ * through that record, so a cached slot is never one the store has freed (and maybe handed to another series).
  */
-import type { Family } from '../store/types.js';
+import type { Family, Slot } from '../store/types.js';
 import type { SideFamilies, TrafficFamilies } from './metrics.js';
 import type { Side, SideRecord, TrafficRecord, TrafficResponse } from './response.js';
 
@@ -24,18 +29,155 @@ export interface ApplyResult {
   resources: number;
 }
 
+/**
+ * One window being counted in pieces (see ./batches.ts): `records` over consecutive ranges of
+ * `response.records`, then `finish` once. Between two calls the event loop may run, but no other window of any
+ * account may be applied until `finish`.
+ */
+export interface WindowApply {
+  readonly total: number;
+  /** Counts records [from, to) of the answer. */
+  records(from: number, to: number): void;
+  /** Drops what vanished, counts the window; returns what `apply` returns. */
+  finish(): ApplyResult;
+}
+
 const DAY_MS = 86_400_000;
+/** Not created yet. */
+const NONE = -1;
+/** Never created: the metric is not in the allow-list. */
+const OFF = -2;
+
+/**
+ * Small integers for the keys of keyed families (status codes, classes, size ranges): a few dozen in all, shared
+ * by every resource, so a resource's slots of a keyed family are an array indexed by them.
+ */
+class KeyIndex {
+  private readonly map = new Map<string, number>();
+  readonly keys: string[] = [];
+  /**
+   * The keys of the last map walked, in its order, and their indexes: records of one answer list their keys in
+   * the same order, so `at` is mostly a pointer comparison instead of a hash lookup.
+   */
+  private readonly order: string[] = [];
+  private readonly orderIndex: number[] = [];
+
+  /** The index of the j-th key of a map being walked. */
+  at(j: number, key: string): number {
+    if (this.order[j] === key) return this.orderIndex[j]!;
+    const i = this.of(key);
+    if (j <= this.order.length) {
+      this.order[j] = key;
+      this.orderIndex[j] = i;
+    }
+    return i;
+  }
+
+  of(key: string): number {
+    let i = this.map.get(key);
+    if (i === undefined) {
+      i = this.keys.length;
+      this.keys.push(key);
+      this.map.set(key, i);
+    }
+    return i;
+  }
+}
+
+/** One resource's series of one keyed family: slot by key index (NONE or missing: no series; OFF: not allowed). */
+interface Keyed {
+  slots: Slot[];
+  /** Series that exist (slots >= 0). */
+  live: number;
+}
+
+interface WindowSlots {
+  /** A code not allowed is OFF in the counter's Keyed and skipped here. */
+  codes: Keyed;
+  classes: Keyed;
+  requests: Slot;
+  transferred: Slot;
+  hitBytes: Slot;
+}
+
+interface SideSlots {
+  /** Counters. */
+  codes: Keyed;
+  classes: Keyed;
+  requests: Slot;
+  transferred: Slot;
+  hitBytes: Slot;
+  /** Gauges. */
+  bandwidth: Slot;
+  hitRatio: Slot;
+  medians: Keyed;
+  window: WindowSlots | undefined;
+}
+
+/** What one (account, resource) has in the store. With breakdown `account` the resource id is ''. */
+interface Entry {
+  /** Label values every series of it starts with: [account, resource] or [account]. */
+  base: string[];
+  lastSeen: number;
+  /** Windows of the account counted when it was last in an answer (to find the ones that vanished). */
+  window: number;
+  /** The label values of its cdn_resource_info series, when it has one. */
+  info: string[] | undefined;
+  hasGauges: boolean;
+  edge: SideSlots;
+  origin: SideSlots;
+}
+
+interface AccountState {
+  entries: Map<string, Entry>;
+  /** Windows begun so far: the stamp of the newest. */
+  windows: number;
+}
+
+/** Per side, which of the scalar API metrics are allowed (status codes are decided per code). */
+interface SideAllow {
+  requests: boolean;
+  bandwidth: boolean;
+  requestTime: boolean;
+  hitBytes: boolean;
+  hitRatio: boolean;
+}
+
+function keyed(): Keyed {
+  return { slots: [], live: 0 };
+}
+
+function emptyWindow(): WindowSlots {
+  return { codes: keyed(), classes: keyed(), requests: NONE, transferred: NONE, hitBytes: NONE };
+}
+
+function emptySide(windowGauges: boolean): SideSlots {
+  return {
+    codes: keyed(),
+    classes: keyed(),
+    requests: NONE,
+    transferred: NONE,
+    hitBytes: NONE,
+    bandwidth: NONE,
+    hitRatio: NONE,
+    medians: keyed(),
+    window: windowGauges ? emptyWindow() : undefined,
+  };
+}
 
 export class TrafficProcess {
   private readonly metricAllow: Set<string> | undefined;
   private readonly resourceAllow: Set<string> | undefined;
   private readonly retentionMs: number;
-  /** account -> resource -> last time (ms) it was in an answer. */
-  private readonly lastSeen = new Map<string, Map<string, number>>();
-  /** account -> resources of its previous answer, to find the ones that vanished. */
-  private readonly previous = new Map<string, Set<string>>();
-  /** Keyed gauges (per code, per range) set for each base: only these can go stale. */
-  private readonly keyed = new Map<Family, Map<string, Set<string>>>();
+  private readonly byResource: boolean;
+  private readonly windowGauges: boolean;
+  private readonly allow: Record<Side, SideAllow>;
+  private readonly accounts = new Map<string, AccountState>();
+  private readonly codeIndex = new KeyIndex();
+  private readonly classIndex = new KeyIndex();
+  private readonly rangeIndex = new KeyIndex();
+  /** The arguments of addOne/setOne: Map.forEach with a reused `this` allocates nothing per entry. */
+  private readonly keyedCall: KeyedCall;
 
   constructor(
     private readonly f: TrafficFamilies,
@@ -44,6 +186,27 @@ export class TrafficProcess {
     this.metricAllow = opts.metrics.length ? new Set(opts.metrics) : undefined;
     this.resourceAllow = opts.resources.length ? new Set(opts.resources) : undefined;
     this.retentionMs = opts.counterRetentionMs ?? DAY_MS;
+    this.byResource = f.breakdown === 'resource';
+    this.windowGauges = f.edge.window !== undefined;
+    const sideAllow = (p: Side): SideAllow => ({
+      requests: this.allowed(`${p}_requests_total`),
+      bandwidth: this.allowed(`${p}_bandwidth`),
+      requestTime: this.allowed(`${p}_request_time`),
+      hitBytes: p === 'edge' && this.allowed('edge_hit_bytes'),
+      hitRatio: p === 'edge' && this.allowed('edge_hit_ratio'),
+    });
+    this.allow = { edge: sideAllow('edge'), origin: sideAllow('origin') };
+    this.keyedCall = {
+      allowed: (name) => this.allowed(name),
+      side: 'edge',
+      family: f.edge.responses,
+      base: [],
+      k: keyed(),
+      index: this.codeIndex,
+      gate: undefined,
+      set: 0,
+      j: 0,
+    };
   }
 
   private allowed(name: string): boolean {
@@ -58,46 +221,72 @@ export class TrafficProcess {
     response: TrafficResponse,
     nowMs: number,
   ): ApplyResult {
+    const w = this.begin(account, startMs, endMs, response, nowMs);
+    w.records(0, w.total);
+    return w.finish();
+  }
+
+  /** The same as `apply`, in pieces (see WindowApply). */
+  begin(
+    account: string,
+    startMs: number,
+    endMs: number,
+    response: TrafficResponse,
+    nowMs: number,
+  ): WindowApply {
     const seconds = (endMs - startMs) / 1000;
-    const byResource = this.f.breakdown === 'resource';
-    const seen = this.seenOf(account);
-    const present = new Set<string>();
+    const state = this.stateOf(account);
+    // Taken now, not at finish: a window that failed half-way must not make the next one see repeats.
+    const stamp = ++state.windows;
+    const list = response.records;
     let dropped = 0;
-    for (const record of response.records) {
-      let base: string[];
-      if (byResource) {
-        const id = record.resource;
-        if (id === undefined || id === '') {
-          dropped++;
-          continue;
+    let counted = 0;
+    let finished = false;
+    return {
+      total: list.length,
+      records: (from, to) => {
+        if (finished) throw new Error('traffic window already finished');
+        const end = Math.min(to, list.length);
+        for (let i = from; i < end; i++) {
+          const record = list[i]!;
+          let id = '';
+          if (this.byResource) {
+            const rid = record.resource;
+            if (rid === undefined || rid === '') {
+              dropped++;
+              continue;
+            }
+            if (this.resourceAllow && !this.resourceAllow.has(rid)) continue;
+            id = rid;
+          }
+          let entry = state.entries.get(id);
+          if (entry === undefined) {
+            entry = this.newEntry(account, id);
+            state.entries.set(id, entry);
+          } else if (entry.window === stamp) {
+            // The same resource twice in one answer is not documented; counting it twice would double its traffic.
+            dropped++;
+            continue;
+          }
+          entry.window = stamp;
+          entry.lastSeen = nowMs;
+          counted++;
+          if (this.byResource) this.setInfo(entry, record);
+          entry.hasGauges = true;
+          this.applySide('edge', this.f.edge, entry.edge, entry.base, record.edge, seconds);
+          this.applySide('origin', this.f.origin, entry.origin, entry.base, record.origin, seconds);
         }
-        if (this.resourceAllow && !this.resourceAllow.has(id)) continue;
-        if (present.has(id)) {
-          // The same resource twice in one answer is not documented; counting it twice would double its traffic.
-          dropped++;
-          continue;
-        }
-        present.add(id);
-        seen.set(id, nowMs);
-        base = [account, id];
-        this.setInfo(account, record);
-      } else {
-        if (present.has('')) {
-          dropped++;
-          continue;
-        }
-        present.add('');
-        seen.set('', nowMs);
-        base = [account];
-      }
-      this.applySide('edge', this.f.edge, base, record.edge, seconds);
-      this.applySide('origin', this.f.origin, base, record.origin, seconds);
-    }
-    this.dropVanishedGauges(account, present);
-    this.sweepCounters(account, nowMs);
-    this.f.windows.add(this.f.windows.slot([account]), 1);
-    this.f.windowEnd.set(this.f.windowEnd.slot([account]), endMs / 1000);
-    return { dropped, resources: present.size };
+      },
+      finish: () => {
+        if (finished) throw new Error('traffic window already finished');
+        finished = true;
+        this.dropVanishedGauges(state, stamp);
+        this.sweepCounters(state, nowMs);
+        this.f.windows.add(this.f.windows.slot([account]), 1);
+        this.f.windowEnd.set(this.f.windowEnd.slot([account]), endMs / 1000);
+        return { dropped, resources: counted };
+      },
+    };
   }
 
   /** Minutes that will never be counted (for example a window the API rejected with 422). */
@@ -119,97 +308,202 @@ export class TrafficProcess {
   /** Removes every series of an account (it left this shard or the configuration). */
   removeAccount(account: string): void {
     for (const family of this.allFamilies()) family.deleteWhere((labels) => labels[0] === account);
-    this.lastSeen.delete(account);
-    this.previous.delete(account);
-    for (const byBase of this.keyed.values()) {
-      for (const id of [...byBase.keys()])
-        if (id === account || id.startsWith(`${account}\u0000`)) byBase.delete(id);
-    }
+    this.accounts.delete(account);
   }
 
-  private seenOf(account: string): Map<string, number> {
-    let seen = this.lastSeen.get(account);
-    if (!seen) {
-      seen = new Map();
-      this.lastSeen.set(account, seen);
+  private stateOf(account: string): AccountState {
+    let state = this.accounts.get(account);
+    if (!state) {
+      state = { entries: new Map(), windows: 0 };
+      this.accounts.set(account, state);
     }
-    return seen;
+    return state;
   }
 
-  private setInfo(account: string, record: TrafficRecord): void {
+  private newEntry(account: string, id: string): Entry {
+    return {
+      base: this.byResource ? [account, id] : [account],
+      lastSeen: 0,
+      window: 0,
+      info: undefined,
+      hasGauges: false,
+      edge: emptySide(this.windowGauges),
+      origin: emptySide(this.windowGauges),
+    };
+  }
+
+  private setInfo(entry: Entry, record: TrafficRecord): void {
     const info = this.f.resourceInfo;
-    if (!info || record.resource === undefined) return;
-    const labels = [account, record.resource, record.resourceName ?? '', record.cname ?? ''];
-    if (info.find(labels) !== undefined) return;
+    if (!info) return;
+    const name = record.resourceName ?? '';
+    const cname = record.cname ?? '';
+    const old = entry.info;
+    if (old !== undefined && old[2] === name && old[3] === cname) return;
     // A renamed resource or a changed cname replaces its info series.
-    info.deleteWhere((l) => l[0] === account && l[1] === record.resource);
+    if (old !== undefined) info.delete(old);
+    const labels = [entry.base[0]!, entry.base[1]!, name, cname];
     info.set(info.slot(labels), 1);
+    entry.info = labels;
   }
 
-  private applySide(side: Side, f: SideFamilies, base: string[], r: SideRecord, seconds: number): void {
-    const p = `${side}_`;
-    for (const [code, n] of r.codes) {
-      if (this.allowed(`${p}status_${code}`)) f.responses.add(f.responses.slot([...base, code]), n);
-    }
-    for (const [cls, n] of r.classes) {
-      if (this.allowed(`${p}status_${cls}`))
-        f.responsesByClass.add(f.responsesByClass.slot([...base, cls]), n);
-    }
-    if (r.requests !== undefined && this.allowed(`${p}requests_total`)) {
-      f.requests.add(f.requests.slot(base), r.requests);
-    }
-    let bytes: number | undefined;
-    if (r.bandwidthBitsPerSecond !== undefined && this.allowed(`${p}bandwidth`)) {
-      // Bandwidth is an average over the window; bytes are whole, so the product is rounded.
-      bytes = Math.round((r.bandwidthBitsPerSecond * seconds) / 8);
-      f.transferredBytes.add(f.transferredBytes.slot(base), bytes);
-      f.bandwidth.set(f.bandwidth.slot(base), r.bandwidthBitsPerSecond / 8);
-    }
-    if (this.allowed(`${p}request_time`)) {
-      // Ranges missing from this window lose their gauge: a median of an older window is not this window's.
-      this.setKeyed(f.requestDurationMedian, base, r.requestTimeSeconds, () => true);
-    }
-    if (f.cacheHitBytes && r.hitBytes !== undefined && this.allowed('edge_hit_bytes')) {
-      f.cacheHitBytes.add(f.cacheHitBytes.slot(base), r.hitBytes);
-    }
-    if (f.cacheHitRatio && r.hitRatio !== undefined && this.allowed('edge_hit_ratio')) {
-      f.cacheHitRatio.set(f.cacheHitRatio.slot(base), r.hitRatio);
-    }
+  private applySide(
+    side: Side,
+    f: SideFamilies,
+    s: SideSlots,
+    base: readonly string[],
+    r: SideRecord,
+    seconds: number,
+  ): void {
+    const allow = this.allow[side];
     const w = f.window;
-    if (w) {
-      this.setKeyed(w.responses, base, r.codes, (c) => this.allowed(`${p}status_${c}`));
-      this.setKeyed(w.responsesByClass, base, r.classes, (c) => this.allowed(`${p}status_${c}`));
-      if (r.requests !== undefined && this.allowed(`${p}requests_total`))
-        w.requests.set(w.requests.slot(base), r.requests);
-      if (bytes !== undefined) w.transferredBytes.set(w.transferredBytes.slot(base), bytes);
-      if (w.cacheHitBytes && r.hitBytes !== undefined && this.allowed('edge_hit_bytes')) {
-        w.cacheHitBytes.set(w.cacheHitBytes.slot(base), r.hitBytes);
+    const ws = s.window;
+    if (r.codes.size > 0) this.addKeyed(side, f.responses, base, s.codes, this.codeIndex, r.codes);
+    if (w && ws && (r.codes.size > 0 || ws.codes.live > 0)) {
+      this.setKeyed(w.responses, base, ws.codes, this.codeIndex, r.codes, s.codes);
+    }
+    if (r.classes.size > 0)
+      this.addKeyed(side, f.responsesByClass, base, s.classes, this.classIndex, r.classes);
+    if (w && ws && (r.classes.size > 0 || ws.classes.live > 0)) {
+      this.setKeyed(w.responsesByClass, base, ws.classes, this.classIndex, r.classes, s.classes);
+    }
+    if (r.requests !== undefined && allow.requests) {
+      if (s.requests === NONE) s.requests = f.requests.slot(base);
+      f.requests.add(s.requests, r.requests);
+      if (w && ws) {
+        if (ws.requests === NONE) ws.requests = w.requests.slot(base);
+        w.requests.set(ws.requests, r.requests);
       }
     }
+    if (r.bandwidthBitsPerSecond !== undefined && allow.bandwidth) {
+      // Bandwidth is an average over the window; bytes are whole, so the product is rounded.
+      const bytes = Math.round((r.bandwidthBitsPerSecond * seconds) / 8);
+      if (s.transferred === NONE) s.transferred = f.transferredBytes.slot(base);
+      f.transferredBytes.add(s.transferred, bytes);
+      if (s.bandwidth === NONE) s.bandwidth = f.bandwidth.slot(base);
+      f.bandwidth.set(s.bandwidth, r.bandwidthBitsPerSecond / 8);
+      if (w && ws) {
+        if (ws.transferred === NONE) ws.transferred = w.transferredBytes.slot(base);
+        w.transferredBytes.set(ws.transferred, bytes);
+      }
+    }
+    if (allow.requestTime) {
+      // Ranges missing from this window lose their gauge: a median of an older window is not this window's.
+      this.setKeyed(
+        f.requestDurationMedian,
+        base,
+        s.medians,
+        this.rangeIndex,
+        r.requestTimeSeconds,
+        undefined,
+      );
+    }
+    if (f.cacheHitBytes && r.hitBytes !== undefined && allow.hitBytes) {
+      if (s.hitBytes === NONE) s.hitBytes = f.cacheHitBytes.slot(base);
+      f.cacheHitBytes.add(s.hitBytes, r.hitBytes);
+      if (w?.cacheHitBytes && ws) {
+        if (ws.hitBytes === NONE) ws.hitBytes = w.cacheHitBytes.slot(base);
+        w.cacheHitBytes.set(ws.hitBytes, r.hitBytes);
+      }
+    }
+    if (f.cacheHitRatio && r.hitRatio !== undefined && allow.hitRatio) {
+      if (s.hitRatio === NONE) s.hitRatio = f.cacheHitRatio.slot(base);
+      f.cacheHitRatio.set(s.hitRatio, r.hitRatio);
+    }
   }
 
-  /** Sets one gauge per key for this base and deletes the keys it had before but not now. */
+  /** Adds to one counter per key (`<side>_status_<key>` must be allowed). */
+  private addKeyed(
+    side: Side,
+    family: Family,
+    base: readonly string[],
+    k: Keyed,
+    index: KeyIndex,
+    values: ReadonlyMap<string, number>,
+  ): void {
+    const c = this.keyedCall;
+    c.side = side;
+    c.family = family;
+    c.base = base;
+    c.k = k;
+    c.index = index;
+    c.j = 0;
+    values.forEach(addOne, c);
+  }
+
+  /**
+   * Sets one gauge per key for this base and deletes the keys it had before but not now. `gate`, when given,
+   * is the counter's Keyed of the same keys: a key that is OFF there is not allowed here either.
+   */
   private setKeyed(
     family: Family,
-    base: string[],
-    values: Map<string, number>,
-    keep: (key: string) => boolean,
+    base: readonly string[],
+    k: Keyed,
+    index: KeyIndex,
+    values: ReadonlyMap<string, number>,
+    gate: Keyed | undefined,
   ): void {
-    let byBase = this.keyed.get(family);
-    if (!byBase) {
-      byBase = new Map();
-      this.keyed.set(family, byBase);
+    const c = this.keyedCall;
+    c.family = family;
+    c.base = base;
+    c.k = k;
+    c.index = index;
+    c.gate = gate;
+    c.set = 0;
+    c.j = 0;
+    values.forEach(setOne, c);
+    if (k.live === c.set) return;
+    const slots = k.slots;
+    for (let i = 0; i < slots.length; i++) {
+      if (slots[i]! < 0) continue;
+      const key = index.keys[i]!;
+      if (values.has(key)) continue;
+      family.delete([...base, key]);
+      slots[i] = NONE;
+      k.live--;
     }
-    const id = base.join('\u0000');
-    const before = byBase.get(id);
-    const now = new Set<string>();
-    for (const [k, v] of values) {
-      if (!keep(k)) continue;
-      now.add(k);
-      family.set(family.slot([...base, k]), v);
+  }
+
+  private deleteGauges(entry: Entry): void {
+    const f = this.f;
+    const base = entry.base;
+    for (const side of ['edge', 'origin'] as const) {
+      const s = entry[side];
+      const sf = f[side];
+      if (s.bandwidth !== NONE) sf.bandwidth.delete(base);
+      if (s.hitRatio !== NONE) sf.cacheHitRatio?.delete(base);
+      s.bandwidth = NONE;
+      s.hitRatio = NONE;
+      deleteKeyed(sf.requestDurationMedian, base, s.medians, this.rangeIndex);
+      const ws = s.window;
+      const w = sf.window;
+      if (ws && w) {
+        deleteKeyed(w.responses, base, ws.codes, this.codeIndex);
+        deleteKeyed(w.responsesByClass, base, ws.classes, this.classIndex);
+        if (ws.requests !== NONE) w.requests.delete(base);
+        if (ws.transferred !== NONE) w.transferredBytes.delete(base);
+        if (ws.hitBytes !== NONE) w.cacheHitBytes?.delete(base);
+        s.window = emptyWindow();
+      }
     }
-    if (before) for (const k of before) if (!now.has(k)) family.delete([...base, k]);
-    byBase.set(id, now);
+    if (entry.info !== undefined) f.resourceInfo?.delete(entry.info);
+    entry.info = undefined;
+    entry.hasGauges = false;
+  }
+
+  private deleteCounters(entry: Entry): void {
+    const base = entry.base;
+    for (const side of ['edge', 'origin'] as const) {
+      const s = entry[side];
+      const sf = this.f[side];
+      deleteKeyed(sf.responses, base, s.codes, this.codeIndex);
+      deleteKeyed(sf.responsesByClass, base, s.classes, this.classIndex);
+      if (s.requests !== NONE) sf.requests.delete(base);
+      if (s.transferred !== NONE) sf.transferredBytes.delete(base);
+      if (s.hitBytes !== NONE) sf.cacheHitBytes?.delete(base);
+      s.requests = NONE;
+      s.transferred = NONE;
+      s.hitBytes = NONE;
+    }
   }
 
   private gaugeFamilies(): Family[] {
@@ -246,30 +540,76 @@ export class TrafficProcess {
     ];
   }
 
-  private dropVanishedGauges(account: string, present: Set<string>): void {
-    const before = this.previous.get(account);
-    this.previous.set(account, present);
-    if (!before) return;
-    const vanished = new Set<string>();
-    for (const id of before) if (!present.has(id)) vanished.add(id);
-    if (vanished.size === 0) return;
-    const byResource = this.f.breakdown === 'resource';
-    const gone = (l: readonly string[]) => l[0] === account && vanished.has(byResource ? (l[1] ?? '') : '');
-    for (const family of this.gaugeFamilies()) family.deleteWhere(gone);
-    for (const byBase of this.keyed.values()) {
-      for (const id of vanished) byBase.delete(byResource ? `${account}\u0000${id}` : account);
+  /** Resources that were in an earlier answer but not in this one lose their gauges. */
+  private dropVanishedGauges(state: AccountState, stamp: number): void {
+    for (const entry of state.entries.values()) {
+      if (entry.hasGauges && entry.window !== stamp) this.deleteGauges(entry);
     }
   }
 
-  private sweepCounters(account: string, nowMs: number): void {
-    const seen = this.lastSeen.get(account);
-    if (!seen) return;
-    const expired = new Set<string>();
-    for (const [id, at] of seen) if (nowMs - at >= this.retentionMs) expired.add(id);
-    if (expired.size === 0) return;
-    for (const id of expired) seen.delete(id);
-    const byResource = this.f.breakdown === 'resource';
-    const match = (l: readonly string[]) => l[0] === account && expired.has(byResource ? (l[1] ?? '') : '');
-    for (const family of this.counterFamilies()) family.deleteWhere(match);
+  private sweepCounters(state: AccountState, nowMs: number): void {
+    for (const [id, entry] of state.entries) {
+      if (nowMs - entry.lastSeen < this.retentionMs) continue;
+      this.deleteGauges(entry);
+      this.deleteCounters(entry);
+      state.entries.delete(id);
+    }
   }
+}
+
+interface KeyedCall {
+  allowed(name: string): boolean;
+  side: Side;
+  family: Family;
+  base: readonly string[];
+  k: Keyed;
+  index: KeyIndex;
+  gate: Keyed | undefined;
+  /** Keys set by this call of setKeyed. */
+  set: number;
+  /** Position in the map being walked. */
+  j: number;
+}
+
+function addOne(this: KeyedCall, n: number, key: string): void {
+  const slots = this.k.slots;
+  const i = this.index.at(this.j++, key);
+  let slot = slots[i];
+  if (slot === undefined || slot === NONE) {
+    if (this.allowed(`${this.side}_status_${key}`)) {
+      slot = this.family.slot([...this.base, key]);
+      this.k.live++;
+    } else slot = OFF;
+    fill(slots, i);
+    slots[i] = slot;
+  }
+  if (slot !== OFF) this.family.add(slot, n);
+}
+
+function setOne(this: KeyedCall, v: number, key: string): void {
+  const slots = this.k.slots;
+  const i = this.index.at(this.j++, key);
+  if (this.gate !== undefined && this.gate.slots[i] === OFF) return;
+  let slot = slots[i];
+  if (slot === undefined || slot === NONE) {
+    slot = this.family.slot([...this.base, key]);
+    fill(slots, i);
+    slots[i] = slot;
+    this.k.live++;
+  }
+  this.family.set(slot, v);
+  this.set++;
+}
+
+/** Deletes every series of a keyed family this base has. */
+function deleteKeyed(family: Family, base: readonly string[], k: Keyed, index: KeyIndex): void {
+  const slots = k.slots;
+  for (let i = 0; i < slots.length; i++) if (slots[i]! >= 0) family.delete([...base, index.keys[i]!]);
+  k.slots = [];
+  k.live = 0;
+}
+
+/** Pads with NONE up to index i (exclusive), so the array has no holes. */
+function fill(slots: Slot[], i: number): void {
+  while (slots.length < i) slots.push(NONE);
 }

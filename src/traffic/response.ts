@@ -3,6 +3,7 @@
  * The record types below are the contract the collector builds on; parseMetricsResponse turns raw JSON into them.
  */
 import { describeValue, isRecord, malformed, ParseReport, parseUtc } from '../http/parse.js';
+import { KeyedBuilder, NO_KEYS } from './keyed.js';
 
 /** The eight response-size ranges of the *_request_time metrics, as the API names them. */
 export const SIZE_RANGES = [
@@ -48,14 +49,14 @@ export type Side = 'edge' | 'origin';
  */
 export interface SideRecord {
   /** Exact status code (e.g. "200") to count of requests in the window. */
-  codes: Map<string, number>;
+  codes: ReadonlyMap<string, number>;
   /** Status class ("2xx".."5xx") to count; a separate family, never summed with `codes`. */
-  classes: Map<string, number>;
+  classes: ReadonlyMap<string, number>;
   requests?: number;
   /** Average bandwidth over the window, bits per second. */
   bandwidthBitsPerSecond?: number;
   /** Median request time in seconds per size range; a plain number is keyed "all". */
-  requestTimeSeconds: Map<string, number>;
+  requestTimeSeconds: ReadonlyMap<string, number>;
   /** Edge only. */
   hitBytes?: number;
   /** Edge only, 0..1. */
@@ -95,9 +96,10 @@ export interface TrafficResponse {
 const RESOURCE_KEYS = { resource: 'resource', resource_name: 'resourceName', cname: 'cname' } as const;
 const TOP_KEYS = new Set(['start', 'end', 'account', 'metrics', 'data']);
 const RANGE_BY_LOWER = new Map<string, SizeRange>(SIZE_RANGES.map((r) => [r.toLowerCase(), r]));
+const RANGE_EXACT = new Map<string, SizeRange>(SIZE_RANGES.map((r) => [r, r]));
 
 function emptySide(): SideRecord {
-  return { codes: new Map(), classes: new Map(), requestTimeSeconds: new Map() };
+  return { codes: NO_KEYS, classes: NO_KEYS, requestTimeSeconds: NO_KEYS };
 }
 
 export interface ParseMetricsOptions {
@@ -151,115 +153,229 @@ export function parseMetricsResponse(raw: unknown, opts: ParseMetricsOptions = {
         if (name !== undefined) out.metrics.push(name);
       });
   }
-  raw.data.forEach((element, i) => {
-    const record = parseElement(element, `data[${i}]`, report, opts.breakdown);
+  const data: unknown[] = raw.data;
+  const layout: Layout = { keys: [], meanings: [], edge: sideBuilders(), origin: sideBuilders() };
+  for (let i = 0; i < data.length; i++) {
+    const record = parseElement(data[i], i, report, opts.breakdown, layout);
     if (record) out.records.push(record);
-  });
+  }
   out.unknownKeys = report.unknownKeys;
   return out;
 }
 
+/**
+ * What a data element's key means. Elements repeat the same few dozen keys, so each distinct key is classified
+ * once (a bounded cache: a body full of made-up keys only costs the classification again).
+ */
+type KeyMeaning =
+  | { kind: 'label'; field: 'resource' | 'resourceName' | 'cname' }
+  | { kind: 'code' | 'class'; side: Side; suffix: string }
+  | { kind: 'requests' | 'bandwidth' | 'requestTime' | 'hitBytes' | 'hitRatio'; side: Side }
+  | { kind: 'flatTime'; side: Side; range: SizeRange }
+  | { kind: 'unknown' };
+
+const MEANING_CACHE_MAX = 4096;
+const meanings = new Map<string, KeyMeaning>();
+
+function meaningOf(key: string): KeyMeaning {
+  let m = meanings.get(key);
+  if (m === undefined) {
+    m = classifyKey(key);
+    if (meanings.size < MEANING_CACHE_MAX) meanings.set(key, m);
+  }
+  return m;
+}
+
+function classifyKey(key: string): KeyMeaning {
+  if (Object.hasOwn(RESOURCE_KEYS, key)) {
+    return { kind: 'label', field: RESOURCE_KEYS[key as keyof typeof RESOURCE_KEYS] };
+  }
+  const side: Side | undefined = key.startsWith('edge_')
+    ? 'edge'
+    : key.startsWith('origin_')
+      ? 'origin'
+      : undefined;
+  if (!side) return { kind: 'unknown' };
+  const name = key.slice(side.length + 1);
+  const status = /^status_(.+)$/.exec(name);
+  if (status) {
+    const suffix = status[1]!.toLowerCase();
+    if (/^[1-5]\d\d$/.test(suffix)) return { kind: 'code', side, suffix };
+    if (/^[1-5]xx$/.test(suffix)) return { kind: 'class', side, suffix };
+    return { kind: 'unknown' };
+  }
+  switch (name) {
+    case 'requests_total':
+      return { kind: 'requests', side };
+    case 'bandwidth':
+      return { kind: 'bandwidth', side };
+    case 'request_time':
+      return { kind: 'requestTime', side };
+  }
+  if (side === 'edge' && name === 'hit_bytes') return { kind: 'hitBytes', side };
+  if (side === 'edge' && name === 'hit_ratio') return { kind: 'hitRatio', side };
+  const flat = /^request_time_(.+)$/.exec(name);
+  if (flat) {
+    const range = rangeOf(flat[1]!);
+    if (range) return { kind: 'flatTime', side, range };
+  }
+  return { kind: 'unknown' };
+}
+
+/** The keyed fields of one side, built record after record (see ./keyed.ts). */
+interface SideBuilders {
+  codes: KeyedBuilder;
+  classes: KeyedBuilder;
+  times: KeyedBuilder;
+}
+
+function sideBuilders(): SideBuilders {
+  return { codes: new KeyedBuilder(), classes: new KeyedBuilder(), times: new KeyedBuilder() };
+}
+
+/** What the previous elements of the answer being parsed looked like: key order, and keyed fields. */
+interface Layout {
+  keys: string[];
+  meanings: KeyMeaning[];
+  edge: SideBuilders;
+  origin: SideBuilders;
+}
+
+function rangeOf(key: string): SizeRange | undefined {
+  return RANGE_EXACT.get(key) ?? RANGE_BY_LOWER.get(key.toLowerCase());
+}
+
+// Fast checks for the common case; anything else goes to ParseReport, which words the issue.
+function isCount(v: unknown): v is number {
+  return typeof v === 'number' && v >= 0 && Number.isInteger(v);
+}
+
+function isNonNegative(v: unknown): v is number {
+  return typeof v === 'number' && v >= 0 && v !== Number.POSITIVE_INFINITY;
+}
+
 function parseElement(
   element: unknown,
-  path: string,
+  index: number,
   report: ParseReport,
   breakdown: ParseMetricsOptions['breakdown'],
+  layout: Layout,
 ): TrafficRecord | undefined {
-  if (!isRecord(element)) return report.issue(path, `expected an object, got ${describeValue(element)}`);
+  if (!isRecord(element)) {
+    return report.issue(`data[${index}]`, `expected an object, got ${describeValue(element)}`);
+  }
   const record: TrafficRecord = { edge: emptySide(), origin: emptySide() };
-  for (const [key, value] of Object.entries(element)) {
-    const at = `${path}.${key}`;
-    if (key in RESOURCE_KEYS) {
-      const text = report.string(value, at);
-      if (text !== undefined) record[RESOURCE_KEYS[key as keyof typeof RESOURCE_KEYS]] = text;
-      continue;
+  const at = (key: string) => `data[${index}].${key}`;
+  const { edge, origin } = layout;
+  for (const b of [edge, origin]) {
+    b.codes.start();
+    b.classes.start();
+    b.times.start();
+  }
+  let j = 0;
+  for (const key in element) {
+    const value = element[key];
+    // Elements of one answer list their keys in the same order: the previous element's meanings, position by
+    // position, are a pointer comparison away (JSON.parse interns keys).
+    let m: KeyMeaning;
+    if (layout.keys[j] === key) m = layout.meanings[j]!;
+    else {
+      m = meaningOf(key);
+      layout.keys[j] = key;
+      layout.meanings[j] = m;
     }
-    const side: Side | undefined = key.startsWith('edge_')
-      ? 'edge'
-      : key.startsWith('origin_')
-        ? 'origin'
-        : undefined;
-    if (!side || !parseMetric(record[side], side, key.slice(side.length + 1), value, at, report)) {
-      report.unknownKey(`data[].${key}`);
+    j++;
+    switch (m.kind) {
+      case 'label': {
+        const text = typeof value === 'string' ? value : report.string(value, at(key));
+        if (text !== undefined) record[m.field] = text;
+        break;
+      }
+      case 'code': {
+        const n = isCount(value) ? value : report.count(value, at(key));
+        if (n !== undefined) (m.side === 'edge' ? edge : origin).codes.add(m.suffix, n);
+        break;
+      }
+      case 'class': {
+        const n = isCount(value) ? value : report.count(value, at(key));
+        if (n !== undefined) (m.side === 'edge' ? edge : origin).classes.add(m.suffix, n);
+        break;
+      }
+      case 'requests': {
+        const side = record[m.side];
+        side.requests = (isCount(value) ? value : report.count(value, at(key))) ?? side.requests;
+        break;
+      }
+      case 'bandwidth': {
+        const side = record[m.side];
+        side.bandwidthBitsPerSecond =
+          (isNonNegative(value) ? value : report.nonNegative(value, at(key))) ?? side.bandwidthBitsPerSecond;
+        break;
+      }
+      case 'requestTime':
+        parseRequestTime(m.side === 'edge' ? edge.times : origin.times, value, index, key, report);
+        break;
+      case 'hitBytes': {
+        const side = record.edge;
+        side.hitBytes = (isCount(value) ? value : report.count(value, at(key))) ?? side.hitBytes;
+        break;
+      }
+      case 'hitRatio': {
+        const n = isNonNegative(value) ? value : report.nonNegative(value, at(key));
+        if (n !== undefined && n > 1) report.issue(at(key), `expected a ratio 0..1, got ${n}`);
+        else if (n !== undefined) record.edge.hitRatio = n;
+        break;
+      }
+      case 'flatTime': {
+        const n = isNonNegative(value) ? value : report.nonNegative(value, at(key));
+        if (n !== undefined) (m.side === 'edge' ? edge : origin).times.add(m.range, n);
+        break;
+      }
+      default:
+        report.unknownKey(`data[].${key}`);
     }
   }
   if (breakdown === 'resource' && (record.resource === undefined || record.resource === '')) {
-    return report.issue(`${path}.resource`, 'missing resource id; element dropped');
+    return report.issue(`data[${index}].resource`, 'missing resource id; element dropped');
+  }
+  for (const [side, b] of [
+    [record.edge, edge],
+    [record.origin, origin],
+  ] as const) {
+    side.codes = b.codes.finish();
+    side.classes = b.classes.finish();
+    side.requestTimeSeconds = b.times.finish();
   }
   return record;
 }
 
-/** Applies one metric to its side; false when the name is not a metric the document knows. */
-function parseMetric(
-  side: SideRecord,
-  which: Side,
-  name: string,
+function parseRequestTime(
+  times: KeyedBuilder,
   value: unknown,
-  at: string,
+  index: number,
+  key: string,
   report: ParseReport,
-): boolean {
-  const status = /^status_(.+)$/.exec(name);
-  if (status) {
-    const suffix = status[1]!.toLowerCase();
-    const target = /^[1-5]\d\d$/.test(suffix)
-      ? side.codes
-      : /^[1-5]xx$/.test(suffix)
-        ? side.classes
-        : undefined;
-    if (!target) return false;
-    const n = report.count(value, at);
-    if (n !== undefined) target.set(suffix, n);
-    return true;
-  }
-  switch (name) {
-    case 'requests_total':
-      side.requests = report.count(value, at) ?? side.requests;
-      return true;
-    case 'bandwidth':
-      side.bandwidthBitsPerSecond = report.nonNegative(value, at) ?? side.bandwidthBitsPerSecond;
-      return true;
-    case 'request_time':
-      parseRequestTime(side, value, at, report);
-      return true;
-  }
-  if (which === 'edge' && name === 'hit_bytes') {
-    side.hitBytes = report.count(value, at) ?? side.hitBytes;
-    return true;
-  }
-  if (which === 'edge' && name === 'hit_ratio') {
-    const n = report.nonNegative(value, at);
-    if (n !== undefined && n > 1) report.issue(at, `expected a ratio 0..1, got ${n}`);
-    else if (n !== undefined) side.hitRatio = n;
-    return true;
-  }
-  const flat = /^request_time_(.+)$/.exec(name);
-  if (flat) {
-    const range = RANGE_BY_LOWER.get(flat[1]!.toLowerCase());
-    if (!range) return false;
-    const n = report.nonNegative(value, at);
-    if (n !== undefined) side.requestTimeSeconds.set(range, n);
-    return true;
-  }
-  return false;
-}
-
-function parseRequestTime(side: SideRecord, value: unknown, at: string, report: ParseReport): void {
+): void {
   if (typeof value === 'number') {
-    const n = report.nonNegative(value, at);
-    if (n !== undefined) side.requestTimeSeconds.set('all', n);
+    const n = isNonNegative(value) ? value : report.nonNegative(value, `data[${index}].${key}`);
+    if (n !== undefined) times.add('all', n);
     return;
   }
   if (!isRecord(value)) {
-    report.issue(at, `expected a number or an object keyed by size range, got ${describeValue(value)}`);
+    report.issue(
+      `data[${index}].${key}`,
+      `expected a number or an object keyed by size range, got ${describeValue(value)}`,
+    );
     return;
   }
-  for (const [key, v] of Object.entries(value)) {
-    const range = RANGE_BY_LOWER.get(key.toLowerCase());
+  for (const k in value) {
+    const range = rangeOf(k);
     if (!range) {
-      report.issue(`${at}.${key}`, `unknown size range ${JSON.stringify(key)}`);
+      report.issue(`data[${index}].${key}.${k}`, `unknown size range ${JSON.stringify(k)}`);
       continue;
     }
-    const n = report.nonNegative(v, `${at}.${key}`);
-    if (n !== undefined) side.requestTimeSeconds.set(range, n);
+    const v = value[k];
+    const n = isNonNegative(v) ? v : report.nonNegative(v, `data[${index}].${key}.${k}`);
+    if (n !== undefined) times.add(range, n);
   }
 }
