@@ -1,6 +1,6 @@
 /**
  * The effective configuration in printable form: the file's own shape (snake_case keys, durations as strings,
- * defaults filled in), with every token replaced by `<redacted>`. Token file paths are kept: they are not secret
+ * defaults filled in), with every token, and the user and password of a base_url, replaced by `<redacted>`. Token file paths are kept: they are not secret
  * and are what an operator needs to check. The output of `checkConfigReport` is itself a valid configuration
  * file (with tokens given by file, it loads back to the same Config).
  */
@@ -20,6 +20,18 @@ export interface PrintableConfig {
   sharding: { shard: number; shards: number };
 }
 
+/** `https://user:pw@host/x` -> `https://<redacted>@host/x`; a URL without credentials as it is. */
+export function redactUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return text;
+  }
+  if (url.username === '' && url.password === '') return text;
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, `$1${REDACTED}@`);
+}
+
 function tokenKeys(source: { token?: string; tokenFile?: string }): Record<string, string> {
   const out: Record<string, string> = {};
   if (source.token !== undefined) out.token = REDACTED;
@@ -35,7 +47,7 @@ export function redactConfig(config: Config): PrintableConfig {
   const { api, metrics } = config;
   const out: PrintableConfig = {
     api: {
-      base_url: api.baseUrl,
+      base_url: redactUrl(api.baseUrl),
       ...tokenKeys(api),
       timeout: formatDuration(api.timeoutMs),
       requests_per_second: api.requestsPerSecond,

@@ -457,6 +457,20 @@ describe('secrets', () => {
     expect(report).toContain('<redacted>');
   });
 
+  it('redacts the user and password of a base_url, which still loads back', () => {
+    const raw = withTokens();
+    raw.api.base_url = 'https://svc-user:pa@ss-W0rd@api.cdn.example:8443/prefix';
+    const report = checkConfigReport(load(stringify(raw)));
+    expect(report).not.toContain('pa@ss-W0rd');
+    expect(report).not.toContain('svc-user');
+    expect((parse(report) as Raw).api.base_url).toBe('https://<redacted>@api.cdn.example:8443/prefix');
+    expect(load(report).api.baseUrl).toMatch(/@api\.cdn\.example:8443\/prefix$/);
+    // Without credentials the URL is printed as it is.
+    expect(checkConfigReport(load(stringify(withTokens())))).toContain(
+      `base_url: ${withTokens().api.base_url}`,
+    );
+  });
+
   it('the report is a valid configuration that loads back to the same Config', () => {
     const raw = withTokens();
     delete raw.api.token;
