@@ -1,9 +1,10 @@
 /**
  * The optional state file (`state_file`): the walking cursor of each account, so a restart resumes where the last
- * run stopped instead of at now - lookback. Written atomically (a temporary file in the same folder, then rename),
- * one write at a time, the newest state winning.
+ * run stopped instead of at now - lookback. Written atomically (a temporary file in the same folder, flushed to
+ * disk, then renamed over the old one: a crash leaves the old state or the new, never an empty or torn file), one
+ * write at a time, the newest state winning.
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 export interface SavedState {
@@ -61,7 +62,13 @@ export class StateFile {
         this.pending = undefined;
         await mkdir(dirname(this.path), { recursive: true });
         const tmp = `${this.path}.${process.pid}.tmp`;
-        await writeFile(tmp, `${JSON.stringify(state, null, 2)}\n`);
+        const file = await open(tmp, 'w');
+        try {
+          await file.writeFile(`${JSON.stringify(state, null, 2)}\n`);
+          await file.sync();
+        } finally {
+          await file.close();
+        }
         await rename(tmp, this.path);
       }
     } finally {
