@@ -25,6 +25,7 @@ import { TrafficApplier } from '../traffic/batches.js';
 import { createTrafficFamilies } from '../traffic/metrics.js';
 import { TrafficProcess } from '../traffic/process.js';
 import { AccountWalker, type WalkerStatus } from '../traffic/walker.js';
+import { AnswerAudit } from './answers.js';
 import { describeError, dvrRound, type RoundReporter, recordingsRound } from './pollers.js';
 import { createUpstream, type Upstream } from './upstream.js';
 
@@ -67,6 +68,7 @@ export class Exporter {
   private readonly recordingSummary = new Map<string, RecordingSummary[]>();
   private readonly cursors = new Map<string, number>();
   private readonly stateFile: StateFile | undefined;
+  private readonly audit: AnswerAudit;
   private readonly startedAt: Date;
   private readonly controller = new AbortController();
   private loops: Promise<void>[] = [];
@@ -84,6 +86,7 @@ export class Exporter {
       apis: APIS,
       defaultMetrics: opts.defaultMetrics,
     });
+    this.audit = new AnswerAudit((api, n) => this.self.parseErrors.inc({ api }, n));
     this.agent = createAgent({
       headersTimeoutMs: this.config.api.timeoutMs,
       bodyTimeoutMs: this.config.api.timeoutMs,
@@ -195,14 +198,7 @@ export class Exporter {
                 alog.error({ error: describeError(err) }, 'counting a traffic window failed');
                 return;
               }
-              const bad = response.issues.length + r.dropped;
-              if (bad) {
-                this.self.parseErrors.inc({ api: 'metrics' }, bad);
-                alog.warn(
-                  { issues: response.issues.slice(0, 5), dropped: r.dropped },
-                  'traffic answer had bad fields',
-                );
-              }
+              this.audit.check('metrics', alog, response, r.dropped);
               this.refreshStore();
             }),
           skip: (start, end, reason) => {
@@ -361,7 +357,7 @@ export class Exporter {
         this.self.setPollResult(api, account, ok, now);
         if (!ok && error && /^40[13]:/.test(error)) this.refreshToken(up, log);
       },
-      parseErrors: (n) => this.self.parseErrors.inc({ api }, n),
+      answer: (res) => this.audit.check(api, log, res),
     };
   }
 

@@ -9,11 +9,13 @@ import { isApiError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { RecordingSummary, RecordingsProcess } from '../recordings/process.js';
 import type { RecordingListResponse } from '../recordings/response.js';
+import type { ParsedAnswer } from './answers.js';
 
 /** What a round reports, for cdn_up, the landing page and readiness. */
 export interface RoundReporter {
   result(ok: boolean, error?: string): void;
-  parseErrors(count: number): void;
+  /** Every answer that arrived: what it had that could not be used is counted and logged (./answers.ts). */
+  answer(res: ParsedAnswer): void;
 }
 
 export function describeError(err: unknown): string {
@@ -43,7 +45,7 @@ export function dvrRound(d: DvrRoundDeps): () => Promise<void> {
       d.streams.map(async (stream) => {
         try {
           const res = await d.getStream(d.account, stream);
-          if (res.issues.length) d.report.parseErrors(res.issues.length);
+          d.report.answer(res);
           lastRows.set(stream, d.process.applyStream(d.account, stream, res.entries, d.clock.now() / 1000));
         } catch (err) {
           // An unknown stream no longer exists: its series go. Other failures keep the last values.
@@ -83,7 +85,7 @@ export function recordingsRound(d: RecordingsRoundDeps): () => Promise<void> {
     let error: string | undefined;
     try {
       const res = await d.list(d.account);
-      if (res.issues.length) d.report.parseErrors(res.issues.length);
+      d.report.answer(res);
       d.summary(d.process.apply(d.account, res.settings));
     } catch (err) {
       error = describeError(err);
