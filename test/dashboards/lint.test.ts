@@ -61,8 +61,8 @@ function queryProblems(expr: string, instant: boolean, variables: Set<string>): 
     }
     for (const l of s.labels) if (!labels.includes(l)) problems.push(`${s.name} has no label ${l}`);
   }
-  for (const { metric, range } of ranges(expr)) {
-    for (const part of range.split(':').filter(Boolean)) {
+  for (const { metric, range, step } of ranges(expr)) {
+    for (const part of [range, step].filter(Boolean) as string[]) {
       const v = /^\$\{?(\w+)\}?$/.exec(part)?.[1];
       if (v === 'window_range') continue;
       if (v === '__rate_interval') {

@@ -62,14 +62,21 @@ export function metricNames(expr: string): string[] {
 export interface RangeUse {
   /** The metric the range applies to (the selector just before `[`), or '' for a subquery. */
   metric: string;
-  /** The range as written: `$window_range`, `20m`, `1h:5m`, ... */
+  /** The range as written: `$window_range`, `20m`, ...; for a subquery `[1h:5m]`, `1h`. */
   range: string;
+  /** A subquery's resolution (`5m` of `[1h:5m]`; '' for `[1h:]`); undefined for a range vector. */
+  step?: string;
 }
 
 export function ranges(expr: string): RangeUse[] {
   const out: RangeUse[] = [];
   for (const m of expr.matchAll(/(?:([a-zA-Z_:][\w:]*)\s*(?:\{[^}]*\})?\s*)?\[([^\]]+)\]/g)) {
-    out.push({ metric: m[1] ?? '', range: m[2]!.trim() });
+    const [range, step] = m[2]!.split(':');
+    out.push({
+      metric: m[1] ?? '',
+      range: range!.trim(),
+      ...(step === undefined ? {} : { step: step.trim() }),
+    });
   }
   return out;
 }

@@ -117,6 +117,8 @@ describe('alert conventions', () => {
       else for (const l of s.labels) if (!labels.includes(l)) problems.push(`${s.name} has no label ${l}`);
     }
     for (const r of ranges(a.expr)) {
+      if (r.step && durationSeconds(r.step) === undefined)
+        problems.push(`unexpected subquery step [:${r.step}]`);
       const seconds = durationSeconds(r.range.split(' ')[0]!);
       if (seconds === undefined) problems.push(`unexpected range [${r.range}]`);
       else if (WINDOW_STEPPED.has(r.metric) && seconds < MIN_WINDOW_RANGE_SECONDS) {
