@@ -5,8 +5,9 @@
  * - a description and an explicit unit;
  * - the datasource is the `$datasource` variable, on the panel and on each query;
  * - counters that step once per traffic window (5 min by default, 10 min while catching up) are read with
- *   `[$window_range]` (default 20m, never below twice the largest window); counters that move with every API
- *   request (the exporter's own) use `[$__rate_interval]`. No bare small range anywhere.
+ *   `[$window_range]` (default 20m, never below twice the largest window), and so are the exporter's own API
+ *   request counters (a request per window and account is too few for `$__rate_interval`); process counters
+ *   use `[$__rate_interval]`. No bare small range anywhere.
  */
 
 import type { Builder } from '@grafana/grafana-foundation-sdk/cog';
@@ -63,7 +64,7 @@ export const DATASOURCE = { type: 'prometheus', uid: '${datasource}' } as const;
  * shorter than two windows shows zeros and spikes; the largest window is 10 minutes, hence 20m at least.
  */
 export const WINDOW_RANGE = '$window_range';
-/** Range for counters that move continuously (the exporter's own request counters and histogram). */
+/** Range for counters that move continuously (the process's). */
 export const RATE_INTERVAL = '$__rate_interval';
 /** Choices of the `window_range` variable: none below twice the largest window. */
 export const WINDOW_RANGE_CHOICES = ['20m', '30m', '1h', '3h', '6h', '1d'] as const;

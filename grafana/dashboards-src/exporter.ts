@@ -2,8 +2,10 @@
  * The exporter itself (uid `cdn-exporter`): is it polling, how far behind the traffic windows are, how the CDN
  * APIs answer (codes, 429s, durations), the request queue, skipped minutes and parse errors, and the process.
  *
- * `cdn_api_*` and `cdn_exporter_parse_errors_total` move with every API request: `$__rate_interval`.
- * `cdn_metrics_windows_total` and `cdn_metrics_skipped_seconds_total` step once per window: `$window_range`.
+ * `cdn_api_*` move with every API request, but those are few: the metrics API is asked about once per window
+ * and account in steady state, DVR and recordings once per interval. Over `$__rate_interval` (about 2 minutes at
+ * a 30 s scrape) they show zeros and spikes, so they are read over `$window_range` too, like
+ * `cdn_metrics_windows_total` and `cdn_metrics_skipped_seconds_total`, which step once per window.
  * `cdn_metrics_window_seconds{account}` (the largest window asked for now; it shrinks after 504s) is not in
  * design.md's first catalogue; it is proposed with this dashboard and exported by src/traffic/metrics.ts.
  */
@@ -29,7 +31,7 @@ const RI = RATE_INTERVAL;
 const W = WINDOW_RANGE;
 
 function quantile(q: number): string {
-  return `histogram_quantile(${q}, sum by (api, le) (rate(cdn_api_request_duration_seconds_bucket{${JOB}}[${RI}])))`;
+  return `histogram_quantile(${q}, sum by (api, le) (rate(cdn_api_request_duration_seconds_bucket{${JOB}}[${W}])))`;
 }
 
 export function build(): Dashboard {
@@ -148,12 +150,13 @@ export function build(): Dashboard {
     timeseries({
       title: 'API requests/s by code',
       description:
-        'Requests to the CDN APIs per second, by API and HTTP status (error: network failure or timeout).',
+        'Requests to the CDN APIs per second over $window_range, by API and HTTP status (error: network failure or ' +
+        'timeout). The metrics API is asked about once per window and account, so shorter ranges show spikes.',
       unit: 'reqps',
       stack: true,
       queries: [
         {
-          expr: `sum by (api, code) (rate(cdn_api_requests_total{${JOB}}[${RI}]))`,
+          expr: `sum by (api, code) (rate(cdn_api_requests_total{${JOB}}[${W}]))`,
           legend: '{{api}} {{code}}',
         },
       ],
@@ -168,8 +171,8 @@ export function build(): Dashboard {
         // `or 0 * all requests`: no 429 series exists until the first 429; show 0 for each API, not "No data".
         {
           expr:
-            `sum by (api) (rate(cdn_api_requests_total{${JOB},code="429"}[${RI}]))\nor\n` +
-            `0 * sum by (api) (rate(cdn_api_requests_total{${JOB}}[${RI}]))`,
+            `sum by (api) (rate(cdn_api_requests_total{${JOB},code="429"}[${W}]))\nor\n` +
+            `0 * sum by (api) (rate(cdn_api_requests_total{${JOB}}[${W}]))`,
           legend: '{{api}}',
         },
       ],
@@ -177,23 +180,25 @@ export function build(): Dashboard {
     timeseries({
       title: 'API error ratio',
       description:
-        'Share of API requests that did not get a 2xx, per API (429s and network errors included).',
+        'Share of API requests over $window_range that did not get a 2xx, per API (429s and network errors ' +
+        'included).',
       unit: 'percentunit',
       min: 0,
       queries: [
         {
           // Without any failure there is no non-2xx series: 0 for each API instead of "No data".
           expr:
-            `(\n  sum by (api) (rate(cdn_api_requests_total{${JOB},code!~"2.."}[${RI}]))\n  or\n` +
-            `  0 * sum by (api) (rate(cdn_api_requests_total{${JOB}}[${RI}]))\n)\n/\n` +
-            `sum by (api) (rate(cdn_api_requests_total{${JOB}}[${RI}]))`,
+            `(\n  sum by (api) (rate(cdn_api_requests_total{${JOB},code!~"2.."}[${W}]))\n  or\n` +
+            `  0 * sum by (api) (rate(cdn_api_requests_total{${JOB}}[${W}]))\n)\n/\n` +
+            `sum by (api) (rate(cdn_api_requests_total{${JOB}}[${W}]))`,
           legend: '{{api}}',
         },
       ],
     }),
     timeseries({
       title: 'API request duration',
-      description: 'Median, 90th and 99th percentile of API request durations per API (from the histogram).',
+      description:
+        'Median, 90th and 99th percentile of API request durations per API over $window_range (from the histogram).',
       unit: 's',
       queries: [
         { expr: quantile(0.5), legend: '{{api}} p50' },

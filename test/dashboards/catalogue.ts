@@ -92,6 +92,18 @@ export const WINDOW_STEPPED: ReadonlySet<string> = new Set(
   ),
 );
 
+/**
+ * The exporter's own API counters: they move with each request, but in steady state the metrics API is asked
+ * about once per window and account, so `$__rate_interval` over them shows zeros and spikes as well.
+ */
+export const REQUEST_STEPPED: ReadonlySet<string> = new Set([
+  'cdn_api_requests_total',
+  'cdn_api_request_duration_seconds_bucket',
+  'cdn_api_request_duration_seconds_sum',
+  'cdn_api_request_duration_seconds_count',
+  'cdn_exporter_parse_errors_total',
+]);
+
 /** Smallest literal range allowed over a window-stepped counter: twice the largest window. */
 export const MIN_WINDOW_RANGE_SECONDS = 20 * 60;
 

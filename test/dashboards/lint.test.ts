@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { renderAll } from '../../grafana/dashboards-src/index.js';
-import { labelsOf, MIN_WINDOW_RANGE_SECONDS, WINDOW_STEPPED } from './catalogue.js';
+import { labelsOf, MIN_WINDOW_RANGE_SECONDS, REQUEST_STEPPED, WINDOW_STEPPED } from './catalogue.js';
 import { durationSeconds, metricNames, ranges, selectors } from './promql.js';
 
 interface Target {
@@ -68,6 +68,8 @@ function queryProblems(expr: string, instant: boolean, variables: Set<string>): 
       if (v === '__rate_interval') {
         if (WINDOW_STEPPED.has(metric))
           problems.push(`${metric} steps per window: $__rate_interval is too short`);
+        else if (REQUEST_STEPPED.has(metric))
+          problems.push(`${metric} moves about once per window and account: $__rate_interval is too short`);
         continue;
       }
       if (v === '__range') {
@@ -102,6 +104,7 @@ describe('the lint itself', () => {
   it.each([
     ['rate(cdn_edge_requests_total[1m])', 'bare small range [1m]'],
     ['rate(cdn_edge_requests_total[$__rate_interval])', 'steps per window'],
+    ['rate(cdn_api_requests_total[$__rate_interval])', 'about once per window and account'],
     ['increase(cdn_edge_requests_total[$__range])', '[$__range] in a range query'],
     ['rate(cdn_edge_requests_total[$window_range:1m])', 'bare small range'],
     ['sum(cdn_edge_request_count_total)', 'not in the metric catalogue'],

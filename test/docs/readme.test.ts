@@ -340,3 +340,48 @@ describe('links and commands', () => {
     expect([...paths].filter((p) => !existsSync(join(ROOT, p)))).toEqual([]);
   });
 });
+
+/**
+ * The panel names of a README row, expanded: `A, B` and `A / B` are two panels; `X / by Y` is `X` and X's words
+ * up to its last "by" followed by Y; `Name (edge, origin)` is `Edge name` and `Origin name`.
+ */
+function panelNames(cell: string): string[] {
+  const sides = /^(.+) \(edge, origin\)$/.exec(cell.trim());
+  if (sides) {
+    const rest = sides[1]!.charAt(0).toLowerCase() + sides[1]!.slice(1);
+    return [`Edge ${rest}`, `Origin ${rest}`];
+  }
+  return cell.split(',').flatMap((part) => {
+    const [first, ...others] = part.split(' / ').map((t) => t.trim());
+    return [
+      first!,
+      ...others.map((o) => (o.startsWith('by ') ? `${first!.slice(0, first!.lastIndexOf(' by '))} ${o}` : o)),
+    ];
+  });
+}
+
+describe('dashboard sections', () => {
+  const files = ['cdn-traffic', 'cdn-dvr', 'cdn-recordings', 'cdn-exporter'];
+
+  it.each(files)('%s: the README table names exactly the panels the dashboard has', (uid) => {
+    const dash = JSON.parse(readFileSync(join(ROOT, 'grafana', 'dashboards', `${uid}.json`), 'utf8')) as {
+      title: string;
+      panels: Array<{ type: string; title: string }>;
+    };
+    const heading = `### ${dash.title} (\`${uid}\`)`;
+    const at = README.indexOf(`\n${heading}\n`);
+    expect(at, heading).toBeGreaterThan(0);
+    const section = README.slice(at + heading.length + 2, README.indexOf('\n### ', at + 1));
+    const table = section
+      .split('\n\n')
+      .map((block) => block.trim())
+      .find((block) => block.startsWith('|'));
+    expect(table, `a panel table under ${heading}`).toBeDefined();
+    const documented = table!
+      .split('\n')
+      .slice(2)
+      .flatMap((row) => panelNames(row.split('|')[1]!));
+    const panels = dash.panels.filter((p) => p.type !== 'row').map((p) => p.title);
+    expect([...documented].sort()).toEqual([...panels].sort());
+  });
+});
