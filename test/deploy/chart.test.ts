@@ -174,6 +174,17 @@ describe('templates', () => {
       ...text.replace(/\{\{-?\s*\/\*[\s\S]*?\*\/\s*-?\}\}/g, '').matchAll(/\{\{-?\s*([\s\S]*?)\s*-?\}\}/g),
     ].map((m) => m[1] ?? '');
 
+  it('scrape each shard once: the ServiceMonitor leaves out the headless Service that selects the same pods', () => {
+    const headless = readText('helm/cdn-exporter/templates/service-headless.yaml');
+    const monitor = readText('helm/cdn-exporter/templates/servicemonitor.yaml');
+    const service = readText('helm/cdn-exporter/templates/service.yaml');
+    expect(headless).toMatch(/^ {4}cdn-exporter\/headless: "true"$/m);
+    expect(service).not.toContain('cdn-exporter/headless');
+    expect(monitor).toMatch(
+      / {2}selector:\n(?: {4}.*\n)*? {4}matchExpressions:\n {6}- key: cdn-exporter\/headless\n {8}operator: DoesNotExist\n/,
+    );
+  });
+
   it('include the kinds the chart promises', () => {
     const kinds = templates.flatMap(({ text }) => [...text.matchAll(/^kind: (\w+)/gm)].map((m) => m[1]));
     expect(new Set(kinds)).toEqual(
