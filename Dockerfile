@@ -16,6 +16,8 @@ COPY bench ./bench
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS runtime
+# Declared again: an ARG before the first FROM is not visible inside a stage (the label below needs it).
+ARG NODE_IMAGE
 ARG VERSION=0.1.0
 LABEL org.opencontainers.image.title="cdn-exporter" \
       org.opencontainers.image.description="Prometheus exporter for a CDN's traffic, network-DVR and recording-settings APIs" \
@@ -31,9 +33,11 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist/src ./dist/src
+COPY LICENSE ./
 # The state file's default home; mount a volume here to keep window cursors across container restarts.
 RUN mkdir -p /var/lib/cdn-exporter && chown node:node /var/lib/cdn-exporter
-USER node
+# The image's `node` user, by number: Kubernetes' runAsNonRoot can check a numeric user without runAsUser.
+USER 1000:1000
 EXPOSE 9877
 # No shell tools needed: node's own fetch. Exit 0 only on a 2xx from /healthz.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \

@@ -46,7 +46,7 @@ describe('Dockerfile', () => {
     );
   });
 
-  it('builds in a build stage and ships production dependencies and dist/src only, as user node under tini', () => {
+  it('builds in a build stage and ships production dependencies and dist/src only, as user 1000 under tini', () => {
     const stages = [...dockerfile.matchAll(/^FROM (\S+)(?: AS (\w+))?$/gm)];
     expect(stages.map((m) => m[2])).toEqual(['build', 'runtime']);
     const nodeImage = /^ARG NODE_IMAGE=(node:(\d+)\.\d+\.\d+-bookworm-slim)$/m.exec(dockerfile);
@@ -54,7 +54,12 @@ describe('Dockerfile', () => {
     const runtime = dockerfile.slice(dockerfile.indexOf('AS runtime'));
     expect(runtime).toMatch(/npm ci --omit=dev/);
     expect(runtime).toMatch(/apt-get install -y --no-install-recommends tini/);
-    expect(runtime).toMatch(/^USER node$/m);
+    // The node image's `node` user, by number (runAsNonRoot can verify it without runAsUser).
+    expect(runtime).toMatch(/^USER 1000:1000$/m);
+    // Every ARG a stage reads is declared in that stage (one before the first FROM is not visible inside).
+    for (const used of new Set([...runtime.matchAll(/\$\{(\w+)\}/g)].map((m) => m[1]!))) {
+      expect(runtime, `ARG ${used} in the runtime stage`).toMatch(new RegExp(`^ARG ${used}(=|$)`, 'm'));
+    }
     expect(runtime).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m);
     expect(runtime).toMatch(/^COPY --from=build \/app\/dist\/src \.\/dist\/src$/m);
     const labels = [...dockerfile.matchAll(/org\.opencontainers\.image\.(\w+)=/g)].map((m) => m[1]);
