@@ -66,6 +66,14 @@ describe('values.schema.json', () => {
     expect(errorsOf(mergeValues(chartValues(), ci(file)))).toBe('');
   });
 
+  it('accepts what the exporter accepts: whole-number resource ids, and Helm globals when used as a subchart', () => {
+    const values = mergeValues(mergeValues(chartValues(), ci('default-values.yaml')), {
+      config: { metrics: { resources: ['12345', 67890] } },
+      global: { imageRegistry: 'registry.example' },
+    });
+    expect(errorsOf(values)).toBe('');
+  });
+
   // Each row: what a user might write over ci/default-values.yaml, and the path the schema must name.
   const bad: Array<[string, Values, string]> = [
     ['an unknown top-level key', { replicaCount: 2 }, '/'],
@@ -110,6 +118,7 @@ describe('values.schema.json', () => {
     ['an unknown service type', { service: { type: 'ExternalName' } }, '/service/type'],
     ['a persistence size without a unit we know', { persistence: { size: '1 GB' } }, '/persistence/size'],
     ['extra flags that are not strings', { extraArgs: [1] }, '/extraArgs/0'],
+    ['a negative resource id', { config: { metrics: { resources: [-1] } } }, '/config/metrics/resources/0'],
   ];
 
   it.each(bad)('refuses %s', (_what, override, path) => {
