@@ -153,6 +153,34 @@ describe('request gate: send times', () => {
   });
 });
 
+describe('request gate: concurrency', () => {
+  it('never has more than `concurrency` requests running, however many wait and however high the rate', async () => {
+    const clock = new FakeClock(0);
+    const gate = new RequestGate({ requestsPerSecond: 1000, concurrency: 3, clock, marginMs: 0 });
+    let running = 0;
+    let most = 0;
+    const release: Array<() => void> = [];
+    const all = Promise.all(
+      Array.from({ length: 12 }, () =>
+        gate.run(async () => {
+          running++;
+          most = Math.max(most, running);
+          await new Promise<void>((r) => release.push(r));
+          running--;
+        }),
+      ),
+    );
+    for (let i = 0; i < 200 && (release.length > 0 || running > 0 || gate.length > 0); i++) {
+      await clock.advance(10);
+      expect(running).toBeLessThanOrEqual(3);
+      release.shift()?.();
+    }
+    await all;
+    expect(most).toBe(3);
+    expect(gate.length).toBe(0);
+  });
+});
+
 describe('request gate on stop', () => {
   it('drops waiting requests at once but lets a request already sent finish', async () => {
     const clock = new FakeClock(0);
