@@ -23,6 +23,7 @@ import { StateFile } from '../state.js';
 import { SeriesStore } from '../store/series-store.js';
 import { TrafficApplier } from '../traffic/batches.js';
 import { createTrafficFamilies } from '../traffic/metrics.js';
+import { type WorkerParserOptions, WorkerTrafficParser } from '../traffic/parser.js';
 import { TrafficProcess } from '../traffic/process.js';
 import { AccountWalker, type WalkerStatus } from '../traffic/walker.js';
 import { AnswerAudit } from './answers.js';
@@ -49,6 +50,8 @@ export interface ExporterOptions {
   agent?: AgentOptions;
   /** prom-client's process and Node.js metrics (default on). */
   defaultMetrics?: boolean;
+  /** Where big traffic answers are parsed (default: a worker thread, src/traffic/parser.ts). */
+  trafficParser?: WorkerParserOptions;
 }
 
 export class Exporter {
@@ -62,6 +65,7 @@ export class Exporter {
   private readonly log: Logger;
   private readonly config: Config;
   private readonly agent: Agent;
+  private readonly parser: WorkerTrafficParser;
   private readonly upstreams = new Map<string, Upstream>();
   private readonly statuses = new Map<string, AccountStatus>();
   private readonly dvrHealth = new Map<string, StreamHealth[]>();
@@ -98,6 +102,7 @@ export class Exporter {
       this.config.sharding.shards,
     );
     this.accounts = owned.map((a) => a.name);
+    this.parser = new WorkerTrafficParser({ log: this.log, ...opts.trafficParser });
     const tokens = accountTokenSources(this.config, opts.tokenFs);
     for (const account of owned) {
       const token = tokens.get(account.name)!;
@@ -115,6 +120,7 @@ export class Exporter {
         onError: (err) => {
           if (err.kind === 'malformed') this.self.parseErrors.inc({ api: err.api });
         },
+        parseTraffic: this.parser.parse,
       });
       this.upstreams.set(account.name, upstream);
     }
@@ -249,6 +255,13 @@ export class Exporter {
       { accounts: this.accounts, shard: config.sharding.shard, shards: config.sharding.shards },
       'polling started',
     );
+    if (this.accounts.length === 0) {
+      // Ready and empty is a valid state (more shards than accounts need one), but rarely the intended one.
+      log.warn(
+        { configured: config.accounts.length, shard: config.sharding.shard, shards: config.sharding.shards },
+        'this shard owns none of the configured accounts: it polls nothing',
+      );
+    }
   }
 
   /**
@@ -263,6 +276,7 @@ export class Exporter {
       this.log.warn({ graceMs }, 'requests still in flight at shutdown: cancelled');
     await this.agent.destroy();
     await settledWithin(settled, 1000);
+    await this.parser.close();
     // Windows the walkers handed over are counted before the cursors past them are saved.
     await this.applier?.idle();
     if (this.stateFile && this.started) await this.stateFile.save(this.cursors);

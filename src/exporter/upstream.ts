@@ -12,6 +12,7 @@ import { HttpClient, reportingSends } from '../http/request.js';
 import { RequestGate } from '../poll/request-gate.js';
 import { RecorderClient } from '../recordings/client.js';
 import { MetricsClient } from '../traffic/client.js';
+import type { TrafficBodyParser } from '../traffic/parser.js';
 
 export interface Upstream {
   token: TokenSource;
@@ -34,6 +35,8 @@ export interface UpstreamOptions {
   signal?: AbortSignal;
   /** Every failed request, after the gate has seen it (for counting malformed answers). */
   onError?: (err: ApiError) => void;
+  /** Reads traffic answers (default: inline). One is shared by every upstream: see src/traffic/parser.ts. */
+  parseTraffic?: TrafficBodyParser;
 }
 
 export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstream {
@@ -52,7 +55,7 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
   return {
     token,
     gate,
-    metrics: new MetricsClient(http),
+    metrics: new MetricsClient(http, opts.parseTraffic),
     dvr: new DvrClient(http),
     recorder: new RecorderClient(http),
     async call<T>(fn: () => Promise<T>): Promise<T> {

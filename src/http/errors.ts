@@ -70,6 +70,8 @@ export class ApiError extends Error {
   readonly description: string | undefined;
   readonly failedHosts: string[] | undefined;
   readonly code: string | undefined;
+  /** The exporter's own words on what was wrong (a JSON parse problem, a wrong top level). */
+  readonly detail: string | undefined;
 
   constructor(init: ApiErrorInit) {
     super(formatMessage(init));
@@ -82,6 +84,7 @@ export class ApiError extends Error {
     this.description = init.description;
     this.failedHosts = init.failedHosts;
     this.code = init.code;
+    this.detail = init.detail;
   }
 
   /** The same error with fields replaced (used to attach the HTTP status to a parser's `malformed`). */
@@ -95,6 +98,7 @@ export class ApiError extends Error {
       description: this.description,
       failedHosts: this.failedHosts,
       code: this.code,
+      detail: this.detail,
       ...changes,
     });
   }

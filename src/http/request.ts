@@ -74,6 +74,12 @@ export interface RequestSpec {
   /** Sent as JSON. */
   json?: unknown;
   signal?: AbortSignal;
+  /**
+   * Reads a 2xx body instead of JSON.parse (a big one off the event loop, say); what it resolves to is the result's
+   * `body`. A rejection is a `malformed` ApiError with the status and endpoint; an ApiError it throws keeps its
+   * kind and words, with the token scrubbed from them.
+   */
+  decode?: (bytes: Uint8Array) => Promise<unknown>;
 }
 
 export interface HttpResult {
@@ -92,6 +98,8 @@ export function buildQuery(params: readonly QueryParam[]): string {
   );
   return `?${parts.join('&')}`;
 }
+
+const utf8 = new TextDecoder();
 
 const sendReporter = new AsyncLocalStorage<() => void>();
 
@@ -160,7 +168,7 @@ export class HttpClient {
     let status: number | undefined;
     let contentType: string;
     let retryAfter: string | undefined;
-    let text: string;
+    let bytes: Uint8Array;
     try {
       const res = await undiciRequest(url, {
         method: spec.method,
@@ -173,7 +181,7 @@ export class HttpClient {
       contentType = headerValue(res.headers['content-type']) ?? '';
       retryAfter = headerValue(res.headers['retry-after']);
       // A connection that breaks off after the headers (reset, body timeout) is a network failure like any other.
-      text = await res.body.text();
+      bytes = new Uint8Array(await res.body.arrayBuffer());
     } catch (err) {
       observe('error');
       const detail = scrub(errorText(err), token);
@@ -187,6 +195,16 @@ export class HttpClient {
     }
     observe(String(status));
 
+    if (status >= 200 && status < 300 && spec.decode) {
+      try {
+        return { status, body: await spec.decode(bytes) };
+      } catch (err) {
+        const detail = scrub(err instanceof ApiError ? (err.detail ?? '') : errorText(err), token);
+        if (err instanceof ApiError) throw err.with({ status, endpoint, detail });
+        throw new ApiError({ api: spec.api, kind: 'malformed', status, endpoint, detail });
+      }
+    }
+    const text = utf8.decode(bytes);
     if (status >= 200 && status < 300) {
       if (text.trim() === '') return { status, body: undefined };
       try {

@@ -2,9 +2,9 @@
  * Client of the traffic metrics API (../shared/api/metrics.md). Knows the endpoints and the query format;
  * failures come out as ApiError (src/http/errors.ts), bodies through parseMetricsResponse.
  */
-import { parseAnswer } from '../http/errors.js';
 import type { HttpClient, QueryParam } from '../http/request.js';
-import { parseMetricsResponse, type TrafficResponse } from './response.js';
+import { parseInline, type TrafficBodyParser } from './parser.js';
+import type { TrafficResponse } from './response.js';
 
 const PREFIX = '/app/metrics/v1';
 
@@ -44,7 +44,11 @@ export function formatApiTime(t: Date | number): string {
 }
 
 export class MetricsClient {
-  constructor(private readonly http: HttpClient) {}
+  /** `parse` reads a 2xx body: inline by default, or a WorkerTrafficParser's (./parser.ts) off the event loop. */
+  constructor(
+    private readonly http: HttpClient,
+    private readonly parse: TrafficBodyParser = parseInline,
+  ) {}
 
   async fetchTraffic(opts: FetchTrafficOptions): Promise<TrafficResponse> {
     const query: QueryParam[] = [
@@ -55,15 +59,15 @@ export class MetricsClient {
     for (const m of opts.metrics ?? []) query.push(['metric', m]);
     if (opts.resource !== undefined) query.push(['resource', opts.resource]);
     const path = opts.breakdown === 'resource' ? `${PREFIX}/resources` : `${PREFIX}/`;
-    const { status, body } = await this.http.request({
+    const parseOpts = { account: opts.account, breakdown: opts.breakdown };
+    const { body } = await this.http.request({
       api: 'metrics',
       method: 'GET',
       path,
       query,
       signal: opts.signal,
+      decode: (bytes) => this.parse(bytes, parseOpts),
     });
-    return parseAnswer(status, `GET ${path}`, () =>
-      parseMetricsResponse(body, { account: opts.account, breakdown: opts.breakdown }),
-    );
+    return body as TrafficResponse;
   }
 }

@@ -10,8 +10,9 @@
 export class KeyedNumbers implements ReadonlyMap<string, number> {
   constructor(
     /** Distinct keys, as many as values. Shared between records: never mutated. */
-    private readonly keyList: readonly string[],
-    private readonly valueList: readonly number[],
+    readonly keyList: readonly string[],
+    /** An array, or a view of a Float64Array when the record came from the parse worker (./packed.ts). */
+    readonly valueList: ArrayLike<number>,
   ) {}
 
   get size(): number {

@@ -163,6 +163,26 @@ export function parseMetricsResponse(raw: unknown, opts: ParseMetricsOptions = {
   return out;
 }
 
+const utf8 = new TextDecoder();
+
+/**
+ * A 2xx body as it came off the wire -> TrafficResponse: UTF-8, JSON, then parseMetricsResponse. Not JSON is an
+ * ApiError `malformed` (its detail quotes the JSON error, which may hold a piece of the body: the HTTP client
+ * scrubs the token from it). Runs inline or in the parse worker (./parser.ts).
+ */
+export function parseTrafficBody(bytes: Uint8Array, opts: ParseMetricsOptions): TrafficResponse {
+  const text = utf8.decode(bytes);
+  let raw: unknown;
+  if (text.trim() !== '') {
+    try {
+      raw = JSON.parse(text);
+    } catch (err) {
+      throw malformed('metrics', `body is not JSON (${err instanceof Error ? err.message : String(err)})`);
+    }
+  }
+  return parseMetricsResponse(raw, opts);
+}
+
 /**
  * What a data element's key means. Elements repeat the same few dozen keys, so each distinct key is classified
  * once (a bounded cache: a body full of made-up keys only costs the classification again).

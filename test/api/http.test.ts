@@ -198,6 +198,37 @@ describe('request', () => {
     expect(written).toBe(0);
   });
 
+  it('hands a 2xx body to decode; its failure is malformed with the status, the token scrubbed', async () => {
+    const base = await serve((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(`{"echo": "${TOKEN}"}`);
+    });
+    const c = make(base);
+    const get = (decode: (bytes: Uint8Array) => Promise<unknown>) =>
+      c.request({ api: 'metrics', method: 'GET', path: '/x', decode });
+    const ok = await get(async (bytes) => ({ length: bytes.byteLength }));
+    expect(ok).toEqual({ status: 200, body: { length: TOKEN.length + 12 } });
+
+    const thrown = await failure(
+      get(async (bytes) => {
+        throw new Error(`cannot read ${new TextDecoder().decode(bytes)}`);
+      }),
+    );
+    expect(thrown).toMatchObject({ kind: 'malformed', status: 200, endpoint: 'GET /x', retryable: true });
+    expect(thrown.detail).toContain('cannot read');
+    expectNoToken(thrown);
+    expect(thrown.detail).not.toContain(TOKEN);
+
+    const apiError = await failure(
+      get(async () => {
+        throw new ApiError({ api: 'metrics', kind: 'malformed', detail: `top level holds ${TOKEN}` });
+      }),
+    );
+    expect(apiError).toMatchObject({ kind: 'malformed', status: 200, endpoint: 'GET /x' });
+    expect(apiError.message).toContain('top level holds [REDACTED]');
+    expectNoToken(apiError);
+  });
+
   it('gives a network error when the server never answers within headersTimeout', async () => {
     const base = await serve(() => {
       // never answers

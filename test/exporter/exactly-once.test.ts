@@ -2,10 +2,14 @@
  * The numbers must be true: after catch-up every counter equals the simulator's ground truth for
  * [first window start, cursor), per resource and per code, with and without faults.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import type { Simulator } from '../../src/simulator/server.js';
 import { demoWorld } from '../../src/simulator/world.js';
+import type { WorkerTrafficParser } from '../../src/traffic/parser.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
 
@@ -88,30 +92,47 @@ afterEach(async () => {
   stack = undefined;
 });
 
+/** The built parse worker (npm test builds before the tests run); with minBytes 0 every answer goes to it. */
+const WORKER = pathToFileURL(
+  join(import.meta.dirname, '..', '..', 'dist', 'src', 'traffic', 'parse-worker.js'),
+);
+
 describe('exactly once', () => {
-  it('counts 6 hours of catch-up exactly, in windows that tile the range with no overlap and no gap', async () => {
-    stack = await startStack({ config: { metrics: { lookback: '6h', delay: '0m', window: '5m' } } });
-    const s = stack;
-    const t0 = Date.now();
-    const first = Math.floor((t0 - 6 * 60 * MINUTE) / MINUTE) * MINUTE;
-    await waitFor(
-      async () => cursorOf(await s.scrape(), 'demo') >= first + 6 * 60 * MINUTE - 5 * MINUTE,
-      20_000,
-      'catch-up',
-    );
-    const scrape = await s.scrape();
-    const cursor = cursorOf(scrape, 'demo');
-    const windows = answeredWindows(s.sim, 'demo').filter(([, e]) => e <= cursor);
-    expect(windows[0]![0]).toBe(first);
-    for (let i = 1; i < windows.length; i++) expect(windows[i]![0]).toBe(windows[i - 1]![1]);
-    expect(windows.at(-1)![1]).toBe(cursor);
-    // Catch-up asks for 10-minute windows.
-    expect(windows.slice(0, 30).every(([a, b]) => b - a === 10 * MINUTE)).toBe(true);
-    expect(scrape.value('cdn_metrics_windows_total', { account: 'demo' })).toBe(windows.length);
-    expect(expectExact(s.sim, scrape, 'demo', first, cursor)).toBeGreaterThan(5 * 40);
-    expect(scrape.value('cdn_up', { api: 'metrics', account: 'demo' })).toBe(1);
-    expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' })).toBe(0);
-  });
+  it.each([
+    ['parsed inline', {}, 0],
+    ['parsed in the worker thread', { trafficParser: { minBytes: 0, workerUrl: WORKER } }, 1],
+  ])(
+    'counts 6 hours of catch-up exactly, in windows that tile the range with no overlap and no gap (%s)',
+    async (_how, exporter, workers) => {
+      expect(existsSync(WORKER), 'the build (npm run build) makes the parse worker').toBe(true);
+      stack = await startStack({
+        config: { metrics: { lookback: '6h', delay: '0m', window: '5m' } },
+        exporter,
+      });
+      const s = stack;
+      const t0 = Date.now();
+      const first = Math.floor((t0 - 6 * 60 * MINUTE) / MINUTE) * MINUTE;
+      await waitFor(
+        async () => cursorOf(await s.scrape(), 'demo') >= first + 6 * 60 * MINUTE - 5 * MINUTE,
+        20_000,
+        'catch-up',
+      );
+      const scrape = await s.scrape();
+      const cursor = cursorOf(scrape, 'demo');
+      const windows = answeredWindows(s.sim, 'demo').filter(([, e]) => e <= cursor);
+      expect(windows[0]![0]).toBe(first);
+      for (let i = 1; i < windows.length; i++) expect(windows[i]![0]).toBe(windows[i - 1]![1]);
+      expect(windows.at(-1)![1]).toBe(cursor);
+      // Catch-up asks for 10-minute windows.
+      expect(windows.slice(0, 30).every(([a, b]) => b - a === 10 * MINUTE)).toBe(true);
+      expect(scrape.value('cdn_metrics_windows_total', { account: 'demo' })).toBe(windows.length);
+      expect(expectExact(s.sim, scrape, 'demo', first, cursor)).toBeGreaterThan(5 * 40);
+      expect(scrape.value('cdn_up', { api: 'metrics', account: 'demo' })).toBe(1);
+      expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' })).toBe(0);
+      // The answers really took the path the test names (a missing worker would fall back to inline parsing).
+      expect((s.exporter as unknown as { parser: WorkerTrafficParser }).parser.started).toBe(workers);
+    },
+  );
 
   it('stays exact with 30 % faults of every kind and a rate limit, never above the limit', async () => {
     const limit = 8;

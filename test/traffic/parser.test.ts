@@ -1,0 +1,195 @@
+/**
+ * Big traffic answers are parsed in a worker thread and come back packed. Whatever path an answer takes, the
+ * exporter must see the same records, and count the same series, as if it had been parsed inline; a bad body is
+ * the same `malformed` error; a worker that dies costs only the parses it held.
+ *
+ * The worker runs from the build (dist/), which `npm test` makes before the tests run.
+ */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MINUTE } from '../../src/clock.js';
+import { ApiError } from '../../src/http/errors.js';
+import { METRIC_NAMES, metricValues, TrafficModel } from '../../src/simulator/traffic.js';
+import { SeriesStore } from '../../src/store/series-store.js';
+import { createTrafficFamilies } from '../../src/traffic/metrics.js';
+import { packTrafficResponse, unpackTrafficResponse } from '../../src/traffic/packed.js';
+import { parseInline, WorkerTrafficParser } from '../../src/traffic/parser.js';
+import { TrafficProcess } from '../../src/traffic/process.js';
+import type { TrafficResponse } from '../../src/traffic/response.js';
+import { captureLog } from '../exporter/failure-checks.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const WORKER = join(ROOT, 'dist', 'src', 'traffic', 'parse-worker.js');
+const T0 = Date.UTC(2026, 0, 1, 18, 0);
+const OPTS = { account: 'acme', breakdown: 'resource' as const };
+const utf8 = new TextEncoder();
+
+/** A /resources answer as the simulator builds it; `shape` picks how request times appear. */
+function body(resources: number, shape: 'object' | 'flat' | 'number' = 'object'): Uint8Array {
+  const model = new TrafficModel(5, {});
+  const data = Array.from({ length: resources }, (_, i) => {
+    const id = String(5000 + i);
+    const el: Record<string, unknown> = {
+      resource: id,
+      resource_name: `r-${i}`,
+      ...metricValues(model.totals('acme', [id], T0, T0 + MINUTE), 60, METRIC_NAMES, shape),
+    };
+    if (i % 3 === 0) el.cname = `r${i}.cdn.example`; // absent on some: labels are optional
+    if (i % 7 === 0) delete el.edge_status_404; // key lists differ between records
+    if (i === 4) el.edge_status_200 = 'many'; // a bad field: an issue, the rest kept
+    return el;
+  });
+  return utf8.encode(JSON.stringify({ account: 'acme', metrics: METRIC_NAMES, data, extra: 1 }));
+}
+
+/** A response as plain data, so that two can be compared whatever their maps are made of. */
+function plain(r: TrafficResponse) {
+  const side = (s: TrafficResponse['records'][number]['edge']) => ({
+    ...s,
+    codes: [...s.codes],
+    classes: [...s.classes],
+    requestTimeSeconds: [...s.requestTimeSeconds],
+  });
+  return { ...r, records: r.records.map((x) => ({ ...x, edge: side(x.edge), origin: side(x.origin) })) };
+}
+
+/** The exposition a response gives when counted into a fresh store. */
+async function exposed(r: TrafficResponse): Promise<string> {
+  const store = new SeriesStore();
+  new TrafficProcess(createTrafficFamilies(store, { breakdown: 'resource', windowGauges: true }), {
+    metrics: [],
+    resources: [],
+  }).apply('acme', T0, T0 + MINUTE, r, T0 + 2 * MINUTE);
+  await store.refresh();
+  return store.render('text').toString();
+}
+
+const parsers: WorkerTrafficParser[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const p of parsers.splice(0)) await p.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function workerParser(opts: { minBytes?: number; workerUrl?: URL } = {}) {
+  expect(existsSync(WORKER), `${WORKER} is missing: run npm run build (npm test does)`).toBe(true);
+  const p = new WorkerTrafficParser({ minBytes: 0, workerUrl: pathToFileURL(WORKER), ...opts });
+  parsers.push(p);
+  return p;
+}
+
+describe('packed responses', () => {
+  it.each(['object', 'flat', 'number'] as const)(
+    'unpack(pack(r)) reads as r (request times as %s)',
+    async (shape) => {
+      const r = await parseInline(body(60, shape), OPTS);
+      const back = unpackTrafficResponse(packTrafficResponse(r));
+      expect(plain(back)).toEqual(plain(r));
+      expect(await exposed(back)).toBe(await exposed(r));
+    },
+  );
+
+  it('keeps an answer without records, and records without resource or with nothing but labels', () => {
+    const r: TrafficResponse = {
+      account: 'acme',
+      start: T0,
+      end: T0 + MINUTE,
+      metrics: [],
+      records: [
+        {
+          edge: { codes: new Map(), classes: new Map(), requestTimeSeconds: new Map() },
+          origin: {
+            codes: new Map([['200', 0]]),
+            classes: new Map(),
+            requestTimeSeconds: new Map(),
+            requests: 0,
+          },
+        },
+      ],
+      issues: [{ path: 'data[1]', problem: 'expected an object, got a string' }],
+      unknownKeys: ['extra'],
+    };
+    expect(plain(unpackTrafficResponse(packTrafficResponse(r)))).toEqual(plain(r));
+    const empty = { ...r, records: [] };
+    expect(plain(unpackTrafficResponse(packTrafficResponse(empty)))).toEqual(plain(empty));
+  });
+});
+
+describe('WorkerTrafficParser', () => {
+  it('gives what inline parsing gives, and the same series when counted', async () => {
+    const p = workerParser();
+    const bytes = body(400);
+    const inline = await parseInline(bytes.slice(), OPTS);
+    const viaWorker = await p.parse(bytes, OPTS);
+    expect(p.started).toBe(1);
+    expect(viaWorker.issues.map((i) => i.path)).toEqual(['data[4].edge_status_200']);
+    expect(viaWorker.unknownKeys).toEqual(['extra']);
+    expect(plain(viaWorker)).toEqual(plain(inline));
+    expect(await exposed(viaWorker)).toBe(await exposed(inline));
+  });
+
+  it('parses small bodies inline and big ones in the worker', async () => {
+    const p = workerParser({ minBytes: 50_000 });
+    await p.parse(body(2), OPTS);
+    expect(p.started).toBe(0);
+    await p.parse(body(200), OPTS);
+    expect(p.started).toBe(1);
+  });
+
+  it('refuses a body that is not JSON, or not of the documented shape, as malformed with the reason', async () => {
+    const p = workerParser();
+    const notJson = p.parse(utf8.encode('{"data": [1, 2'), OPTS);
+    await expect(notJson).rejects.toBeInstanceOf(ApiError);
+    await expect(notJson).rejects.toMatchObject({ kind: 'malformed', api: 'metrics' });
+    await expect(notJson).rejects.toThrow(/body is not JSON/);
+    await expect(p.parse(utf8.encode('[1, 2]'), OPTS)).rejects.toMatchObject({
+      kind: 'malformed',
+      detail: expect.stringMatching(/top level/),
+    });
+    // The worker is still there for the next answer.
+    expect((await p.parse(body(3), OPTS)).records).toHaveLength(3);
+    expect(p.started).toBe(1);
+  });
+
+  it('fails only the parses a dying worker held, then starts a new one', async () => {
+    // A worker that dies on a body holding "CRASH", and otherwise is the real one.
+    const dir = mkdtempSync(join(tmpdir(), 'cdn-worker-'));
+    dirs.push(dir);
+    const script = join(dir, 'crashing-worker.mjs');
+    writeFileSync(
+      script,
+      `import { parentPort } from 'node:worker_threads';
+parentPort.on('message', (m) => { if (new TextDecoder().decode(m.bytes).includes('CRASH')) process.exit(3); });
+await import(${JSON.stringify(pathToFileURL(WORKER).href)});
+`,
+    );
+    const p = workerParser({ workerUrl: pathToFileURL(script) });
+    expect((await p.parse(body(2), OPTS)).records).toHaveLength(2);
+    await expect(p.parse(utf8.encode('"CRASH"'), OPTS)).rejects.toThrow(
+      /traffic parse worker stopped: exit code 3/,
+    );
+    expect((await p.parse(body(2), OPTS)).records).toHaveLength(2);
+    expect(p.started).toBe(2);
+  });
+
+  it('parses inline once closed, and when its worker file is missing (saying so once)', async () => {
+    const p = workerParser();
+    await p.close();
+    expect((await p.parse(body(2), OPTS)).records).toHaveLength(2);
+    expect(p.started).toBe(0);
+
+    const { log, lines } = captureLog();
+    const missing = new WorkerTrafficParser({
+      minBytes: 0,
+      workerUrl: pathToFileURL(join(ROOT, 'nope.js')),
+      log,
+    });
+    parsers.push(missing);
+    expect((await missing.parse(body(2), OPTS)).records).toHaveLength(2);
+    expect(missing.started).toBe(0);
+    expect(lines.filter((l) => l.includes('traffic parse worker not found'))).toHaveLength(1);
+  });
+});
