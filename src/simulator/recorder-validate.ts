@@ -244,3 +244,29 @@ export function parseAction(body: Record<string, unknown>): Result<Action> {
   }
   return { ok: true, value: action as Action };
 }
+
+/**
+ * Whether a request path under the API's prefix is well formed (otherwise the document's common 400
+ * `Invalid path`): every segment decodes, and none is empty or decodes to text holding a `/` (an encoded slash)
+ * or a control character. A single trailing slash and the bare prefix are tolerated. A well-formed path that
+ * names no endpoint is a wrong URL (404), not an invalid path.
+ */
+export function isValidPath(path: string): boolean {
+  if (path === '/' || path === '') return true;
+  const segments = path.split('/').slice(1);
+  if (segments.length > 1 && segments.at(-1) === '') segments.pop();
+  return segments.every((raw) => {
+    if (raw === '') return false;
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(raw);
+    } catch {
+      return false;
+    }
+    for (const ch of decoded) {
+      const code = ch.codePointAt(0)!;
+      if (ch === '/' || code < 0x20 || code === 0x7f) return false;
+    }
+    return true;
+  });
+}

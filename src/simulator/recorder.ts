@@ -8,12 +8,17 @@
  * - Without `?all` each setting shows only its current (or latest) recording instance; with `?all`, every one.
  * - `extra_fields=status` puts `status` on the setting and on each instance; unknown extra field names are ignored.
  * - GET of an unknown (or deactivated) id: 404 `Not found`. A body that is not JSON: 422 `{errors: {body: [...]}}`.
+ * - The common 400 `Invalid path` (text/plain) answers a malformed path, checked before the token: a segment that
+ *   is not valid percent-encoding, an empty segment (`//`), or one that decodes to text holding `/` (an encoded
+ *   slash, as in an id `a%2Fb`) or a control character (see isValidPath). A well-formed path that names no
+ *   endpoint is 404 `Not found`; PATCH of an unknown but well-formed id is the endpoint's 400 without a body.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { RecorderState } from './recorder-state.js';
 import {
   type FieldErrors,
   isRecord,
+  isValidPath,
   parseAction,
   validateChange,
   validateCreate,
@@ -36,6 +41,11 @@ function queryValues(v: unknown): string[] {
 export function createRecorderSim(ctx: SimContext): RecorderSim & { state: RecorderState } {
   const state = new RecorderState(ctx);
   const router = express.Router();
+
+  router.use((req, res, next) => {
+    if (isValidPath(req.path)) next();
+    else text(res, 400, 'Invalid path');
+  });
 
   const auth = (req: Request, res: Response, next: NextFunction): void => {
     const token = req.get('cdn-auth-token');

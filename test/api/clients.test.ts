@@ -413,6 +413,161 @@ describe('recorder-cloud client', () => {
     expect(e404).toMatchObject({ kind: 'invalid', status: 404, description: 'Not found' });
     for (const e of [e401, e403, e404]) expectNoToken(e);
   });
+
+  it('each PATCH action shows its documented effect in the next getSetting and listSettings', async () => {
+    const account = 'demo';
+    const before = (await c.recorder.listSettings(account)).settings.map((x) => x.id);
+    const { id } = await c.recorder.createSetting(account, {
+      streamName: 'client/actions',
+      streamType: 'long',
+      source: 'https://live.cdn.demo.example/client/actions/playlist.m3u8',
+      launchType: 'button',
+      path: '/rec/{now}.m3u8',
+    });
+    const read = async () => {
+      const r = await c.recorder.getSetting(account, id, { extraFields: ['status'], all: true });
+      expect(r.issues).toEqual([]);
+      expect(r.settings).toHaveLength(1);
+      return r.settings[0]!;
+    };
+    const sec = (ms: number) => Math.floor(ms / 1000);
+    expect(await read()).toMatchObject({ status: 'wait', records: [] });
+
+    // start: wait -> progress, one open instance from now, its path from the template.
+    const t1 = c.clock.now();
+    await c.recorder.patchSetting(account, id, { action: 'start' });
+    const started = await read();
+    expect(started.status).toBe('progress');
+    // A running instance has no stop yet.
+    expect(started.records).toEqual([{ start: t1, initPath: `/rec/${sec(t1)}.m3u8`, status: 'progress' }]);
+    const twice = await failure(c.recorder.patchSetting(account, id, { action: 'start' }));
+    expect(twice).toMatchObject({ api: 'recorder-cloud', kind: 'invalid', status: 422 });
+    expect(twice.description).toMatch(/action/);
+
+    // change during a recording: only dvr_enabled.
+    const refused = await failure(c.recorder.patchSetting(account, id, { action: 'change', storageTime: 7 }));
+    expect(refused).toMatchObject({ kind: 'invalid', status: 422 });
+    expect(refused.description).toMatch(/storage_time/);
+    await c.recorder.patchSetting(account, id, { action: 'change', dvrEnabled: true });
+    expect(await read()).toMatchObject({ storageTime: -1, dvrEnabled: true, status: 'progress' });
+
+    // stop: progress -> finish, the instance closes now.
+    await c.clock.advance(10 * MIN);
+    const t2 = c.clock.now();
+    await c.recorder.patchSetting(account, id, { action: 'stop' });
+    expect(await read()).toMatchObject({
+      status: 'finish',
+      records: [{ start: t1, stop: t2, status: 'finish' }],
+    });
+    const stopAgain = await failure(c.recorder.patchSetting(account, id, { action: 'stop' }));
+    expect(stopAgain).toMatchObject({ kind: 'invalid', status: 422 });
+
+    // change (the default action) outside a recording: every documented field.
+    await c.recorder.patchSetting(account, id, {
+      streamType: 'short',
+      launchType: 'schedule',
+      storageTime: 30,
+      path: '/vod/{now}.m3u8',
+      dvrEnabled: false,
+    });
+    expect(await read()).toMatchObject({
+      streamType: 'short',
+      launchType: 'schedule',
+      storageTime: 30,
+      path: '/vod/{now}.m3u8',
+      dvrEnabled: false,
+      status: 'finish',
+    });
+
+    // restart (reset DVR): starts a recording when none runs; when one runs, closes it and opens a new one.
+    await c.clock.advance(MIN);
+    const t3 = c.clock.now();
+    await c.recorder.patchSetting(account, id, { action: 'restart' });
+    await c.clock.advance(MIN);
+    const t4 = c.clock.now();
+    await c.recorder.patchSetting(account, id, { action: 'restart' });
+    const restarted = await read();
+    expect(restarted.status).toBe('progress');
+    expect(restarted.records.map((r) => [r.start, r.stop, r.status])).toEqual([
+      [t1, t2, 'finish'],
+      [t3, t4, 'finish'],
+      [t4, undefined, 'progress'],
+    ]);
+    expect(restarted.records[2]!.initPath).toBe(`/vod/${sec(t4)}.m3u8`);
+    // Without `all` only the current instance.
+    expect((await c.recorder.getSetting(account, id)).settings[0]!.records.map((r) => r.start)).toEqual([t4]);
+
+    // deactivate: gone from the active list, no longer addressable, its source free again.
+    const listed = await c.recorder.listSettings(account, { all: true });
+    expect(listed.settings.map((x) => x.id)).toEqual([...before, id]);
+    await c.recorder.patchSetting(account, id, { action: 'deactivate' });
+    const after = await c.recorder.listSettings(account, { all: true, extraFields: ['status'] });
+    expect(after.settings.map((x) => x.id)).toEqual(before);
+    const gone = await failure(c.recorder.getSetting(account, id));
+    expect(gone).toMatchObject({ kind: 'invalid', status: 404, description: 'Not found' });
+    const patchGone = await failure(c.recorder.patchSetting(account, id, { action: 'start' }));
+    expect(patchGone).toMatchObject({ kind: 'invalid', status: 400, description: undefined });
+    const again = await c.recorder.createSetting(account, {
+      streamName: 'client/actions',
+      streamType: 'long',
+      source: 'https://live.cdn.demo.example/client/actions/playlist.m3u8',
+      launchType: 'button',
+    });
+    expect(again.id).not.toBe(id);
+    await c.recorder.patchSetting(account, again.id, { action: 'deactivate' });
+  });
+
+  it('400 Invalid path (text/plain) for an id that cannot be a path segment, before anything is done', async () => {
+    const { id } = await c.recorder.createSetting('demo', {
+      streamName: 'client/paths',
+      streamType: 'long',
+      source: 'https://live.cdn.demo.example/client/paths/playlist.m3u8',
+      launchType: 'button',
+    });
+    const calls: [string, () => Promise<unknown>][] = [
+      ['getSetting', () => c.recorder.getSetting('demo', `${id}/records`)],
+      ['patchSetting start', () => c.recorder.patchSetting('demo', `${id}/x`, { action: 'start' })],
+      [
+        'patchSetting deactivate',
+        () => c.recorder.patchSetting('demo', `${id}\u0000`, { action: 'deactivate' }),
+      ],
+    ];
+    for (const [name, call] of calls) {
+      const err = await failure(call());
+      expect(err, name).toMatchObject({
+        api: 'recorder-cloud',
+        kind: 'invalid',
+        status: 400,
+        description: 'Invalid path',
+        retryable: false,
+      });
+      expect(lastLog(c.sim).status).toBe(400);
+      expectNoToken(err);
+    }
+    // The setting was neither started nor deactivated.
+    const s = await c.recorder.getSetting('demo', id, { extraFields: ['status'] });
+    expect(s.settings[0]).toMatchObject({ id, status: 'wait', records: [] });
+    await c.recorder.patchSetting('demo', id, { action: 'deactivate' });
+  });
+
+  it('405 Method is not allowed (text/plain) is invalid, not retryable, with the API text', async () => {
+    // An empty id leaves the PATCH on the list endpoint, which takes only GET and PUT.
+    const err = await failure(c.recorder.patchSetting('demo', '', { action: 'start' }));
+    expect(lastLog(c.sim)).toMatchObject({
+      method: 'PATCH',
+      path: '/app/recorder-cloud/v1/demo/record/',
+      status: 405,
+    });
+    expect(err).toMatchObject({
+      api: 'recorder-cloud',
+      kind: 'invalid',
+      status: 405,
+      description: 'Method is not allowed',
+      retryable: false,
+    });
+    expect(err.message).toContain('Method is not allowed');
+    expectNoToken(err);
+  });
 });
 
 describe('injected faults become ApiError kinds', () => {

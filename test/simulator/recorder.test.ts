@@ -414,4 +414,34 @@ describe('recorder-cloud simulator: auth and paths', () => {
     const methodOne = await call(ctx, 'POST', '/acme/record/abc');
     expect([methodOne.status, methodOne.raw]).toEqual([405, 'Method is not allowed']);
   });
+
+  it('answers 400 Invalid path in text/plain for a malformed path, before the token, and changes nothing', async () => {
+    const ctx = await start();
+    const id = await create(ctx, MINIMAL);
+    const malformed: [string, string, unknown][] = [
+      ['GET', '/acme/record/%E0%A4%A', undefined],
+      ['GET', `/acme/record/${id}%2Fx`, undefined],
+      ['GET', '/acme//record', undefined],
+      ['PATCH', `/acme/record/${id}%00`, { action: 'start' }],
+      ['PATCH', '/acme/record//', { action: 'deactivate' }],
+      ['PUT', '/ac%ZZme/record', { ...MINIMAL, source: 'https://origin.example/cam/2.m3u8' }],
+    ];
+    for (const [method, path, body] of malformed) {
+      for (const token of [TOKEN, null]) {
+        const res = await call(ctx, method, path, body, token);
+        expect([res.status, res.raw], `${method} ${path} token ${token}`).toEqual([400, 'Invalid path']);
+        expect(res.type).toMatch(/^text\/plain/);
+      }
+    }
+    // Nothing was created, started or deactivated.
+    expect((await json<Setting[]>(ctx, 'GET', '/acme/record')).body.length).toBe(4);
+    expect(await one(ctx, id)).toMatchObject({ status: 'wait', records: [] });
+    // A well-formed path is not an invalid one: unknown endpoint 404, unknown id 400 without a body, and one
+    // trailing slash is the same URL.
+    expect((await call(ctx, 'GET', '/acme/record/x/y')).status).toBe(404);
+    const unknown = await patch(ctx, 'ffffffffffffffffffffffff', { action: 'start' });
+    expect([unknown.status, unknown.raw]).toEqual([400, '']);
+    const slash = await json<Setting[]>(ctx, 'GET', '/acme/record/');
+    expect([slash.status, slash.body.length]).toEqual([200, 4]);
+  });
 });
