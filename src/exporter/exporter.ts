@@ -310,7 +310,8 @@ export class Exporter {
       }
     }
     return {
-      ready: accounts.every((a) => a.tried),
+      // Before start() there are no statuses yet, and every() of nothing is true: not ready until started.
+      ready: this.started && accounts.every((a) => a.tried),
       version: this.opts.version,
       startedAt: this.startedAt,
       accounts,
