@@ -58,6 +58,10 @@ export class DvrState {
     for (const timeline of stream.hosts.values()) timeline.setAlive(alive, now);
   }
 
+  removeStream(account: string, name: string): void {
+    if (!this.streams.get(account)?.delete(name)) throw new Error(`unknown stream ${account}/${name}`);
+  }
+
   failDeletesOn(hosts: string[]): void {
     this.failing.clear();
     for (const h of hosts) this.failing.add(h);
@@ -298,5 +302,6 @@ export function createDvrSim(ctx: SimContext): DvrSim & { state: DvrState } {
     state,
     setAlive: (account, stream, alive) => state.setAlive(account, stream, alive),
     failDeletesOn: (hosts) => state.failDeletesOn(hosts),
+    removeStream: (account, stream) => state.removeStream(account, stream),
   };
 }

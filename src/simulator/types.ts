@@ -60,6 +60,8 @@ export interface DvrSim {
   setAlive(account: string, stream: string, alive: boolean): void;
   /** Hosts on which the next DELETE fails (500 with `failed_hosts`); empty to clear. */
   failDeletesOn(hosts: string[]): void;
+  /** The stream is gone (removed at the CDN): from now on it is an unknown stream, 404. */
+  removeStream(account: string, stream: string): void;
 }
 
 /** Built by recorder.ts (`createRecorderSim(ctx)`); mounted at /app/recorder-cloud/v1. */

@@ -338,6 +338,27 @@ describe('DVR health end to end', () => {
       scrape.value('cdn_exporter_last_success_timestamp_seconds', { api: 'dvr-net', account: 'demo' }),
     ).toBe(nowSec(s.clock));
   });
+
+  it('a stream removed at the CDN loses every series it had on the next poll; the others keep theirs', async () => {
+    const s = await setup({ accounts: [{ name: 'demo', dvr_streams: DEMO_STREAMS }] });
+    let scrape = await s.steps.settled(s.keys);
+    expect(scrape.all('cdn_dvr_ranges', { account: 'demo', stream: 'sport/4k' })).toHaveLength(2);
+    const before = seriesOf(scrape, DVR_FAMILIES, { account: 'demo', stream: 'sport/4k' });
+    expect(before).toBe(DVR_FAMILIES.length * 2);
+    expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(1);
+
+    s.stack.sim.dvr.removeStream('demo', 'sport/4k');
+    scrape = await s.steps.step(INTERVAL, s.keys);
+    expect(seriesOf(scrape, DVR_FAMILIES, { account: 'demo', stream: 'sport/4k' })).toBe(0);
+    expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(0);
+    expect(scrape.value('cdn_api_requests_total', { api: 'dvr-net', code: '404' })).toBe(1);
+    for (const stream of ['live/main', 'news/hd']) {
+      expect(seriesOf(scrape, DVR_FAMILIES, { account: 'demo', stream }), stream).toBeGreaterThan(0);
+      await expectAgreesWithSim(s, scrape, 'demo', stream, 'demo-token');
+    }
+    const row = s.stack.exporter.status().accounts.find((a) => a.api === 'dvr-net' && a.name === 'demo')!;
+    expect(row.lastError).toContain('sport/4k');
+  });
 });
 
 function statusSet(scrape: Scrape, id: string): Record<string, number | undefined> {
