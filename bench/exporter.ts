@@ -20,9 +20,6 @@
  *
  * Each timed run starts after a full GC, so a run pays for its own garbage only.
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { Worker } from 'node:worker_threads';
 import { stringify } from 'yaml';
 import { MINUTE } from '../src/clock.js';
@@ -37,6 +34,7 @@ import { createTrafficFamilies, type TrafficFamilies } from '../src/traffic/metr
 import { WorkerTrafficParser } from '../src/traffic/parser.js';
 import { type ApplyResult, TrafficProcess } from '../src/traffic/process.js';
 import { parseMetricsResponse, type TrafficResponse } from '../src/traffic/response.js';
+import { fullGc, maxStall, median } from './measure.js';
 import type { BenchRow } from './report.js';
 
 const ACCOUNT = 'bench';
@@ -51,18 +49,6 @@ const STALL_SIZES = [100_000, 1_000_000] as const;
 const STEADY_RUNS = 9;
 const FIRST_RUNS = 2;
 const T0 = Date.UTC(2026, 0, 1, 18, 0);
-
-setFlagsFromString('--expose-gc');
-const gcFn = runInNewContext('gc') as () => void;
-
-function fullGc(): void {
-  for (let i = 0; i < 2; i++) gcFn();
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-}
 
 function resourceId(i: number): string {
   return String(100_000 + i);
@@ -130,7 +116,7 @@ interface PollTimes {
 }
 
 function timedPoll(p: Pipeline, text: string, startMs: number): PollTimes {
-  fullGc();
+  fullGc(2);
   const t = performance.now();
   const response = parse(text);
   const parsed = performance.now();
@@ -141,7 +127,7 @@ function timedPoll(p: Pipeline, text: string, startMs: number): PollTimes {
 }
 
 function timedJsonParse(text: string): number {
-  fullGc();
+  fullGc(2);
   const t = performance.now();
   const raw: unknown = JSON.parse(text);
   const ms = performance.now() - t;
@@ -196,7 +182,7 @@ async function measureApply(model: TrafficModel, log: (l: string) => void): Prom
   const loopRuns: number[] = [];
   for (let i = 1; i <= STEADY_RUNS; i++) {
     const bytes = utf8.encode(texts[i % 2]!);
-    fullGc();
+    fullGc(2);
     const before = performance.eventLoopUtilization();
     const response = await workerParser.parse(bytes, PARSE_OPTS);
     p.process.apply(ACCOUNT, T0 + (i % 2) * MINUTE, T0 + ((i % 2) + 1) * MINUTE, response, T0 + 3 * MINUTE);
@@ -209,7 +195,7 @@ async function measureApply(model: TrafficModel, log: (l: string) => void): Prom
   const slot = p.families.edge.requests.find([ACCOUNT, resourceId(0)]);
   const got = slot === undefined ? undefined : p.families.edge.requests.get(slot);
   if (got !== want) throw new Error(`cdn_edge_requests_total of resource 0 is ${got}, expected ${want}`);
-  fullGc();
+  fullGc(2);
   t = performance.now();
   await p.store.refresh();
   const refreshMs = performance.now() - t;
@@ -248,18 +234,6 @@ async function measureApply(model: TrafficModel, log: (l: string) => void): Prom
   ];
 }
 
-/** Longest event-loop stall (ms) while `work` runs, from a 1 ms resolution histogram. */
-async function maxStall(work: () => Promise<unknown>): Promise<number> {
-  const h = monitorEventLoopDelay({ resolution: 1 });
-  h.enable();
-  // The histogram records the gap between two of its ticks: let it tick before the work starts.
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  await work();
-  await new Promise((resolve) => setTimeout(resolve, 5));
-  h.disable();
-  return h.max / 1e6;
-}
-
 function applied(p: Pipeline, response: TrafficResponse, startMs: number): Promise<ApplyResult> {
   return new Promise((resolve, reject) => {
     p.applier.apply(ACCOUNT, startMs, startMs + MINUTE, response, startMs + 2 * MINUTE, (r, err) => {
@@ -279,7 +253,7 @@ async function measureStall(
   const text = body(data.slice(0, count), T0);
   const p = pipeline();
 
-  fullGc();
+  fullGc(2);
   let response: TrafficResponse | undefined;
   const inlineParseStall = await maxStall(async () => {
     response = parse(text);
@@ -288,7 +262,7 @@ async function measureStall(
   const workerParser = new WorkerTrafficParser({ workerUrl: WORKER_URL });
   await workerParser.parse(utf8.encode(text), PARSE_OPTS); // the worker's start is not part of a poll
   const bytes = utf8.encode(text);
-  fullGc();
+  fullGc(2);
   const parseStall = await maxStall(async () => {
     response = await workerParser.parse(bytes, PARSE_OPTS);
   });
@@ -299,13 +273,13 @@ async function measureStall(
   });
   const series = seriesIn(p.families);
   response = parse(text);
-  fullGc();
+  fullGc(2);
   const sync = await maxStall(async () => {
     p.process.apply(ACCOUNT, T0, T0 + MINUTE, response!, T0 + 2 * MINUTE);
     await p.store.refresh();
   });
   response = parse(text);
-  fullGc();
+  fullGc(2);
   const sliced = await maxStall(async () => {
     await applied(p, response!, T0);
     await p.store.refresh();
@@ -438,7 +412,7 @@ async function catchUp(log: (l: string) => void): Promise<CatchUp> {
 
 /** The catch-up rows (real time: about 15 s). */
 export async function catchUpBenchmarks(log: (line: string) => void): Promise<BenchRow[]> {
-  fullGc();
+  fullGc(2);
   const c = await catchUp(log);
   // n requests at the ideal rate span (n - 1) / rate seconds.
   const idealMs = ((c.requests - 1) * 1000) / 10;
@@ -463,13 +437,13 @@ export async function catchUpBenchmarks(log: (line: string) => void): Promise<Be
 
 /** The poll rows: steady, first, refresh. */
 export async function applyBenchmarks(log: (line: string) => void): Promise<BenchRow[]> {
-  fullGc();
+  fullGc(2);
   return measureApply(new TrafficModel(1), log);
 }
 
 /** The stall rows at ~100k and ~1M series. */
 export async function stallBenchmarks(log: (line: string) => void): Promise<BenchRow[]> {
-  fullGc();
+  fullGc(2);
   const largest = Math.round(STALL_SIZES[STALL_SIZES.length - 1]! / SERIES_PER_RESOURCE);
   const t = performance.now();
   const data = elements(new TrafficModel(1), largest, T0);
@@ -477,7 +451,7 @@ export async function stallBenchmarks(log: (line: string) => void): Promise<Benc
   const rows: BenchRow[] = [];
   for (const size of STALL_SIZES) {
     rows.push(...(await measureStall(size, data, log)));
-    fullGc();
+    fullGc(2);
   }
   return rows;
 }

@@ -10,12 +10,10 @@
  * - event-loop stall at the largest N while every value changes and refresh() rebuilds, vs the stall of a
  *   synchronous rebuild and of prom-client's render.
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { Counter, Registry } from 'prom-client';
 import { SeriesStore } from '../src/store/series-store.js';
 import type { Family } from '../src/store/types.js';
+import { fullGc, maxStall, median } from './measure.js';
 import type { BenchRow } from './report.js';
 
 const SIZES = [100_000, 1_000_000] as const;
@@ -23,13 +21,6 @@ const NAME = 'cdn_edge_responses_total';
 const HELP = 'Responses at the edge by exact status code.';
 const LABELS = ['account', 'resource', 'code'] as const;
 const CODES = ['200', '204', '206', '301', '302', '304', '403', '404', '500', '504'];
-
-setFlagsFromString('--expose-gc');
-const gcFn = runInNewContext('gc') as () => void;
-
-function fullGc(): void {
-  for (let i = 0; i < 3; i++) gcFn();
-}
 
 function labelValues(i: number): [string, string, string] {
   return [`account-${i % 10}`, `resource-${Math.floor(i / 100)}`, CODES[Math.floor(i / 10) % 10]!];
@@ -41,11 +32,6 @@ function sampleValue(i: number, round: number): number {
 
 function ms(start: number): number {
   return performance.now() - start;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 /** Average time of fn in milliseconds over enough calls to last about `budgetMs`. */
@@ -85,19 +71,6 @@ function fillPromClient(n: number): { registry: Registry; counter: Counter<strin
     counter.inc({ account, resource, code }, sampleValue(i, 0));
   }
   return { registry, counter };
-}
-
-/** Longest event-loop stall (ms) while `work` runs, from a 1 ms resolution histogram. */
-async function maxStall(work: () => Promise<unknown>): Promise<number> {
-  const h = monitorEventLoopDelay({ resolution: 1 });
-  h.enable();
-  // The histogram records the gap between two of its ticks: let it tick before the work starts.
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  await work();
-  // Let the histogram's timer record the last stretch.
-  await new Promise((resolve) => setTimeout(resolve, 5));
-  h.disable();
-  return h.max / 1e6;
 }
 
 interface StoreFigures {

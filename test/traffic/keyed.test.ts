@@ -3,19 +3,8 @@
  * builds must read exactly as a Map built from the same (key, value) pairs would, including keys given twice.
  */
 import { describe, expect, it } from 'vitest';
+import { mulberry32 as prng } from '../../src/simulator/random.js';
 import { KeyedBuilder } from '../../src/traffic/keyed.js';
-
-/** mulberry32: a small deterministic PRNG, so a failure replays. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const KEYS = ['200', '204', '206', '304', '404', '500', '503'];
 

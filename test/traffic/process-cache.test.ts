@@ -6,6 +6,7 @@
  * written into another series, or a series that should be gone.
  */
 import { describe, expect, it } from 'vitest';
+import { mulberry32 as prng } from '../../src/simulator/random.js';
 import { SeriesStore } from '../../src/store/series-store.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
 import { TrafficProcess } from '../../src/traffic/process.js';
@@ -17,18 +18,6 @@ const HOUR = 3_600_000;
 const CODES = ['200', '204', '206', '304', '404', '500', '503', '599'];
 const CLASSES = ['2xx', '3xx', '4xx', '5xx'];
 const RANGES = ['0_250k', '250k_500k', '1m_2m', '4M+', 'all'];
-
-/** mulberry32: a small deterministic PRNG, so a failure replays. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function subset<T>(rand: () => number, xs: readonly T[], p: number): T[] {
   return xs.filter(() => rand() < p);
