@@ -293,13 +293,18 @@ export class AccountWalker {
     return { start, end, state: 'waiting', notBefore: 0, attempts: 0, sizedAt: this.maxWindow };
   }
 
-  /** Splits every waiting window longer than the current size into windows of that size, in place. */
+  /**
+   * Splits every waiting window longer than the current size into windows of that size, in place. The pieces
+   * keep their window's notBefore: one waiting out a backoff (after a 5xx, say) still waits it out.
+   */
   private resplit(): void {
     const len = this.maxWindow * MINUTE;
     this.slots = this.slots.flatMap((slot) => {
       if (slot.state !== 'waiting' || slot.end - slot.start <= len) return [slot];
       const out: Slot[] = [];
-      for (let s = slot.start; s < slot.end; s += len) out.push(this.slot(s, Math.min(slot.end, s + len)));
+      for (let s = slot.start; s < slot.end; s += len) {
+        out.push({ ...this.slot(s, Math.min(slot.end, s + len)), notBefore: slot.notBefore });
+      }
       return out;
     });
   }

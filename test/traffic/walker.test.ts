@@ -267,6 +267,26 @@ describe('window walker', () => {
     expect(h.statuses.at(-1)!.cursor).toBe(T0);
   });
 
+  it('splitting windows after a 504 keeps the backoff of a window waiting after a server error', async () => {
+    // Both windows go out at once: the older gets 500 (backoff: 1 s with random 0.5), the newer 504. The 504
+    // halves the size and splits every waiting window, the one in backoff too; its pieces must still wait.
+    const h = track(
+      harness({ lookbackMin: 20, maxInFlight: 2 }, [failure('server', 500), failure('timeout', 504)]),
+    );
+    await h.clock.advance(0);
+    const older = () => minutes(h.requests).filter(([s]) => s! < -10);
+    expect(older()).toEqual([[-20, -10]]);
+    await h.clock.advance(999);
+    expect(older()).toEqual([[-20, -10]]);
+    await h.clock.advance(1);
+    expect(older()).toEqual([
+      [-20, -10],
+      [-20, -15],
+      [-15, -10],
+    ]);
+    expectTiling(h.applied, T0 - 20 * MINUTE, T0);
+  });
+
   it('retries server errors, resets and garbage with growing backoff, never losing the window', async () => {
     const h = track(
       harness({ lookbackMin: 10, maxInFlight: 1 }, [
