@@ -39,7 +39,7 @@ export function formatTable(rows: readonly BenchRow[]): string {
     const ratio = ratioOf(r);
     const t = r.target;
     const target = t
-      ? `${t.minRatio !== undefined ? `>=${t.minRatio}x` : `<=${fmt(t.maxValue ?? 0)} ${r.unit}`} ${verdict(r)}`
+      ? `${t.minRatio !== undefined ? `>=${fmt(t.minRatio)}x` : `<=${fmt(t.maxValue ?? 0)} ${r.unit}`} ${verdict(r)}`
       : '';
     return [
       r.name,

@@ -4,6 +4,7 @@
  */
 
 import { exporterBenchmarks } from './exporter.js';
+import { process1M, process100k } from './process.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
 import { storeBenchmarks } from './store.js';
 
@@ -15,6 +16,9 @@ interface Suite {
 const SUITES: Suite[] = [
   { name: 'series store vs prom-client', run: storeBenchmarks },
   { name: 'exporter: polls, stalls, catch-up', run: exporterBenchmarks },
+  // `node dist/bench/run.js process-100k` runs the quick one alone.
+  { name: 'exporter process: process-100k series', run: process100k },
+  { name: 'exporter process: process-1M series', run: process1M },
 ];
 
 async function main(): Promise<void> {

@@ -1,0 +1,409 @@
+/**
+ * The exporter process as a user runs it, measured from outside (issue 15). For N resources:
+ *
+ * - a fake metrics API (./process-fake-api.ts, a worker thread) answers every window with N resources, every
+ *   metric (69 series a resource);
+ * - the exporter is started as `node dist/src/cli.js run --config FILE` with window 1m, delay 0 and a lookback of
+ *   WINDOWS minutes: its first poll creates every series, the next WINDOWS-1 polls (catch-up) update them;
+ * - from this process: a GET /healthz every 20 ms (the longest wait, through the first poll and through the
+ *   steady polls), VmRSS/VmHWM from /proc/<pid>/status (steady: after the polls; peak: at the end, scrapes
+ *   included), then the plain and gzip /metrics scrape time (median of 5).
+ *
+ * Baselines, measured in the same run: prom-client holding the same counter and gauge series in a child process
+ * (./process-promclient.ts: its RSS, and its render + gzip time against our gzip scrape), and a bare node:http
+ * server in a worker thread sending the exporter's own plain body (./process-bare.ts) for the plain scrape.
+ *
+ * Targets (issue 15, at 1M series): peak RSS <= 450 MB, steady <= 300 MB, no /healthz wait over 100 ms, plain
+ * scrape within 1.5x of the bare server, gzip scrape >= 300x faster than prom-client's render + gzip. The wait
+ * and plain scrape targets hold at every size; the RSS and gzip targets are given at 1M only.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, get, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { gunzipSync } from 'node:zlib';
+import { stringify } from 'yaml';
+import { median } from './measure.js';
+import type { BenchRow } from './report.js';
+
+const ACCOUNT = 'bench';
+const SERIES_PER_RESOURCE = 69;
+const PROBE_EVERY_MS = 20;
+const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
+const PROM_CHILD = fileURLToPath(new URL('./process-promclient.js', import.meta.url));
+const FAKE_API = new URL('./process-fake-api.js', import.meta.url);
+const BARE = new URL('./process-bare.js', import.meta.url);
+const SCRAPES = 5;
+/** Give up on a phase after this long (the exporter is then reported as failed, not waited on forever). */
+const PHASE_LIMIT_MS = 10 * 60_000;
+
+export interface ProcessBenchOptions {
+  label: string;
+  resources: number;
+  /** Polls: the first creates the series, the others update them. */
+  windows: number;
+  /** The RSS and gzip targets apply (1M series; at 100k prom-client's render is too short to be 300x of). */
+  rssTargets: boolean;
+  /** Extra exporter flags/env, for experiments (`CDN_BENCH_NODE_OPTIONS` adds Node flags). */
+  nodeOptions?: string[];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function procMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      const port = typeof a === 'object' && a ? a.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+interface Fetched {
+  status: number;
+  body: Buffer;
+  ms: number;
+}
+
+function fetchUrl(url: string, agent: Agent, headers: Record<string, string> = {}): Promise<Fetched> {
+  const t = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = get(url, { agent, headers }, (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), ms: performance.now() - t }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.setTimeout(120_000, () => req.destroy(new Error(`${url}: no answer in 120 s`)));
+  });
+}
+
+function startWorker<T>(url: URL, data: unknown): Promise<{ worker: Worker; first: T }> {
+  const worker = new Worker(url, { workerData: data });
+  return new Promise((resolve, reject) => {
+    worker.once('error', reject);
+    worker.once('message', (first: T) => resolve({ worker, first }));
+  });
+}
+
+function closeWorker(worker: Worker): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => void worker.terminate().then(() => resolve());
+    worker.on('message', (m) => m === 'closed' && done());
+    worker.postMessage('close');
+    setTimeout(done, 5000).unref();
+  });
+}
+
+/** The cursor the landing page shows for the account (epoch ms), or undefined before one is set. */
+function cursorOf(html: string): number | undefined {
+  const m =
+    /<td class="ts">(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})/.exec(html) ??
+    /<td class="ts">(\d{4}-\d{2}-\d{2} \d{2}:\d{2})/.exec(html);
+  return m ? Date.parse(`${m[1]!.replace(' ', 'T')}:00Z`) : undefined;
+}
+
+class Prober {
+  max = 0;
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  samples = 0;
+  constructor(
+    private readonly url: string,
+    private readonly agent: Agent,
+    private readonly onTick: () => void,
+  ) {}
+
+  start(): void {
+    this.loop = (async () => {
+      while (!this.stopped) {
+        const t = performance.now();
+        try {
+          const r = await fetchUrl(this.url, this.agent);
+          if (r.status === 200) {
+            this.max = Math.max(this.max, r.ms);
+            this.samples++;
+          }
+        } catch {
+          // Not listening yet, or a connection reset: no figure for this probe.
+        }
+        this.onTick();
+        await sleep(Math.max(0, t + PROBE_EVERY_MS - performance.now()));
+      }
+    })();
+  }
+
+  /** Ends this phase's figure and starts the next. */
+  take(): number {
+    const m = this.max;
+    this.max = 0;
+    return m;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop;
+  }
+}
+
+interface PromClientFigures {
+  series: number;
+  steadyRssMb: number;
+  peakRssMb: number;
+  renderMs: number;
+  gzipMs: number;
+  gzipBytes: number;
+}
+
+function runPromClient(file: string): Promise<PromClientFigures> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--max-old-space-size=8192', PROM_CHILD, file], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) reject(new Error(`prom-client baseline exited with ${code}`));
+      else resolve(JSON.parse(out) as PromClientFigures);
+    });
+  });
+}
+
+async function scrapeTimes(
+  url: string,
+  agent: Agent,
+  headers: Record<string, string>,
+): Promise<{ ms: number; body: Buffer }> {
+  const times: number[] = [];
+  let body: Buffer = Buffer.alloc(0);
+  for (let i = 0; i < SCRAPES; i++) {
+    const r = await fetchUrl(url, agent, headers);
+    if (r.status !== 200) throw new Error(`${url}: status ${r.status}`);
+    times.push(r.ms);
+    body = r.body;
+  }
+  return { ms: median(times), body };
+}
+
+export async function processBenchmark(
+  opts: ProcessBenchOptions,
+  log: (l: string) => void,
+): Promise<BenchRow[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'cdn-process-bench-'));
+  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+  const { worker: api, first } = await startWorker<{ url: string; bytes: number }>(FAKE_API, {
+    resources: opts.resources,
+    account: ACCOUNT,
+  });
+  let served = 0;
+  api.on('message', (m: { served?: number }) => {
+    if (typeof m === 'object' && m.served !== undefined) served = m.served;
+  });
+  log(
+    `${opts.label}: fake API of ${opts.resources} resources, ${(first.bytes / 1e6).toFixed(1)} MB an answer`,
+  );
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const configFile = join(dir, 'config.yml');
+  writeFileSync(
+    configFile,
+    stringify({
+      api: { base_url: first.url, token: 'bench-token', requests_per_second: 5, concurrency: 2 },
+      // Catch-up asks for windows of up to 10 minutes: `windows` polls of 10 minutes each.
+      metrics: { window: '1m', delay: 0, lookback: `${opts.windows * 10}m` },
+      accounts: [{ name: ACCOUNT }],
+    }),
+  );
+  const nodeFlags = [
+    ...(opts.nodeOptions ?? []),
+    ...(process.env.CDN_BENCH_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []),
+  ];
+  const started = performance.now();
+  const exporter = spawn(
+    process.execPath,
+    [
+      ...nodeFlags,
+      CLI,
+      'run',
+      '--config',
+      configFile,
+      '--web.listen-address',
+      `127.0.0.1:${port}`,
+      '--log.level',
+      'warn',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  exporter.stderr.on('data', (c: Buffer) => {
+    stderr = (stderr + c.toString()).slice(-4000);
+  });
+  let exited: number | null | undefined;
+  const exitedP = new Promise<void>((resolve) =>
+    exporter.on('exit', (code) => {
+      exited = code;
+      resolve();
+    }),
+  );
+  const pid = exporter.pid!;
+  const prober = new Prober(`${base}/healthz`, agent, () => undefined);
+  const rows: BenchRow[] = [];
+  try {
+    prober.start();
+    // First poll: until the landing page shows a cursor past the first window.
+    let firstCursor: number | undefined;
+    let cursor: number | undefined;
+    const waitFor = async (what: string, done: () => boolean) => {
+      const limit = performance.now() + PHASE_LIMIT_MS;
+      while (!done()) {
+        if (exited !== undefined)
+          throw new Error(`exporter exited (${exited}) while waiting for ${what}: ${stderr}`);
+        if (performance.now() > limit) throw new Error(`${what}: not reached in ${PHASE_LIMIT_MS / 1000} s`);
+        await sleep(250);
+        try {
+          const page = await fetchUrl(`${base}/`, agent);
+          cursor = cursorOf(page.body.toString());
+          firstCursor ??= cursor;
+        } catch {
+          // not listening yet
+        }
+      }
+    };
+    await waitFor('a cursor', () => cursor !== undefined);
+    const startCursor = cursor!;
+    await waitFor('the first poll', () => served >= 1 && cursor! > startCursor);
+    const firstMs = performance.now() - started;
+    const firstWait = prober.take();
+    const firstRss = procMb(pid, 'VmHWM');
+    log(
+      `${opts.label}: first poll counted after ${(firstMs / 1000).toFixed(1)} s, VmHWM ${firstRss.toFixed(0)} MB`,
+    );
+    await waitFor('the catch-up', () => cursor! >= Math.floor(Date.now() / 60_000) * 60_000 - 60_000);
+    // A few seconds of quiet after the last poll: the store's refresh and the collector settle.
+    await sleep(3000);
+    const steadyWait = prober.take();
+    const steadyRss = procMb(pid, 'VmRSS');
+    log(
+      `${opts.label}: caught up after ${((performance.now() - started) / 1000).toFixed(1)} s (${served} answers), VmRSS ${steadyRss.toFixed(0)} MB`,
+    );
+    await prober.stop();
+
+    const plain = await scrapeTimes(`${base}/metrics`, agent, {});
+    const gz = await scrapeTimes(`${base}/metrics`, agent, { 'accept-encoding': 'gzip' });
+    const text = gunzipSync(gz.body);
+    const seriesLines = (buf: Buffer) => {
+      let n = 0;
+      for (let i = buf.indexOf(10); i >= 0 && i + 1 < buf.length; i = buf.indexOf(10, i + 1))
+        if (buf[i + 1] !== 35 && buf[i + 1] !== 10) n++;
+      return n;
+    };
+    const series = seriesLines(plain.body);
+    if (Math.abs(seriesLines(text) - series) > 1000) throw new Error('the gzip and plain scrapes differ');
+    const peakRss = procMb(pid, 'VmHWM');
+    log(
+      `${opts.label}: ${series} series, plain ${(plain.body.length / 1e6).toFixed(1)} MB in ${plain.ms.toFixed(0)} ms, ` +
+        `gzip ${(gz.body.length / 1e6).toFixed(1)} MB in ${gz.ms.toFixed(1)} ms, VmHWM ${peakRss.toFixed(0)} MB`,
+    );
+    exporter.kill('SIGTERM');
+    await Promise.race([exitedP, sleep(10_000)]);
+
+    const { worker: bare, first: bareUrl } = await startWorker<{ url: string }>(BARE, { body: plain.body });
+    const bareScrape = await scrapeTimes(bareUrl.url, agent, {});
+    await closeWorker(bare);
+    const file = join(dir, 'metrics.txt');
+    writeFileSync(file, plain.body);
+    const prom = await runPromClient(file);
+    log(
+      `${opts.label}: prom-client ${prom.series} series, render ${prom.renderMs.toFixed(0)} ms + gzip ${prom.gzipMs.toFixed(0)} ms, ` +
+        `RSS ${prom.steadyRssMb.toFixed(0)} / peak ${prom.peakRssMb.toFixed(0)} MB`,
+    );
+    const l = opts.label;
+    rows.push(
+      {
+        name: `${l}: peak RSS`,
+        unit: 'MB',
+        value: peakRss,
+        baseline: prom.peakRssMb,
+        ...(opts.rssTargets ? { target: { maxValue: 450 } } : {}),
+      },
+      {
+        name: `${l}: steady RSS`,
+        unit: 'MB',
+        value: steadyRss,
+        baseline: prom.steadyRssMb,
+        ...(opts.rssTargets ? { target: { maxValue: 300 } } : {}),
+      },
+      {
+        name: `${l}: longest /healthz wait, first poll`,
+        unit: 'ms',
+        value: firstWait,
+        target: { maxValue: 100 },
+      },
+      {
+        name: `${l}: longest /healthz wait, steady polls`,
+        unit: 'ms',
+        value: steadyWait,
+        target: { maxValue: 100 },
+      },
+      {
+        name: `${l}: plain scrape vs bare node:http`,
+        unit: 'ms',
+        value: plain.ms,
+        baseline: bareScrape.ms,
+        target: { minRatio: 1 / 1.5 },
+      },
+      {
+        name: `${l}: gzip scrape vs prom-client render+gzip`,
+        unit: 'ms',
+        value: gz.ms,
+        baseline: prom.renderMs + prom.gzipMs,
+        target: { minRatio: 300 },
+      },
+    );
+  } finally {
+    await prober.stop();
+    if (exited === undefined) {
+      exporter.kill('SIGKILL');
+      await exitedP;
+    }
+    await closeWorker(api);
+    agent.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+/** 100k series (1,450 resources): the quick run. */
+export function process100k(log: (l: string) => void): Promise<BenchRow[]> {
+  return processBenchmark(
+    { label: '100k', resources: Math.ceil(100_000 / SERIES_PER_RESOURCE), windows: 5, rssTargets: false },
+    log,
+  );
+}
+
+/** 1M series (15,000 resources, every metric). */
+export function process1M(log: (l: string) => void): Promise<BenchRow[]> {
+  return processBenchmark({ label: '1M', resources: 15_000, windows: 6, rssTargets: true }, log);
+}
