@@ -114,6 +114,17 @@ function closeWorker(worker: Worker): Promise<void> {
   });
 }
 
+/** Where the memory is, as the exporter's prom-client default metrics report it (main thread only). */
+function memoryLines(text: Buffer): string {
+  const want =
+    /^(nodejs_heap_size_used_bytes|nodejs_heap_size_total_bytes|nodejs_external_memory_bytes|nodejs_heap_space_size_used_bytes\{space="(?:old|large_object|new)"\}|process_resident_memory_bytes) ([0-9.e+]+)/gm;
+  const out: string[] = [];
+  const head = text.subarray(0, Math.min(text.length, 64 << 10)).toString();
+  for (let m = want.exec(head); m; m = want.exec(head))
+    out.push(`${m[1]} ${(Number(m[2]) / 1e6).toFixed(0)} MB`);
+  return out.join(', ');
+}
+
 /** The cursor the landing page shows for the account (epoch ms), or undefined before one is set. */
 function cursorOf(html: string): number | undefined {
   const m =
@@ -321,6 +332,7 @@ export async function processBenchmark(
     };
     const series = seriesLines(plain.body);
     if (Math.abs(seriesLines(text) - series) > 1000) throw new Error('the gzip and plain scrapes differ');
+    log(`${opts.label}: exporter's own view: ${memoryLines(text)}`);
     const peakRss = procMb(pid, 'VmHWM');
     log(
       `${opts.label}: ${series} series, plain ${(plain.body.length / 1e6).toFixed(1)} MB in ${plain.ms.toFixed(0)} ms, ` +

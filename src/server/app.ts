@@ -78,8 +78,12 @@ export function createApp(deps: AppDeps): Express {
       res.set('Vary', 'Accept, Accept-Encoding');
       if (gzip) res.set('Content-Encoding', 'gzip');
       res.set('Content-Length', String(body.length));
-      // HEAD: Node's response drops the body and keeps the headers, Content-Length included.
-      res.end(body);
+      // HEAD: Node's response drops the body and keeps the headers, Content-Length included. The chunks are
+      // the store's cached buffers: corked, they go out in one writev and are referenced, not copied.
+      res.cork();
+      for (const chunk of body.chunks) res.write(chunk);
+      res.end();
+      res.uncork();
     })
     .all(methodNotAllowed);
 

@@ -103,18 +103,25 @@ export function assertDistinctFamilies(registry: Registry, store: Exposition): v
 }
 
 /**
- * The whole /metrics body in `format`, gzipped when asked: the registry's part is gzipped per scrape (it is
- * small), the store's cached gzip member is appended as is, and `# EOF` is its own member.
+ * The whole /metrics body in `format`, gzipped when asked, as buffers to write in order (their total is
+ * `length`): the registry's part is rendered (and gzipped) per scrape, it is small; the store's cached buffers
+ * follow as they are, shared by every scrape and never copied; `# EOF` ends OpenMetrics, as a gzip member of its
+ * own when gzipped.
  */
 export async function renderMetrics(
   registry: Registry,
   store: Exposition,
   format: ExpositionFormat,
   gzip: boolean,
-): Promise<Buffer> {
+): Promise<{ chunks: Buffer[]; length: number }> {
   const text = await registry.metrics();
   const own = format === 'openmetrics' ? textToOpenMetrics(text) : text;
   const eof = format === 'openmetrics';
-  if (gzip) return Buffer.concat([gzipSync(own), store.renderGzip(format), eof ? EOF_GZ : EMPTY]);
-  return Buffer.concat([Buffer.from(own), store.render(format), eof ? EOF : EMPTY]);
+  const chunks = gzip
+    ? [gzipSync(own), store.renderGzip(format), eof ? EOF_GZ : EMPTY]
+    : [Buffer.from(own), ...store.chunks(format), eof ? EOF : EMPTY];
+  const kept = chunks.filter((c) => c.length > 0);
+  let length = 0;
+  for (const c of kept) length += c.length;
+  return { chunks: kept, length };
 }

@@ -4,30 +4,30 @@
  *
  * Caching, from the bottom up:
  * - each family's sample lines (identical in both formats: a counter's samples carry `_total` in both) are kept
- *   as one Buffer, re-rendered only when the family changed (its version moved);
- * - each format's whole exposition (headers + bodies; families without series are left out, HELP/TYPE
- *   included) is one Buffer, rebuilt by concatenation only when a family changed, and only for a format that
- *   was asked for;
- * - its gzip is made on the first renderGzip after a change.
- *
+ *   as one Buffer of exactly their size, re-rendered only when the family changed (its version moved);
+ * - each format's exposition is the list of those buffers with the format's HELP/TYPE headers between them
+ *   (families without series left out), rebuilt only when a family changed. It is never copied into one
+ *   buffer: the server writes the list as is to every client (at 1M series one copy is ~85 MB, and it was made
+ *   once per refresh and once more per scrape). render() concatenates it on demand, for callers that want one
+ *   buffer (tests, small stores);
+ * - its gzip is made on the first renderGzip after a change, and by a refresh for a format scraped with gzip.
+
  * Rendering 1M series takes a few hundred milliseconds. So the poller calls `refresh()` after applying a poll:
  * it re-renders changed families in chunks, yielding to the event loop between them, assembles the formats in
  * use, gzips those asked for gzip (on the libuv pool), and swaps them in at once. While a refresh runs,
  * render() and renderGzip() serve the last complete buffers. Without a refresh in flight they are always
  * current: a change not yet refreshed is rendered synchronously by the scrape that sees it.
  */
-import { promisify } from 'node:util';
-import { gzip, gzipSync } from 'node:zlib';
+import { createGzip, gzipSync } from 'node:zlib';
 import { SeriesFamily } from './family.js';
 import { openMetricsName } from './names.js';
 import type { ExpositionFormat, Family, FamilySpec, SeriesStoreApi } from './types.js';
 
-const gzipAsync = promisify(gzip);
 const FORMATS: readonly ExpositionFormat[] = ['text', 'openmetrics'];
 /** A refresh whose family keeps gaining or losing series this often finishes that family synchronously. */
 const MAX_RESTARTS = 3;
-/** Bytes a refresh copies between two yields when it assembles an exposition. */
-const COPY_SLICE = 8 << 20;
+/** A rendered body with more unused capacity than this share is copied into a buffer of its exact size. */
+const MAX_SLACK = 0.05;
 
 export interface SeriesStoreOptions {
   /** Slots a refresh() renders between two yields to the event loop. Default 32768 (a few ms of work). */
@@ -39,7 +39,12 @@ export interface SeriesStoreOptions {
 interface Exposed {
   /** layout + the sum of the family versions it was built from: versions only grow, so equal means current. */
   stamp: number;
-  text: Buffer;
+  /** Headers and bodies, in order; immutable. */
+  chunks: Buffer[];
+  /** Total bytes of chunks. */
+  length: number;
+  /** chunks concatenated, made by the first render() (never by the server). */
+  text?: Buffer;
   gzip?: Buffer;
 }
 
@@ -90,13 +95,22 @@ export class SeriesStore implements SeriesStoreApi {
   }
 
   render(format: ExpositionFormat): Buffer {
-    return this.current(format).text;
+    const e = this.current(format);
+    e.text ??= e.chunks.length ? Buffer.concat(e.chunks, e.length) : EMPTY;
+    return e.text;
+  }
+
+  chunks(format: ExpositionFormat): readonly Buffer[] {
+    return this.current(format).chunks;
   }
 
   renderGzip(format: ExpositionFormat): Buffer {
     this.gzipWanted[format] = true;
     const e = this.current(format);
-    e.gzip ??= gzipSync(e.text, { level: this.gzipLevel });
+    // One gzip member per chunk: no copy of the whole text is made, and multi-member gzip is one valid stream.
+    e.gzip ??= e.chunks.length
+      ? Buffer.concat(e.chunks.map((c) => gzipSync(c, { level: this.gzipLevel })))
+      : gzipSync(EMPTY, { level: this.gzipLevel });
     return e.gzip;
   }
 
@@ -146,48 +160,19 @@ export class SeriesStore implements SeriesStoreApi {
   }
 
   private assemble(format: ExpositionFormat): Exposed {
-    const parts: Buffer[] = [];
+    const chunks: Buffer[] = [];
     let stamp = this.layout;
-    for (const f of this.families) {
-      const b = this.bodies.get(f);
-      stamp += b?.version ?? 0;
-      if (b && b.body.length > 0) parts.push(f.header(format), b.body);
-    }
-    return { stamp, text: parts.length ? Buffer.concat(parts) : EMPTY };
-  }
-
-  /**
-   * assemble() in slices: copying ~100 MB into fresh pages takes 50-100 ms of page faults and memcpy. The
-   * bodies are immutable buffers, so they may be read across yields.
-   */
-  private async assembleChunked(format: ExpositionFormat): Promise<Exposed> {
-    const parts: Buffer[] = [];
-    let stamp = this.layout;
-    let total = 0;
+    let length = 0;
     for (const f of this.families) {
       const b = this.bodies.get(f);
       stamp += b?.version ?? 0;
       if (b && b.body.length > 0) {
-        parts.push(f.header(format), b.body);
-        total += f.header(format).length + b.body.length;
+        const header = f.header(format);
+        chunks.push(header, b.body);
+        length += header.length + b.body.length;
       }
     }
-    const text = Buffer.allocUnsafe(total);
-    let pos = 0;
-    let sinceYield = 0;
-    for (const part of parts) {
-      for (let from = 0; from < part.length; from += COPY_SLICE) {
-        const slice = part.subarray(from, from + COPY_SLICE);
-        text.set(slice, pos);
-        pos += slice.length;
-        sinceYield += slice.length;
-        if (sinceYield >= COPY_SLICE) {
-          sinceYield = 0;
-          await yieldToLoop();
-        }
-      }
-    }
-    return { stamp, text };
+    return { stamp, chunks, length };
   }
 
   private async rebuild(): Promise<void> {
@@ -199,14 +184,13 @@ export class SeriesStore implements SeriesStoreApi {
     }
     const built: { format: ExpositionFormat; exposed: Exposed }[] = [];
     for (const format of FORMATS) {
-      if (this.exposed[format] !== undefined)
-        built.push({ format, exposed: await this.assembleChunked(format) });
+      if (this.exposed[format] !== undefined) built.push({ format, exposed: this.assemble(format) });
     }
     await Promise.all(
       built
         .filter((b) => this.gzipWanted[b.format])
         .map(async (b) => {
-          b.exposed.gzip = await gzipAsync(b.exposed.text, { level: this.gzipLevel });
+          b.exposed.gzip = await gzipChunks(b.exposed.chunks, this.gzipLevel);
         }),
     );
     for (const { format, exposed } of built) {
@@ -226,7 +210,7 @@ export class SeriesStore implements SeriesStoreApi {
       for (;;) {
         pos = f.writeRange(buf, pos, from, from + this.chunkSize);
         from += this.chunkSize;
-        if (from >= f.highWater) return { body: buf.subarray(0, pos), version };
+        if (from >= f.highWater) return { body: tight(buf, pos), version };
         await yieldToLoop();
         // A freed slot may have been reused by a series already written: start over.
         if (f.structure !== structure) break;
@@ -239,5 +223,30 @@ export class SeriesStore implements SeriesStoreApi {
 /** The family's sample lines, synchronously. */
 function renderBody(f: SeriesFamily): Buffer {
   const buf = Buffer.allocUnsafe(f.bodyCapacity());
-  return buf.subarray(0, f.writeRange(buf, 0, 0, f.highWater));
+  return tight(buf, f.writeRange(buf, 0, 0, f.highWater));
+}
+
+/**
+ * The first `used` bytes of `buf`, in a buffer of their own when the rest is worth freeing: the capacity is an
+ * upper bound (every value at its longest), typically 10-20% above what is written, and a subarray would keep
+ * all of it alive as long as the body is cached.
+ */
+function tight(buf: Buffer, used: number): Buffer {
+  if (buf.length - used <= buf.length * MAX_SLACK) return buf.subarray(0, used);
+  const out = Buffer.allocUnsafeSlow(used);
+  buf.copy(out, 0, 0, used);
+  return out;
+}
+
+/** One gzip stream over the chunks, on the libuv pool (the event loop only hands chunks over). */
+function gzipChunks(chunks: readonly Buffer[], level: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const z = createGzip({ level });
+    const out: Buffer[] = [];
+    z.on('data', (c: Buffer) => out.push(c));
+    z.on('end', () => resolve(Buffer.concat(out)));
+    z.on('error', reject);
+    for (const c of chunks) z.write(c);
+    z.end();
+  });
 }

@@ -47,6 +47,11 @@ export interface Exposition {
    * OpenMetrics output has no `# EOF`: the server appends it once after all sources.
    */
   render(format: ExpositionFormat): Buffer;
+  /**
+   * The same exposition as a list of immutable buffers (concatenated, they are render()'s bytes), for a server
+   * that writes them to each client without copying them.
+   */
+  chunks(format: ExpositionFormat): readonly Buffer[];
   /** The same, gzipped, cached alongside. */
   renderGzip(format: ExpositionFormat): Buffer;
   /** Names of all families, so the server can check that none appears twice across sources. */

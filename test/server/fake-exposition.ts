@@ -49,6 +49,10 @@ export class FakeExposition implements Exposition {
     return b;
   }
 
+  chunks(format: ExpositionFormat): readonly Buffer[] {
+    return [this.render(format)];
+  }
+
   renderGzip(format: ExpositionFormat): Buffer {
     this.renders++;
     const key = `gzip:${format}`;
