@@ -22,8 +22,10 @@ export {
   type Breakdown,
   type Config,
   type ConfigIssue,
+  type LimitsConfig,
   METRIC_NAMES,
   type MetricsConfig,
+  type ServerConfig,
 } from './schema.js';
 export {
   accountTokenSources,

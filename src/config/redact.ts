@@ -18,6 +18,13 @@ export interface PrintableConfig {
   accounts: Record<string, unknown>[];
   state_file?: string;
   sharding: { shard: number; shards: number };
+  limits: { max_series: number; max_series_per_account: number; max_label_length: number };
+  server: {
+    max_connections: number;
+    max_scrapes_in_flight: number;
+    idle_timeout: string;
+    write_timeout: string;
+  };
 }
 
 /** `https://user:pw@host/x` -> `https://<redacted>@host/x`; a URL without credentials as it is. */
@@ -66,6 +73,17 @@ export function redactConfig(config: Config): PrintableConfig {
     recordings: { interval: formatDuration(config.recordings.intervalMs) },
     accounts: config.accounts.map(account),
     sharding: { ...config.sharding },
+    limits: {
+      max_series: config.limits.maxSeries,
+      max_series_per_account: config.limits.maxSeriesPerAccount,
+      max_label_length: config.limits.maxLabelLength,
+    },
+    server: {
+      max_connections: config.server.maxConnections,
+      max_scrapes_in_flight: config.server.maxScrapesInFlight,
+      idle_timeout: formatDuration(config.server.idleTimeoutMs),
+      write_timeout: formatDuration(config.server.writeTimeoutMs),
+    },
   };
   if (config.stateFile !== undefined) out.state_file = config.stateFile;
   return out;

@@ -144,6 +144,30 @@ const shardingSchema = z.strictObject({
   shards: z.int().min(1).default(1),
 });
 
+/**
+ * Ceilings on what answers may make the exporter hold (issue 15). The defaults fit 2M series in well under 1 GB;
+ * the ceilings keep a typo from turning a cap into none.
+ */
+export const LIMIT_DEFAULTS = { maxSeries: 2_000_000, maxLabelLength: 1024 } as const;
+const limitsSchema = z.strictObject({
+  max_series: z.int().min(1000).max(50_000_000).default(LIMIT_DEFAULTS.maxSeries),
+  /** Absent: max_series (one account may use the whole budget). */
+  max_series_per_account: z.int().min(1000).max(50_000_000).optional(),
+  max_label_length: z
+    .int()
+    .min(64)
+    .max(1 << 20)
+    .default(LIMIT_DEFAULTS.maxLabelLength),
+});
+
+/** The exporter's own HTTP server under misuse (src/server/limits.ts). */
+const serverSchema = z.strictObject({
+  max_connections: z.int().min(8).max(100_000).default(512),
+  max_scrapes_in_flight: z.int().min(1).max(10_000).default(100),
+  idle_timeout: duration({ min: 1000, max: 3_600_000 }).prefault('30s'),
+  write_timeout: duration({ min: 1000, max: 3_600_000 }).prefault('60s'),
+});
+
 /** The YAML document, snake_case. Sections may be left out; their keys then take their defaults. */
 export const fileSchema = z.strictObject({
   // Not defaulted: api.base_url is required; loadConfig supplies an empty section so the message names that key.
@@ -154,6 +178,8 @@ export const fileSchema = z.strictObject({
   accounts: z.array(accountSchema).min(1, { error: 'must list at least one account' }),
   state_file: nonEmpty.optional(),
   sharding: shardingSchema.prefault({}),
+  limits: limitsSchema.prefault({}),
+  server: serverSchema.prefault({}),
 });
 
 export type FileConfig = z.output<typeof fileSchema>;
@@ -204,6 +230,28 @@ export interface Config {
   stateFile?: string;
   /** 0 <= shard < shards. */
   sharding: { shard: number; shards: number };
+  limits: LimitsConfig;
+  server: ServerConfig;
+}
+
+export interface LimitsConfig {
+  /** Series the store may hold in all; new traffic resources beyond it are refused (counted, logged). */
+  maxSeries: number;
+  /** Traffic series one account may hold; equals maxSeries unless set. */
+  maxSeriesPerAccount: number;
+  /** Bytes (UTF-8) of one label value: a longer resource id is refused, a longer name or cname truncated. */
+  maxLabelLength: number;
+}
+
+export interface ServerConfig {
+  /** Open connections at most; more are closed at once (file descriptors stay bounded). */
+  maxConnections: number;
+  /** /metrics responses being written at most; more get 503 with Retry-After. */
+  maxScrapesInFlight: number;
+  /** A keep-alive connection with no request for this long is closed. */
+  idleTimeoutMs: number;
+  /** A response not written within this long (a client that does not read) is cut. */
+  writeTimeoutMs: number;
 }
 
 /** Optional keys are left out rather than set to undefined, so a printed or compared Config shows only what is set. */
@@ -244,6 +292,20 @@ export function toConfig(file: FileConfig): Config {
         }),
       ),
       sharding: { shard: file.sharding.shard, shards: file.sharding.shards },
+      limits: {
+        maxSeries: file.limits.max_series,
+        maxSeriesPerAccount: Math.min(
+          file.limits.max_series_per_account ?? file.limits.max_series,
+          file.limits.max_series,
+        ),
+        maxLabelLength: file.limits.max_label_length,
+      },
+      server: {
+        maxConnections: file.server.max_connections,
+        maxScrapesInFlight: file.server.max_scrapes_in_flight,
+        idleTimeoutMs: file.server.idle_timeout,
+        writeTimeoutMs: file.server.write_timeout,
+      },
     } as Config,
     { stateFile: file.state_file },
   );

@@ -24,7 +24,7 @@ import { SeriesStore } from '../store/series-store.js';
 import { TrafficApplier } from '../traffic/batches.js';
 import { createTrafficFamilies } from '../traffic/metrics.js';
 import { type WorkerParserOptions, WorkerTrafficParser } from '../traffic/parser.js';
-import { TrafficProcess } from '../traffic/process.js';
+import { type ApplyResult, type RefusalReason, TrafficProcess } from '../traffic/process.js';
 import { AccountWalker, type WalkerStatus } from '../traffic/walker.js';
 import { AnswerAudit } from './answers.js';
 import { describeError, dvrRound, type RoundReporter, recordingsRound } from './pollers.js';
@@ -71,6 +71,8 @@ export class Exporter {
   private readonly dvrHealth = new Map<string, StreamHealth[]>();
   private readonly recordingSummary = new Map<string, RecordingSummary[]>();
   private readonly cursors = new Map<string, number>();
+  /** Per account, the reasons its last window refused series for (sorted, joined; '' for none). */
+  private readonly refusing = new Map<string, string>();
   private readonly stateFile: StateFile | undefined;
   private readonly audit: AnswerAudit;
   private readonly startedAt: Date;
@@ -156,7 +158,11 @@ export class Exporter {
         breakdown: config.metrics.breakdown,
         windowGauges: config.metrics.windowGauges,
       }),
-      { metrics: config.metrics.metrics, resources: config.metrics.resources },
+      {
+        metrics: config.metrics.metrics,
+        resources: config.metrics.resources,
+        limits: { ...config.limits, storeSize: () => this.store.size },
+      },
     );
     const applier = new TrafficApplier(traffic);
     this.applier = applier;
@@ -205,6 +211,7 @@ export class Exporter {
                 return;
               }
               this.audit.check('metrics', alog, response, r.dropped);
+              this.onRefused(name, r, alog);
               this.refreshStore();
             }),
           skip: (start, end, reason) => {
@@ -331,6 +338,35 @@ export class Exporter {
         .refresh()
         .catch((err: unknown) => this.log.error({ err }, 'rebuilding /metrics text failed'));
     });
+  }
+
+  /**
+   * Series a cap refused in a window: counted, shown on the landing page, and logged once per account each time
+   * the set of reasons changes (a cap that keeps refusing the same resources every window logs once).
+   */
+  private onRefused(account: string, r: ApplyResult, log: Logger): void {
+    const refused = r.refused ?? {};
+    const reasons = Object.keys(refused).sort();
+    for (const reason of reasons)
+      this.self.seriesRefused.inc({ account, reason }, refused[reason as RefusalReason]!);
+    if (r.truncated) {
+      this.self.parseErrors.inc({ api: 'metrics' }, r.truncated);
+      log.warn(
+        { truncated: r.truncated, maxLabelLength: this.config.limits.maxLabelLength },
+        'label values longer than limits.max_label_length were truncated',
+      );
+    }
+    const key = reasons.join(',');
+    if ((this.refusing.get(account) ?? '') !== key) {
+      this.refusing.set(account, key);
+      if (key)
+        log.warn(
+          { reasons, series: refused, limits: this.config.limits },
+          'new series refused by limits: the resources already exported keep updating, new ones are not exported',
+        );
+      else log.info('no more series refused by limits');
+    }
+    this.setStatus('metrics', account, { refused: { ...refused } });
   }
 
   private setStatus(api: Api, account: string, patch: Partial<AccountStatus>): void {

@@ -75,6 +75,13 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
     (p) =>
       `<tr><td>${t(p.account)}</td><td>${t(p.id)}</td><td>${t(p.status)}</td><td>${t(p.problem)}</td></tr>`,
   );
+  const refusedRows = status.accounts
+    .filter((a) => a.refused && Object.keys(a.refused).length > 0)
+    .map(
+      (a) =>
+        `<tr><td>${t(a.name)}</td><td>${t(Object.keys(a.refused!).sort().join(', '))}</td>` +
+        `<td class="num">${Object.values(a.refused!).reduce((x, y) => x + y, 0)}</td></tr>`,
+    );
   const table = (caption: string, head: string[], rows: string[], empty: string): string =>
     rows.length === 0
       ? `<p class="none">${escapeHtml(empty)}</p>`
@@ -93,6 +100,8 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
 <nav><a href="/metrics">/metrics</a><a href="/healthz">/healthz</a><a href="/readyz">/readyz</a></nav>
 <h2>Accounts</h2>
 ${table('accounts', ['Account', 'API', 'Up', 'Cursor', 'Lag', 'Window', 'Last success', 'Last error'], accountRows, 'No accounts configured.')}
+<h2>Series refused by limits</h2>
+${table('refused series', ['Account', 'Reason', 'Series refused in the last window'], refusedRows, 'None: every resource answered is exported.')}
 <h2>DVR streams with problems</h2>
 ${table('dvr problems', ['Account', 'Stream', 'Host', 'Problem'], dvrRows, 'None.')}
 <h2>Recordings with problems</h2>

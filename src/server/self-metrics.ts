@@ -42,6 +42,7 @@ export interface SelfMetrics {
   readonly lastSuccess: Gauge<ApiAccountLabels>;
   readonly parseErrors: Counter<'api'>;
   readonly buildInfo: Gauge<'version'>;
+  readonly seriesRefused: Counter<'account' | 'reason'>;
   /** Counts one finished API request: its status code (or `error`) and its duration. */
   observeRequest(api: string, code: number | 'error', seconds: number): void;
   /** Records one poll's outcome for an account: up 1 and the success time (ms, the injected clock's), or up 0. */
@@ -102,6 +103,14 @@ export function createSelfMetrics(registry: Registry, opts: SelfMetricsOptions):
     registers,
   });
   buildInfo.set({ version: opts.version }, 1);
+  const seriesRefused = new Counter({
+    name: 'cdn_series_refused_total',
+    help:
+      'Series not created because a limit refused them (reason: max_series, max_series_per_account, ' +
+      'label_too_long), counted each window they are refused.',
+    labelNames: ['account', 'reason'] as const,
+    registers,
+  });
 
   for (const api of opts.apis ?? []) {
     parseErrors.inc({ api }, 0);
@@ -121,6 +130,7 @@ export function createSelfMetrics(registry: Registry, opts: SelfMetricsOptions):
     lastSuccess,
     parseErrors,
     buildInfo,
+    seriesRefused,
     observeRequest(api, code, seconds) {
       requests.inc({ api, code: String(code) });
       requestDuration.observe({ api }, seconds);

@@ -21,6 +21,8 @@ export interface AccountStatus {
   /** The last failure's description; shown only after redaction. */
   lastError?: string;
   lastSuccess?: Date;
+  /** Traffic only: series refused by a limit in the last window counted, by reason (absent or empty: none). */
+  refused?: Record<string, number>;
 }
 
 /** A DVR stream (on one host, or all hosts) that is not alive or whose window is poorly covered. */

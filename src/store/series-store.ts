@@ -90,6 +90,13 @@ export class SeriesStore implements SeriesStoreApi {
     return family;
   }
 
+  /** Series in every family. */
+  get size(): number {
+    let n = 0;
+    for (const f of this.families) n += f.size;
+    return n;
+  }
+
   familyNames(): string[] {
     return this.families.map((f) => f.spec.name);
   }

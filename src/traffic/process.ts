@@ -20,13 +20,42 @@ export interface ProcessOptions {
   /** Resource ids to keep; empty: all. */
   resources: readonly string[];
   counterRetentionMs?: number;
+  /** Caps on new series (issue 15); none when absent. */
+  limits?: SeriesLimits;
 }
+
+/**
+ * Caps on what answers may create. The unit refused is a resource: all the series a new resource would create,
+ * or none of them, so no resource is ever half-exported. Resources already exported always update (their
+ * counters stay exact); a known resource may still gain a series for a status code it had not answered before,
+ * so the caps may be passed by those few.
+ */
+export interface SeriesLimits {
+  /** Series in the whole store (every family, every API). */
+  maxSeries: number;
+  /** Traffic series of one account. */
+  maxSeriesPerAccount: number;
+  /** UTF-8 bytes of a label value: a longer resource id is refused, a longer name or cname truncated. */
+  maxLabelLength: number;
+  /** Series the store holds now. */
+  storeSize(): number;
+}
+
+export const REFUSAL_REASONS = ['max_series', 'max_series_per_account', 'label_too_long'] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+
+/** Appended to a truncated label value (it stays within max_label_length). */
+export const TRUNCATED_MARKER = '...(truncated)';
 
 export interface ApplyResult {
   /** Records dropped because they could not be attributed (no resource id with breakdown resource). */
   dropped: number;
   /** Resources counted in this window. */
   resources: number;
+  /** Series (as many as the resource would have created) refused by a cap in this window, by reason; absent: none. */
+  refused?: Partial<Record<RefusalReason, number>>;
+  /** Label values (resource name, cname) cut to max_label_length in this window; absent: none. */
+  truncated?: number;
 }
 
 /**
@@ -178,6 +207,9 @@ export class TrafficProcess {
   private readonly rangeIndex = new KeyIndex();
   /** The arguments of addOne/setOne: Map.forEach with a reused `this` allocates nothing per entry. */
   private readonly keyedCall: KeyedCall;
+  private readonly limits: SeriesLimits | undefined;
+  /** Label values truncated in the window being counted. */
+  private truncated = 0;
 
   constructor(
     private readonly f: TrafficFamilies,
@@ -186,6 +218,7 @@ export class TrafficProcess {
     this.metricAllow = opts.metrics.length ? new Set(opts.metrics) : undefined;
     this.resourceAllow = opts.resources.length ? new Set(opts.resources) : undefined;
     this.retentionMs = opts.counterRetentionMs ?? DAY_MS;
+    this.limits = opts.limits;
     this.byResource = f.breakdown === 'resource';
     this.windowGauges = f.edge.window !== undefined;
     const sideAllow = (p: Side): SideAllow => ({
@@ -239,9 +272,12 @@ export class TrafficProcess {
     // Taken now, not at finish: a window that failed half-way must not make the next one see repeats.
     const stamp = ++state.windows;
     const list = response.records;
+    const admission = this.admit(state, list);
+    const refusedIds = admission?.ids;
     let dropped = 0;
     let counted = 0;
     let finished = false;
+    this.truncated = 0;
     return {
       total: list.length,
       records: (from, to) => {
@@ -259,6 +295,7 @@ export class TrafficProcess {
             if (this.resourceAllow && !this.resourceAllow.has(rid)) continue;
             id = rid;
           }
+          if (refusedIds?.has(id)) continue;
           let entry = state.entries.get(id);
           if (entry === undefined) {
             entry = this.newEntry(account, id);
@@ -284,7 +321,10 @@ export class TrafficProcess {
         this.sweepCounters(state, nowMs);
         this.f.windows.add(this.f.windows.slot([account]), 1);
         this.f.windowEnd.set(this.f.windowEnd.slot([account]), endMs / 1000);
-        return { dropped, resources: counted };
+        const result: ApplyResult = { dropped, resources: counted };
+        if (admission) result.refused = admission.refused;
+        if (this.truncated > 0) result.truncated = this.truncated;
+        return result;
       },
     };
   }
@@ -311,6 +351,95 @@ export class TrafficProcess {
     this.accounts.delete(account);
   }
 
+  /**
+   * Which new resources of this answer are refused, or undefined when none is. Deterministic for a given
+   * answer and store: new resources are taken in the order of their ids (not of their place in the answer, nor
+   * of arrival), each with as many series as its record would create, until a cap is reached; the rest are
+   * refused. A refused resource is looked at again in the next window, so freed room is used.
+   */
+  private admit(
+    state: AccountState,
+    list: readonly TrafficRecord[],
+  ): { ids: Set<string>; refused: Partial<Record<RefusalReason, number>> } | undefined {
+    const limits = this.limits;
+    if (!limits) return undefined;
+    const ids = new Set<string>();
+    const refused: Partial<Record<RefusalReason, number>> = {};
+    const fresh: { id: string; cost: number }[] = [];
+    const seen = new Set<string>();
+    let cost = 0;
+    for (const record of list) {
+      let id = '';
+      if (this.byResource) {
+        const rid = record.resource;
+        if (rid === undefined || rid === '' || (this.resourceAllow && !this.resourceAllow.has(rid))) continue;
+        id = rid;
+      }
+      if (state.entries.has(id) || seen.has(id)) continue;
+      seen.add(id);
+      const n = this.estimate(record);
+      // UTF-8 takes at most 3 bytes per UTF-16 unit: most ids need no byte count.
+      if (id.length * 3 > limits.maxLabelLength && Buffer.byteLength(id) > limits.maxLabelLength) {
+        ids.add(id);
+        refused.label_too_long = (refused.label_too_long ?? 0) + n;
+        continue;
+      }
+      fresh.push({ id, cost: n });
+      cost += n;
+    }
+    if (fresh.length > 0) {
+      const total = limits.maxSeries - limits.storeSize();
+      const own = limits.maxSeriesPerAccount - accountSeries(state);
+      const budget = Math.min(total, own);
+      if (cost > budget) {
+        const reason: RefusalReason = own < total ? 'max_series_per_account' : 'max_series';
+        fresh.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        let used = 0;
+        let full = false;
+        for (const r of fresh) {
+          if (!full && used + r.cost <= budget) {
+            used += r.cost;
+            continue;
+          }
+          full = true;
+          ids.add(r.id);
+          refused[reason] = (refused[reason] ?? 0) + r.cost;
+        }
+      }
+    }
+    return ids.size > 0 ? { ids, refused } : undefined;
+  }
+
+  /** Series a record of a new resource creates at most (the allow-list is not looked at: an upper bound). */
+  private estimate(record: TrafficRecord): number {
+    let n = this.byResource && this.f.resourceInfo ? 1 : 0;
+    for (const r of [record.edge, record.origin]) {
+      const counters =
+        r.codes.size +
+        r.classes.size +
+        (r.requests !== undefined ? 1 : 0) +
+        (r.bandwidthBitsPerSecond !== undefined ? 1 : 0) +
+        (r.hitBytes !== undefined ? 1 : 0);
+      n += counters + (r.bandwidthBitsPerSecond !== undefined ? 1 : 0) + r.requestTimeSeconds.size;
+      n += r.hitRatio !== undefined ? 1 : 0;
+      if (this.windowGauges) n += counters;
+    }
+    return n;
+  }
+
+  /** A descriptive label value (resource name, cname) within max_label_length: cut, with a marker, when longer. */
+  private fit(value: string): string {
+    const max = this.limits?.maxLabelLength;
+    if (max === undefined || value.length * 3 <= max || Buffer.byteLength(value) <= max) return value;
+    const room = max - Buffer.byteLength(TRUNCATED_MARKER);
+    let cut = value.slice(0, room);
+    while (Buffer.byteLength(cut) > room) cut = cut.slice(0, cut.length - Math.max(1, cut.length >> 4 || 1));
+    // A lone high surrogate at the cut would not be valid UTF-8.
+    if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1);
+    this.truncated++;
+    return cut + TRUNCATED_MARKER;
+  }
+
   private stateOf(account: string): AccountState {
     let state = this.accounts.get(account);
     if (!state) {
@@ -335,8 +464,8 @@ export class TrafficProcess {
   private setInfo(entry: Entry, record: TrafficRecord): void {
     const info = this.f.resourceInfo;
     if (!info) return;
-    const name = record.resourceName ?? '';
-    const cname = record.cname ?? '';
+    const name = this.fit(record.resourceName ?? '');
+    const cname = this.fit(record.cname ?? '');
     const old = entry.info;
     if (old !== undefined && old[2] === name && old[3] === cname) return;
     // A renamed resource or a changed cname replaces its info series.
@@ -599,6 +728,30 @@ function setOne(this: KeyedCall, v: number, key: string): void {
   }
   this.family.set(slot, v);
   this.set++;
+}
+
+function sideSeries(s: SideSlots): number {
+  let n = s.codes.live + s.classes.live + s.medians.live;
+  if (s.requests >= 0) n++;
+  if (s.transferred >= 0) n++;
+  if (s.hitBytes >= 0) n++;
+  if (s.bandwidth >= 0) n++;
+  if (s.hitRatio >= 0) n++;
+  const w = s.window;
+  if (w) {
+    n += w.codes.live + w.classes.live;
+    if (w.requests >= 0) n++;
+    if (w.transferred >= 0) n++;
+    if (w.hitBytes >= 0) n++;
+  }
+  return n;
+}
+
+/** Traffic series of an account's resources (its per-account series, a handful, are not counted). */
+function accountSeries(state: AccountState): number {
+  let n = 0;
+  for (const e of state.entries.values()) n += sideSeries(e.edge) + sideSeries(e.origin) + (e.info ? 1 : 0);
+  return n;
 }
 
 /** Deletes every series of a keyed family this base has. */

@@ -65,6 +65,7 @@ export const CATALOGUE: Readonly<Record<string, readonly string[]>> = {
   cdn_exporter_last_success_timestamp_seconds: ['api', 'account'],
   cdn_exporter_parse_errors_total: ['api'],
   cdn_exporter_build_info: ['version'],
+  cdn_series_refused_total: ['account', 'reason'],
 };
 
 /** Histogram families: their samples are NAME_bucket{le}, NAME_sum and NAME_count. */

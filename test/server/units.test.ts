@@ -130,6 +130,7 @@ describe('createSelfMetrics', () => {
         'cdn_exporter_last_success_timestamp_seconds',
         'cdn_exporter_parse_errors_total',
         'cdn_exporter_build_info',
+        'cdn_series_refused_total',
       ].sort(),
     );
     expect(globalRegistry.getMetricsAsArray().length).toBe(globalBefore);
