@@ -284,7 +284,6 @@ export async function processBenchmark(
   try {
     prober.start();
     // First poll: until the landing page shows a cursor past the first window.
-    let firstCursor: number | undefined;
     let cursor: number | undefined;
     const waitFor = async (what: string, done: () => boolean) => {
       const limit = performance.now() + PHASE_LIMIT_MS;
@@ -296,7 +295,6 @@ export async function processBenchmark(
         try {
           const page = await fetchUrl(`${base}/`, agent);
           cursor = cursorOf(page.body.toString());
-          firstCursor ??= cursor;
         } catch {
           // not listening yet
         }

@@ -36,7 +36,7 @@ export function packageVersion(): string {
 
 async function runExporter(cl: CommandLine, config: Config, log: Logger, extraStop?: () => Promise<void>) {
   const exporter = new Exporter({ config, log, version: packageVersion() });
-  const server = await listen(exporter.app, cl.listen);
+  const server = await listen(exporter.app, cl.listen, config.server);
   const address = boundAddress(server);
   log.info({ address, version: packageVersion() }, `serving /metrics on http://${address}/metrics`);
   await exporter.start();

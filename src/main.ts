@@ -5,21 +5,21 @@ import type { Server } from 'node:http';
 import type { Express } from 'express';
 import type { ListenAddress } from './config/index.js';
 import type { Logger } from './log.js';
+import { applyServerLimits, type ServerLimits } from './server/limits.js';
 
 export interface Stoppable {
   stop(graceMs?: number): Promise<void>;
 }
 
-export function listen(app: Express, address: ListenAddress): Promise<Server> {
+export function listen(app: Express, address: ListenAddress, limits?: ServerLimits): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = app.listen(address.port, address.host ?? '::', (err?: Error) => {
       if (err) reject(err);
       else resolve(server);
     });
     server.once('error', reject);
-    // Scrapes are short; a slow client must not hold a connection (or shutdown) for long.
-    server.requestTimeout = 30_000;
-    server.headersTimeout = 10_000;
+    // Scrapes are short; a slow or hostile client must not hold a connection, memory or shutdown for long.
+    applyServerLimits(server, limits);
   });
 }
 

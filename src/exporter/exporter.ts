@@ -138,6 +138,7 @@ export class Exporter {
       store: this.store,
       status: () => this.status(),
       log: this.log,
+      maxScrapesInFlight: this.config.server.maxScrapesInFlight,
       secrets: () =>
         [...new Set([...this.upstreams.values()].map((u) => safeToken(u)))].filter((t) => t !== ''),
       clock: this.clock,

@@ -13,6 +13,7 @@ import type { Logger } from '../log.js';
 import type { Exposition } from '../store/types.js';
 import { assertDistinctFamilies, duplicateFamilies, renderMetrics } from './exposition.js';
 import { renderLanding } from './landing.js';
+import { DEFAULT_SERVER_LIMITS, scrapeGate } from './limits.js';
 import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from './negotiate.js';
 import { redactSecrets } from './redact.js';
 import { type ExporterStatus, notReadyReason } from './status.js';
@@ -31,6 +32,8 @@ export interface AppDeps {
   /** The CDN tokens: redacted from everything the app shows. */
   secrets?: () => Iterable<string>;
   clock?: Clock;
+  /** /metrics responses being written at most; more get 503 (default 100, server.max_scrapes_in_flight). */
+  maxScrapesInFlight?: number;
 }
 
 const TEXT = 'text/plain; charset=utf-8';
@@ -63,6 +66,7 @@ export function createApp(deps: AppDeps): Express {
 
   app
     .route('/metrics')
+    .get(scrapeGate(deps.maxScrapesInFlight ?? DEFAULT_SERVER_LIMITS.maxScrapesInFlight))
     .get(async (req: Request, res: Response) => {
       const dups = duplicateFamilies(registry, store).join(', ');
       if (dups && dups !== reportedDuplicates)
