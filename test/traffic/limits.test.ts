@@ -124,4 +124,24 @@ describe('series caps in the traffic process', () => {
     expect(Buffer.byteLength(name)).toBeLessThanOrEqual(64);
     expect(name).toMatch(/^é+\.\.\.\(truncated\)$/);
   });
+
+  it('a burst of new resources is bounded by the cap, and its series go once the burst is over (gauges at once, counters after a day)', () => {
+    const { p, store } = setup(100_000);
+    const steady = ['s1', 's2', 's3'].map((id) => record(id));
+    p.apply('acme', T, T + MIN, answer(steady), T + MIN);
+    const before = store.size;
+    for (let w = 1; w <= 10; w++) {
+      const burst = Array.from({ length: 2000 }, (_, i) => record(`b${w}-${i}`));
+      p.apply('acme', T + w * MIN, T + (w + 1) * MIN, answer([...steady, ...burst]), T + (w + 1) * MIN);
+      expect(store.size).toBeLessThanOrEqual(100_000 + 10);
+    }
+    const peak = store.size;
+    expect(peak).toBeGreaterThan(10 * before);
+    // The burst is over: its gauges go with the next answer, its counters a day after it was last seen.
+    p.apply('acme', T + 11 * MIN, T + 12 * MIN, answer(steady), T + 12 * MIN);
+    expect(store.size).toBeLessThan(peak);
+    const later = T + 11 * MIN + 86_400_000;
+    p.apply('acme', later, later + MIN, answer(steady), later + MIN);
+    expect(store.size).toBe(before);
+  });
 });
