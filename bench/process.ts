@@ -135,6 +135,8 @@ function cursorOf(html: string): number | undefined {
 
 class Prober {
   max = 0;
+  /** When the longest probe of this phase started and ended (monotonic µs). */
+  worst: [number, number] = [0, 0];
   private stopped = false;
   private loop: Promise<void> | undefined;
   samples = 0;
@@ -148,9 +150,14 @@ class Prober {
     this.loop = (async () => {
       while (!this.stopped) {
         const t = performance.now();
+        const from = process.hrtime.bigint();
         try {
           const r = await fetchUrl(this.url, this.agent);
           if (r.status === 200) {
+            if (r.ms > this.max) {
+              // CLOCK_MONOTONIC, in µs: the clock of a V8 CPU profile of the exporter (--cpu-prof).
+              this.worst = [Number(from / 1000n), Number(process.hrtime.bigint() / 1000n)];
+            }
             this.max = Math.max(this.max, r.ms);
             this.samples++;
           }
@@ -314,6 +321,7 @@ export async function processBenchmark(
     const startCursor = cursor!;
     await waitFor('the first poll', () => served >= 1 && cursor! > startCursor);
     const firstMs = performance.now() - started;
+    log(`${opts.label}: longest first-poll probe at monotonic ${prober.worst.join('-')} µs`);
     const firstWait = prober.take();
     const firstRss = procMb(pid, 'VmHWM');
     log(
@@ -322,6 +330,7 @@ export async function processBenchmark(
     await waitFor('the catch-up', () => cursor! >= Math.floor(Date.now() / 60_000) * 60_000 - 60_000);
     // A few seconds of quiet after the last poll: the store's refresh and the collector settle.
     await sleep(3000);
+    log(`${opts.label}: longest steady probe at monotonic ${prober.worst.join('-')} µs`);
     const steadyWait = prober.take();
     const steadyRss = procMb(pid, 'VmRSS');
     log(

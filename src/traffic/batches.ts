@@ -5,7 +5,9 @@
  * after another in the order they were handed in (a window's `finish` drops what vanished from it, so two
  * windows must never interleave).
  *
- * A window that fits in one slice while nothing is queued is counted synchronously, before `apply` returns.
+ * A small window (at most 256 records) that fits in one slice while nothing is queued is counted synchronously,
+ * before `apply` returns. Otherwise nothing is counted before the next turn of the event loop: the task handing
+ * a big answer in has just unpacked it, and one more slice on top of that was a 100-250 ms stall at 1M series.
  */
 import type { ApplyResult, TrafficProcess, WindowApply } from './process.js';
 import type { TrafficResponse } from './response.js';
@@ -35,6 +37,11 @@ interface Job {
 
 /** Records between two looks at the time. */
 const CHECK_EVERY = 32;
+/**
+ * Answers with more records than this are never begun in the task that hands them in: that task has just
+ * unpacked the answer (tens of ms at 15k resources), and begin() looks at every record once more.
+ */
+const SYNC_RECORDS = 256;
 
 function setImmediateYield(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
@@ -74,7 +81,7 @@ export class TrafficApplier {
     done: AppliedCallback,
   ): void {
     const job: Job = { account, startMs, endMs, response, nowMs, done, next: 0 };
-    if (this.queue.length === 0 && this.slice(job)) return;
+    if (this.queue.length === 0 && response.records.length <= SYNC_RECORDS && this.slice(job)) return;
     this.queue.push(job);
     this.draining ??= this.drain().finally(() => {
       this.draining = undefined;
@@ -87,6 +94,8 @@ export class TrafficApplier {
   }
 
   private async drain(): Promise<void> {
+    // The task that started the drain may have just run a slice (or unpacked a big answer): yield first.
+    await this.yieldToLoop();
     while (this.queue.length > 0) {
       const job = this.queue[0]!;
       try {
