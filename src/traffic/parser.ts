@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { malformed } from '../http/parse.js';
 import type { Logger } from '../log.js';
-import { unpackTrafficResponse } from './packed.js';
+import { unpackTrafficResponseSliced } from './packed.js';
 import type { ParseReply, ParseRequest } from './parse-worker.js';
 import { type ParseMetricsOptions, parseTrafficBody, type TrafficResponse } from './response.js';
 
@@ -92,7 +92,7 @@ export class WorkerTrafficParser {
       const p = this.pending.get(reply.id);
       if (!p) return;
       this.pending.delete(reply.id);
-      if ('packed' in reply) p.resolve(unpackTrafficResponse(reply.packed));
+      if ('packed' in reply) unpackTrafficResponseSliced(reply.packed).then(p.resolve, p.reject);
       else if (reply.error.malformed) p.reject(malformed('metrics', reply.error.detail));
       else p.reject(new Error(`traffic parse worker: ${reply.error.detail}`));
     });

@@ -15,7 +15,11 @@ import { ApiError } from '../../src/http/errors.js';
 import { METRIC_NAMES, metricValues, TrafficModel } from '../../src/simulator/traffic.js';
 import { SeriesStore } from '../../src/store/series-store.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
-import { packTrafficResponse, unpackTrafficResponse } from '../../src/traffic/packed.js';
+import {
+  packTrafficResponse,
+  unpackTrafficResponse,
+  unpackTrafficResponseSliced,
+} from '../../src/traffic/packed.js';
 import { parseInline, WorkerTrafficParser } from '../../src/traffic/parser.js';
 import { TrafficProcess } from '../../src/traffic/process.js';
 import type { TrafficResponse } from '../../src/traffic/response.js';
@@ -91,6 +95,23 @@ describe('packed responses', () => {
       expect(await exposed(back)).toBe(await exposed(r));
     },
   );
+
+  it('unpacks in slices to the same answer, yielding between them', async () => {
+    const r = await parseInline(body(2000, 'object'), OPTS);
+    const packed = packTrafficResponse(r);
+    let clock = 0;
+    let yields = 0;
+    const back = await unpackTrafficResponseSliced(packed, {
+      sliceMs: 1,
+      // Every look at the time costs 1 ms: each look (256 records) ends a slice.
+      now: () => clock++,
+      yieldToLoop: async () => {
+        yields++;
+      },
+    });
+    expect(plain(back)).toEqual(plain(unpackTrafficResponse(packed)));
+    expect(yields).toBe(Math.ceil(2000 / 256) - 1);
+  });
 
   it('keeps an answer without records, and records without resource or with nothing but labels', () => {
     const r: TrafficResponse = {
