@@ -168,7 +168,10 @@ export class Exporter {
     const applier = new TrafficApplier(traffic);
     this.applier = applier;
     const dvr = new DvrProcess(createDvrFamilies(this.store));
-    const recordings = new RecordingsProcess(createRecordingFamilies(this.store));
+    const recordings = new RecordingsProcess(createRecordingFamilies(this.store), {
+      ...config.limits,
+      storeSize: () => this.store.size,
+    });
     const metricNames = config.metrics.metrics.length ? config.metrics.metrics : METRIC_NAMES;
     const onlyResource = config.metrics.resources.length === 1 ? config.metrics.resources[0] : undefined;
 
@@ -253,6 +256,7 @@ export class Exporter {
           report: this.reporter('recorder-cloud', name, up, alog),
           summary: (rows) => {
             this.recordingSummary.set(name, rows);
+            this.countRefused(`${name}\u0000recorder-cloud`, name, 'recorder-cloud', recordings, alog);
             this.refreshStore();
           },
         });
@@ -346,28 +350,44 @@ export class Exporter {
    * the set of reasons changes (a cap that keeps refusing the same resources every window logs once).
    */
   private onRefused(account: string, r: ApplyResult, log: Logger): void {
-    const refused = r.refused ?? {};
+    this.countRefused(
+      account,
+      account,
+      'metrics',
+      { refused: r.refused ?? {}, truncated: r.truncated ?? 0 },
+      log,
+    );
+  }
+
+  private countRefused(
+    key: string,
+    account: string,
+    api: 'metrics' | 'recorder-cloud',
+    r: { refused: Partial<Record<RefusalReason, number>>; truncated: number },
+    log: Logger,
+  ): void {
+    const refused = r.refused;
     const reasons = Object.keys(refused).sort();
     for (const reason of reasons)
       this.self.seriesRefused.inc({ account, reason }, refused[reason as RefusalReason]!);
     if (r.truncated) {
-      this.self.parseErrors.inc({ api: 'metrics' }, r.truncated);
+      this.self.parseErrors.inc({ api }, r.truncated);
       log.warn(
-        { truncated: r.truncated, maxLabelLength: this.config.limits.maxLabelLength },
+        { api, truncated: r.truncated, maxLabelLength: this.config.limits.maxLabelLength },
         'label values longer than limits.max_label_length were truncated',
       );
     }
-    const key = reasons.join(',');
-    if ((this.refusing.get(account) ?? '') !== key) {
-      this.refusing.set(account, key);
-      if (key)
+    const changed = reasons.join(',');
+    if ((this.refusing.get(key) ?? '') !== changed) {
+      this.refusing.set(key, changed);
+      if (changed)
         log.warn(
-          { reasons, series: refused, limits: this.config.limits },
-          'new series refused by limits: the resources already exported keep updating, new ones are not exported',
+          { api, reasons, series: refused, limits: this.config.limits },
+          'new series refused by limits: the series already exported keep updating, new ones are not exported',
         );
-      else log.info('no more series refused by limits');
+      else log.info({ api }, 'no more series refused by limits');
     }
-    this.setStatus('metrics', account, { refused: { ...refused } });
+    this.setStatus(api, account, { refused: { ...refused } });
   }
 
   private setStatus(api: Api, account: string, patch: Partial<AccountStatus>): void {

@@ -1,7 +1,12 @@
 /**
  * Maps one listing of an account's recording settings onto the recording families. No I/O.
  * Settings missing from the newest listing, or marked inactive, lose their series at once.
+ *
+ * Caps (issue 15), as for traffic resources: a setting new to the store is admitted whole or refused whole, new
+ * ones in the order of their ids, while `limits.max_series` leaves room; an id longer than
+ * `limits.max_label_length` is refused; longer descriptive labels (source path, domain, ...) are truncated.
  */
+import { overLength, type RefusalReason, truncateLabel } from '../store/limits.js';
 import type { Family } from '../store/types.js';
 import type { RecordingFamilies } from './metrics.js';
 import {
@@ -18,17 +23,35 @@ export interface RecordingSummary {
   sourcePath?: string;
 }
 
+export interface RecordingLimits {
+  maxSeries: number;
+  maxLabelLength: number;
+  /** Series the store holds now. */
+  storeSize(): number;
+}
+
+/** Series one setting has at most: info, one per status, instances, last start and stop, DVR on and window, storage. */
+export const SERIES_PER_SETTING = 1 + RECORDING_STATUSES.length + 6;
+
 export class RecordingsProcess {
   private readonly ids = new Map<string, Set<string>>();
+  /** Series refused by the last apply, by reason (empty: none). */
+  refused: Partial<Record<RefusalReason, number>> = {};
+  /** Label values truncated by the last apply. */
+  truncated = 0;
 
-  constructor(private readonly f: RecordingFamilies) {}
+  constructor(
+    private readonly f: RecordingFamilies,
+    private readonly limits?: RecordingLimits,
+  ) {}
 
   apply(account: string, settings: readonly RecordingSetting[]): RecordingSummary[] {
     const before = this.ids.get(account) ?? new Set<string>();
     const now = new Set<string>();
     const out: RecordingSummary[] = [];
+    const refusedIds = this.admit(settings, before);
     for (const s of settings) {
-      if (s.active === false || now.has(s.id)) continue;
+      if (s.active === false || now.has(s.id) || refusedIds.has(s.id)) continue;
       now.add(s.id);
       const id = [account, s.id];
       const status = effectiveStatus(s);
@@ -36,11 +59,11 @@ export class RecordingsProcess {
       const infoLabels = [
         account,
         s.id,
-        s.resourceId ?? '',
-        s.streamType ?? '',
-        s.launchType ?? '',
-        s.sourceDomain ?? '',
-        s.sourcePath ?? '',
+        this.fit(s.resourceId ?? ''),
+        this.fit(s.streamType ?? ''),
+        this.fit(s.launchType ?? ''),
+        this.fit(s.sourceDomain ?? ''),
+        this.fit(s.sourcePath ?? ''),
       ];
       if (info.find(infoLabels) === undefined) {
         info.deleteWhere((l) => l[0] === account && l[1] === s.id);
@@ -76,6 +99,39 @@ export class RecordingsProcess {
     for (const gone of before) if (!now.has(gone)) this.remove(account, gone);
     this.ids.set(account, now);
     return out;
+  }
+
+  /** The ids of new settings refused in this listing (see the module comment); sets `refused` and `truncated`. */
+  private admit(settings: readonly RecordingSetting[], before: ReadonlySet<string>): Set<string> {
+    this.refused = {};
+    this.truncated = 0;
+    const refused = new Set<string>();
+    const limits = this.limits;
+    if (!limits) return refused;
+    const fresh = new Set<string>();
+    for (const s of settings) {
+      if (s.active === false || before.has(s.id) || fresh.has(s.id) || refused.has(s.id)) continue;
+      if (overLength(s.id, limits.maxLabelLength)) {
+        refused.add(s.id);
+        this.refused.label_too_long = (this.refused.label_too_long ?? 0) + SERIES_PER_SETTING;
+      } else fresh.add(s.id);
+    }
+    const room = Math.floor((limits.maxSeries - limits.storeSize()) / SERIES_PER_SETTING);
+    if (fresh.size > room) {
+      const sorted = [...fresh].sort();
+      for (const id of sorted.slice(Math.max(0, room))) {
+        refused.add(id);
+        this.refused.max_series = (this.refused.max_series ?? 0) + SERIES_PER_SETTING;
+      }
+    }
+    return refused;
+  }
+
+  private fit(value: string): string {
+    const cut = this.limits ? truncateLabel(value, this.limits.maxLabelLength) : undefined;
+    if (cut === undefined) return value;
+    this.truncated++;
+    return cut;
   }
 
   removeAccount(account: string): void {

@@ -79,7 +79,7 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
     .filter((a) => a.refused && Object.keys(a.refused).length > 0)
     .map(
       (a) =>
-        `<tr><td>${t(a.name)}</td><td>${t(Object.keys(a.refused!).sort().join(', '))}</td>` +
+        `<tr><td>${t(a.name)}</td><td>${t(a.api)}</td><td>${t(Object.keys(a.refused!).sort().join(', '))}</td>` +
         `<td class="num">${Object.values(a.refused!).reduce((x, y) => x + y, 0)}</td></tr>`,
     );
   const table = (caption: string, head: string[], rows: string[], empty: string): string =>
@@ -101,7 +101,7 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
 <h2>Accounts</h2>
 ${table('accounts', ['Account', 'API', 'Up', 'Cursor', 'Lag', 'Window', 'Last success', 'Last error'], accountRows, 'No accounts configured.')}
 <h2>Series refused by limits</h2>
-${table('refused series', ['Account', 'Reason', 'Series refused in the last window'], refusedRows, 'None: every resource answered is exported.')}
+${table('refused series', ['Account', 'API', 'Reason', 'Series refused in the last poll'], refusedRows, 'None: every resource answered is exported.')}
 <h2>DVR streams with problems</h2>
 ${table('dvr problems', ['Account', 'Stream', 'Host', 'Problem'], dvrRows, 'None.')}
 <h2>Recordings with problems</h2>

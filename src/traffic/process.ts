@@ -10,6 +10,7 @@
  * per family, one map per keyed family). Only this class creates or deletes traffic series; every deletion goes
  * through that record, so a cached slot is never one the store has freed (and maybe handed to another series).
  */
+import { overLength, type RefusalReason, truncateLabel } from '../store/limits.js';
 import type { Family, Slot } from '../store/types.js';
 import type { SideFamilies, TrafficFamilies } from './metrics.js';
 import type { Side, SideRecord, TrafficRecord, TrafficResponse } from './response.js';
@@ -41,11 +42,7 @@ export interface SeriesLimits {
   storeSize(): number;
 }
 
-export const REFUSAL_REASONS = ['max_series', 'max_series_per_account', 'label_too_long'] as const;
-export type RefusalReason = (typeof REFUSAL_REASONS)[number];
-
-/** Appended to a truncated label value (it stays within max_label_length). */
-export const TRUNCATED_MARKER = '...(truncated)';
+export { REFUSAL_REASONS, type RefusalReason, TRUNCATED_MARKER } from '../store/limits.js';
 
 export interface ApplyResult {
   /** Records dropped because they could not be attributed (no resource id with breakdown resource). */
@@ -378,8 +375,7 @@ export class TrafficProcess {
       if (state.entries.has(id) || seen.has(id)) continue;
       seen.add(id);
       const n = this.estimate(record);
-      // UTF-8 takes at most 3 bytes per UTF-16 unit: most ids need no byte count.
-      if (id.length * 3 > limits.maxLabelLength && Buffer.byteLength(id) > limits.maxLabelLength) {
+      if (overLength(id, limits.maxLabelLength)) {
         ids.add(id);
         refused.label_too_long = (refused.label_too_long ?? 0) + n;
         continue;
@@ -430,14 +426,10 @@ export class TrafficProcess {
   /** A descriptive label value (resource name, cname) within max_label_length: cut, with a marker, when longer. */
   private fit(value: string): string {
     const max = this.limits?.maxLabelLength;
-    if (max === undefined || value.length * 3 <= max || Buffer.byteLength(value) <= max) return value;
-    const room = max - Buffer.byteLength(TRUNCATED_MARKER);
-    let cut = value.slice(0, room);
-    while (Buffer.byteLength(cut) > room) cut = cut.slice(0, cut.length - Math.max(1, cut.length >> 4 || 1));
-    // A lone high surrogate at the cut would not be valid UTF-8.
-    if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1);
+    const cut = max === undefined ? undefined : truncateLabel(value, max);
+    if (cut === undefined) return value;
     this.truncated++;
-    return cut + TRUNCATED_MARKER;
+    return cut;
   }
 
   private stateOf(account: string): AccountState {
