@@ -121,22 +121,47 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 const present = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';
 
+/** Alias expansions allowed in one file: a real configuration has a handful; a billion-laughs file has millions. */
+const MAX_ALIAS_COUNT = 100;
+
+/** The key at `offset` of `text` (where the yaml parser places a duplicate key error), or undefined. */
+function keyAt(text: string, offset: number): string | undefined {
+  const m = /^("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^:,{}[\]\n#]+?)\s*:/.exec(text.slice(offset));
+  if (!m) return undefined;
+  const key = m[1]!.trim();
+  return /^["']/.test(key) ? key.slice(1, -1) : key;
+}
+
 function parseYaml(text: string, file: string): { raw: Record<string, unknown>; issues: ConfigIssue[] } {
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length > 0) {
     const issues = doc.errors.map((e) => {
       const pos = e.linePos?.[0];
+      const where = `${file}${pos ? `:${pos.line}:${pos.col}` : ''}`;
+      if (e.code === 'DUPLICATE_KEY') {
+        const key = keyAt(text, e.pos[0]);
+        const named = key === undefined ? '' : ` ${JSON.stringify(key)}`;
+        return {
+          path: '',
+          message: `${where}: invalid YAML: duplicate key${named} (a key may appear once per mapping)`,
+        };
+      }
       // Only the first line: the rest of a pretty message is an excerpt of the source.
       const what = e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
-      return { path: '', message: `${file}${pos ? `:${pos.line}:${pos.col}` : ''}: invalid YAML: ${what}` };
+      return { path: '', message: `${where}: invalid YAML: ${what}` };
     });
     return { raw: {}, issues };
   }
   let value: unknown;
   try {
-    value = doc.toJS();
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (e) {
-    return { raw: {}, issues: [{ path: '', message: `${file}: invalid YAML: ${(e as Error).name}` }] };
+    // yaml says it with a ReferenceError ("Excessive alias count ..."): name the problem in our own words.
+    const message =
+      e instanceof ReferenceError && /alias/i.test(e.message)
+        ? `${file}: invalid YAML: too many alias expansions (more than ${MAX_ALIAS_COUNT}; an alias bomb?)`
+        : `${file}: invalid YAML: ${(e as Error).name}`;
+    return { raw: {}, issues: [{ path: '', message }] };
   }
   if (value === null || value === undefined) return { raw: {}, issues: [] };
   if (!isRecord(value)) {

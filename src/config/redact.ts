@@ -7,6 +7,7 @@
 import { stringify } from 'yaml';
 import { formatDuration } from './duration.js';
 import type { AccountConfig, Config } from './schema.js';
+import { formatSize } from './size.js';
 
 export const REDACTED = '<redacted>';
 
@@ -52,6 +53,7 @@ export function redactConfig(config: Config): PrintableConfig {
       timeout: formatDuration(api.timeoutMs),
       requests_per_second: api.requestsPerSecond,
       concurrency: api.concurrency,
+      max_body_bytes: formatSize(api.maxBodyBytes),
     },
     metrics: {
       breakdown: metrics.breakdown,

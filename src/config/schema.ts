@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import { STATUS_CLASSES, STATUS_CODES } from '../traffic/response.js';
 import { formatDuration, parseDuration } from './duration.js';
+import { formatSize, parseSize } from './size.js';
 
 /** Every metric name the traffic API documents (api/metrics.md). Origin has no hit metrics. */
 export const METRIC_NAMES: readonly string[] = (() => {
@@ -28,6 +29,25 @@ export const BREAKDOWNS = ['resource', 'account'] as const;
 export type Breakdown = (typeof BREAKDOWNS)[number];
 
 const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+
+/**
+ * The ceilings of every numeric and duration key, refused at start with the key named. They keep each value
+ * where the process still works: Node's timers hold at most 2^31-1 ms (about 24.8 days; a longer delay fires
+ * at once, every time), a catch-up from far back or with huge concurrency pins the CPU and outlives SIGTERM's
+ * grace period, and an answer must fit a JavaScript string. The README's configuration reference lists them.
+ */
+export const CEILINGS = {
+  timeoutMs: 10 * MINUTE,
+  requestsPerSecond: 1000,
+  concurrency: 64,
+  maxBodyBytes: 512 * 1024 * 1024,
+  minBodyBytes: 1024,
+  delayMs: DAY,
+  lookbackMs: 90 * DAY,
+  intervalMs: DAY,
+  shards: 1024,
+} as const;
 
 interface DurationRule {
   min?: number;
@@ -59,8 +79,29 @@ function duration(rule: DurationRule = {}) {
       return fail(`must be between ${formatDuration(min)} and ${formatDuration(max)}, got ${text}`);
     }
     if (min !== undefined && ms < min) return fail(`must be at least ${formatDuration(min)}, got ${text}`);
+    if (max !== undefined && ms > max) return fail(`must be at most ${formatDuration(max)}, got ${text}`);
     if (rule.wholeMinutes && ms % MINUTE !== 0) return fail(`must be whole minutes, got ${text}`);
     return ms;
+  });
+}
+
+/** A size (./size.ts) in bytes, between `min` and `max`; messages quote what the user wrote. */
+function size(min: number, max: number) {
+  return z.unknown().transform((value, ctx) => {
+    const bytes = typeof value === 'string' || typeof value === 'number' ? parseSize(value) : undefined;
+    const got = typeof value === 'string' ? JSON.stringify(value) : value === null ? 'null' : String(value);
+    if (bytes === undefined) {
+      ctx.addIssue({ code: 'custom', message: `must be a size like 64MiB, 500MB or 1048576, got ${got}` });
+      return z.NEVER;
+    }
+    if (bytes < min || bytes > max) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be between ${formatSize(min)} and ${formatSize(max)}, got ${got}`,
+      });
+      return z.NEVER;
+    }
+    return bytes;
   });
 }
 
@@ -114,22 +155,25 @@ const apiSchema = z.strictObject({
   base_url: baseUrl,
   token: token.optional(),
   token_file: nonEmpty.optional(),
-  timeout: duration({ min: 1 }).prefault('30s'),
-  requests_per_second: z.number().positive().default(5),
-  concurrency: z.int().min(1).default(4),
+  timeout: duration({ min: 1, max: CEILINGS.timeoutMs }).prefault('30s'),
+  requests_per_second: z.number().positive().max(CEILINGS.requestsPerSecond).default(5),
+  concurrency: z.int().min(1).max(CEILINGS.concurrency).default(4),
+  max_body_bytes: size(CEILINGS.minBodyBytes, CEILINGS.maxBodyBytes).prefault('64MiB'),
 });
 
 const metricsSchema = z.strictObject({
   breakdown: z.enum(BREAKDOWNS).default('resource'),
   window: duration({ min: MINUTE, max: 10 * MINUTE, wholeMinutes: true }).prefault('5m'),
-  delay: duration({ wholeMinutes: true }).prefault('5m'),
-  lookback: duration({ min: MINUTE, wholeMinutes: true }).prefault('1h'),
+  delay: duration({ max: CEILINGS.delayMs, wholeMinutes: true }).prefault('5m'),
+  lookback: duration({ min: MINUTE, max: CEILINGS.lookbackMs, wholeMinutes: true }).prefault('1h'),
   metrics: z.array(metricName).default([]).transform(unique),
   resources: z.array(resourceId).default([]).transform(unique),
   window_gauges: z.boolean().default(false),
 });
 
-const intervalSchema = z.strictObject({ interval: duration({ min: 1000 }).prefault('1m') });
+const intervalSchema = z.strictObject({
+  interval: duration({ min: 1000, max: CEILINGS.intervalMs }).prefault('1m'),
+});
 
 const accountSchema = z.strictObject({
   name: nonEmpty,
@@ -141,7 +185,7 @@ const accountSchema = z.strictObject({
 
 const shardingSchema = z.strictObject({
   shard: z.int().min(0).default(0),
-  shards: z.int().min(1).default(1),
+  shards: z.int().min(1).max(CEILINGS.shards).default(1),
 });
 
 /** The YAML document, snake_case. Sections may be left out; their keys then take their defaults. */
@@ -168,6 +212,8 @@ export interface ApiConfig {
   /** Ceiling per token, across all accounts sharing it. May be fractional (0.5 = one request every 2s). */
   requestsPerSecond: number;
   concurrency: number;
+  /** Largest answer body read, as sent and once decoded. */
+  maxBodyBytes: number;
 }
 
 export interface MetricsConfig {
@@ -223,6 +269,7 @@ export function toConfig(file: FileConfig): Config {
           timeoutMs: api.timeout,
           requestsPerSecond: api.requests_per_second,
           concurrency: api.concurrency,
+          maxBodyBytes: api.max_body_bytes,
         } as ApiConfig,
         { token: api.token, tokenFile: api.token_file },
       ),

@@ -113,12 +113,15 @@ export class Exporter {
         concurrency: this.config.api.concurrency,
         clock: this.clock,
         agent: this.agent,
+        timeoutMs: this.config.api.timeoutMs,
+        maxBodyBytes: this.config.api.maxBodyBytes,
         signal: this.controller.signal,
         onRequest: (api, code, seconds) =>
           this.self.observeRequest(api, code === 'error' ? 'error' : Number(code), seconds),
-        // An answer that is not JSON, or not of the documented shape, is a parse error of its API.
+        // An answer that is not JSON, or not of the documented shape, or too big to read, is a parse error of its API.
         onError: (err) => {
-          if (err.kind === 'malformed') this.self.parseErrors.inc({ api: err.api });
+          if (err.kind === 'malformed' || err.kind === 'too_large')
+            this.self.parseErrors.inc({ api: err.api });
         },
         parseTraffic: this.parser.parse,
       });

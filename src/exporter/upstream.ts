@@ -30,6 +30,10 @@ export interface UpstreamOptions {
   concurrency: number;
   clock: Clock;
   agent: Agent;
+  /** api.timeout: deadline of a whole answer. */
+  timeoutMs?: number;
+  /** api.max_body_bytes. */
+  maxBodyBytes?: number;
   onRequest: (api: ApiName, code: string, seconds: number) => void;
   /** Aborting it drops every request still waiting in the gate (they reject); requests already sent go on. */
   signal?: AbortSignal;
@@ -46,6 +50,8 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
     clock: opts.clock,
     dispatcher: opts.agent,
     onRequest: opts.onRequest,
+    timeoutMs: opts.timeoutMs,
+    maxBodyBytes: opts.maxBodyBytes,
   });
   const gate = new RequestGate({
     requestsPerSecond: opts.requestsPerSecond,

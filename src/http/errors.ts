@@ -19,8 +19,10 @@ export type ErrorKind =
   | 'invalid'
   /** No HTTP answer: reset, refused, DNS, connect/headers/body timeout. */
   | 'network'
-  /** An answer that is not the documented shape: non-JSON, truncated, wrong top-level shape. */
-  | 'malformed';
+  /** An answer that is not the documented shape: non-JSON, truncated, wrong top-level shape, undecodable. */
+  | 'malformed'
+  /** A body over api.max_body_bytes, as sent or decoded: given up at the limit; traffic asks for less. */
+  | 'too_large';
 
 export const ERROR_KINDS: readonly ErrorKind[] = [
   'rate-limited',
@@ -30,6 +32,7 @@ export const ERROR_KINDS: readonly ErrorKind[] = [
   'invalid',
   'network',
   'malformed',
+  'too_large',
 ];
 
 const RETRYABLE: Record<ErrorKind, boolean> = {
@@ -40,6 +43,7 @@ const RETRYABLE: Record<ErrorKind, boolean> = {
   invalid: false,
   network: true,
   malformed: true,
+  too_large: true,
 };
 
 export interface ApiErrorInit {

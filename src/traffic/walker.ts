@@ -243,8 +243,9 @@ export class AccountWalker {
         slot.notBefore =
           now + (failure.retryAfterMs ?? backoffDelay(slot.attempts, this.opts.backoff, this.random));
         break;
+      case 'too_large':
       case 'timeout': {
-        // 504: the API ran out of time for this window; ask for less.
+        // 504: the API ran out of time for this window; ask for less. An answer over api.max_body_bytes: the same.
         // An older, longer window still in flight must not undo a shrink that already happened.
         const before = this.maxWindow;
         this.maxWindow = Math.max(1, Math.min(this.maxWindow, Math.floor(minutes / 2)));
@@ -256,7 +257,9 @@ export class AccountWalker {
         if (this.maxWindow < before)
           this.deps.log.info(
             { account, window_minutes: this.maxWindow },
-            'metrics API timed out (504): smaller windows',
+            failure.kind === 'timeout'
+              ? 'metrics API timed out (504): smaller windows'
+              : 'metrics answer over api.max_body_bytes: smaller windows',
           );
         this.setError(describe, false);
         break;
