@@ -21,6 +21,10 @@ export interface SimulatorOptions {
   rateLimit?: number;
   /** Delay of a `slow` fault, real milliseconds (default 5000). */
   slowMs?: number;
+  /** Real milliseconds between the bytes of a `trickle` fault's body (default 1000). */
+  trickleMs?: number;
+  /** Answers gzip-compressed when the request's Accept-Encoding allows it (default false). */
+  gzip?: boolean;
   /** How `*_request_time` appears in traffic answers (default `object`). */
   requestTimeShape?: RequestTimeShape;
 }
@@ -51,9 +55,9 @@ const int = (n: number) => Number.isInteger(n);
 
 /**
  * Parses `--flag value` and `--flag=value` arguments. Flags: --host, --port, --seed, --lag (seconds),
- * --rate-limit (requests/s per token), --slow-ms, --request-time-shape (object|flat|number) and one
+ * --rate-limit (requests/s per token), --slow-ms, --trickle-ms, --gzip (on|off), --request-time-shape (object|flat|number) and one
  * --fault-<kind> rate per fault kind (--fault-429, --fault-500, --fault-502, --fault-503, --fault-504,
- * --fault-reset, --fault-slow, --fault-malformed). Throws an error naming the flag on anything else.
+ * --fault-reset, --fault-slow, --fault-malformed, --fault-trickle). Throws an error naming the flag on anything else.
  */
 export function parseSimulatorArgs(argv: readonly string[]): SimulatorArgs {
   const options: SimulatorOptions = { seed: 1 };
@@ -65,9 +69,17 @@ export function parseSimulatorArgs(argv: readonly string[]): SimulatorArgs {
     const eq = arg.indexOf('=');
     const flag = eq >= 0 ? arg.slice(0, eq) : arg;
     const known =
-      ['--host', '--port', '--seed', '--lag', '--rate-limit', '--slow-ms', '--request-time-shape'].includes(
-        flag,
-      ) ||
+      [
+        '--host',
+        '--port',
+        '--seed',
+        '--lag',
+        '--rate-limit',
+        '--slow-ms',
+        '--trickle-ms',
+        '--gzip',
+        '--request-time-shape',
+      ].includes(flag) ||
       (flag.startsWith('--fault-') && (FAULT_KINDS as readonly string[]).includes(flag.slice(8)));
     if (!known) throw new Error(`unknown flag ${flag}`);
     let value: string;
@@ -96,6 +108,14 @@ export function parseSimulatorArgs(argv: readonly string[]): SimulatorArgs {
         break;
       case '--slow-ms':
         options.slowMs = numberArg(flag, value, (n) => n >= 0, 'milliseconds >= 0');
+        break;
+      case '--trickle-ms':
+        options.trickleMs = numberArg(flag, value, (n) => n >= 1, 'milliseconds >= 1');
+        break;
+      case '--gzip':
+        if (value !== 'on' && value !== 'off')
+          throw new Error(`${flag}: expected on or off, got ${JSON.stringify(value)}`);
+        options.gzip = value === 'on';
         break;
       case '--request-time-shape':
         if (!(SHAPES as readonly string[]).includes(value)) {
@@ -133,6 +153,8 @@ Flags (--flag value or --flag=value):
   --rate-limit N              requests per second per token; above it 429 with Retry-After (default: none)
   --request-time-shape S      how *_request_time appears: ${SHAPES.join(' | ')} (default object)
   --slow-ms MS                delay of a 'slow' fault (default 5000)
+  --trickle-ms MS             time between the body bytes of a 'trickle' fault (default 1000)
+  --gzip on|off               gzip answers when Accept-Encoding allows it (default off)
   --fault-KIND RATE           share of requests answered with fault KIND, 0..1; KIND is one of
                               ${FAULT_KINDS.join(', ')}
   -h, --help                  show this help

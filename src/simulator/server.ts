@@ -15,7 +15,9 @@ import {
   type FaultKind,
   FaultPlan,
   type FaultRates,
+  gzipAnswers,
   makeMalformed,
+  makeTrickled,
   RateLimiter,
   type SimApi,
   sendError,
@@ -41,6 +43,8 @@ export interface RequestLogEntry {
   status: number | 'reset';
   /** The injected fault, or `rate-limit` when the request-rate limit refused it. */
   fault?: FaultKind | 'rate-limit';
+  /** `gzip` when the answer was compressed (setGzip on, and the request's Accept-Encoding allowed it). */
+  encoding?: 'gzip';
 }
 
 export interface TruthOptions {
@@ -72,6 +76,8 @@ export interface SimulatorControls {
   setFaults(rates: FaultRates): void;
   /** Requests per second per token; undefined or 0: no limit. */
   setRateLimit(limit: number | undefined): void;
+  /** Gzip answers from now on when the request's Accept-Encoding allows it. */
+  setGzip(on: boolean): void;
   /**
    * Traffic windows starting in [fromMs, toMs) get 422 with `description` (default: the documented
    * `Invalid time format. Time must be at minute precision`). Adds to earlier ranges.
@@ -138,6 +144,8 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
   let plan = new FaultPlan(opts.faults ?? {}, opts.seed);
   const limiter = new RateLimiter(opts.rateLimit);
   const slowMs = opts.slowMs ?? 5000;
+  const trickleMs = opts.trickleMs ?? 1000;
+  let gzip = opts.gzip ?? false;
   const slowTimers = new Set<NodeJS.Timeout>();
   const requestLog: RequestLogEntry[] = [];
   const windowRules = new WindowRules();
@@ -170,6 +178,10 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
       entry.status = res.statusCode;
     });
     res.locals.api = api;
+    if (gzip && /\bgzip\b/i.test(req.get('accept-encoding') ?? '')) {
+      entry.encoding = 'gzip';
+      gzipAnswers(res);
+    }
 
     const retryAfter = limiter.check(req.get('cdn-auth-token'), clock.now());
     if (retryAfter !== undefined) {
@@ -200,6 +212,10 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
       }
       case 'malformed':
         makeMalformed(res);
+        next();
+        return;
+      case 'trickle':
+        makeTrickled(res, trickleMs, slowTimers);
         next();
         return;
       default: {
@@ -256,6 +272,9 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
     },
     setRateLimit(limit) {
       limiter.limit = limit;
+    },
+    setGzip(on) {
+      gzip = on;
     },
     rejectWindows(fromMs, toMs, description) {
       windowRules.reject(fromMs, toMs, description);

@@ -385,3 +385,63 @@ describe('a hung API', () => {
     expect((await timed(`${s.url}/readyz`))[0]).toBe(200);
   }, 30_000);
 });
+
+describe('a body trickled a byte at a time', () => {
+  it('is cut off at api.timeout (headers and body together), sets cdn_up 0, and the exporter recovers exactly', async () => {
+    // Headers at once, then one byte every 50 ms: never idle long enough for a per-chunk timeout.
+    sim = await startSimulator({ seed: 7, trickleMs: 50, faults: { trickle: 1 } });
+    const first = floorMinute(Date.now() - 30 * MINUTE);
+    stack = await startStack({
+      simulator: sim,
+      config: { api: { timeout: '1s' }, metrics: { lookback: '30m', ...CATCH_UP } },
+    });
+    const s = stack;
+    await waitFor(
+      async () => up(await s.scrape(), 'demo') === 0,
+      5_000,
+      'cdn_up 0 once the first trickled answer misses its deadline',
+    );
+    const stuck = await s.scrape();
+    expect(cursorOf(stuck, 'demo')).toBe(0);
+    expect(stuck.value('cdn_api_requests_total', { api: 'metrics', code: 'error' })).toBeGreaterThan(0);
+    const page = await (await fetch(`${s.url}/`)).text();
+    const row = page.split('\n').find((l) => l.startsWith('<tr><td>demo</td><td>metrics</td>'));
+    expect(row).toContain('class="down"');
+    expect(row).toContain('whole answer not received within 1000ms');
+
+    sim.setFaults({});
+    await waitFor(
+      async () => {
+        const scrape = await s.scrape();
+        return up(scrape, 'demo') === 1 && caughtUp(cursorOf(scrape, 'demo'));
+      },
+      15_000,
+      'recovered and caught up',
+    );
+    const scrape = await s.scrape();
+    expect(expectExact(sim, reader(scrape), 'demo', [[first, cursorOf(scrape, 'demo')]])).toBeGreaterThan(50);
+  }, 30_000);
+});
+
+describe('gzip-compressed answers', () => {
+  it('are asked for, decoded and counted exactly, with no parse error', async () => {
+    sim = await startSimulator({ seed: 7, gzip: true });
+    const first = floorMinute(Date.now() - 30 * MINUTE);
+    stack = await startStack({ simulator: sim, config: { metrics: { lookback: '30m', ...CATCH_UP } } });
+    const s = stack;
+    await waitFor(
+      async () => {
+        const scrape = await s.scrape();
+        return up(scrape, 'demo') === 1 && caughtUp(cursorOf(scrape, 'demo'));
+      },
+      15_000,
+      'caught up through gzip answers',
+    );
+    const scrape = await s.scrape();
+    const answered = metricsRequests(sim, 'demo').filter((e) => e.status === 200);
+    expect(answered.length).toBeGreaterThan(0);
+    expect(answered.every((e) => e.encoding === 'gzip')).toBe(true);
+    expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' }) ?? 0).toBe(0);
+    expect(expectExact(sim, reader(scrape), 'demo', [[first, cursorOf(scrape, 'demo')]])).toBeGreaterThan(50);
+  }, 30_000);
+});

@@ -172,6 +172,9 @@ describe('parseSimulatorArgs', () => {
       '20',
       '--slow-ms',
       '250',
+      '--trickle-ms=40',
+      '--gzip',
+      'on',
       '--request-time-shape',
       'flat',
       '--fault-429',
@@ -189,6 +192,8 @@ describe('parseSimulatorArgs', () => {
       '0.01',
       '--fault-malformed',
       '0.03',
+      '--fault-trickle',
+      '0.02',
     ]);
     expect(listen).toEqual({ host: '0.0.0.0', port: 9100 });
     expect(options).toEqual({
@@ -196,6 +201,8 @@ describe('parseSimulatorArgs', () => {
       lagSeconds: 90,
       rateLimit: 20,
       slowMs: 250,
+      trickleMs: 40,
+      gzip: true,
       requestTimeShape: 'flat',
       faults: {
         '429': 0.05,
@@ -206,6 +213,7 @@ describe('parseSimulatorArgs', () => {
         reset: 0.01,
         slow: 0.01,
         malformed: 0.03,
+        trickle: 0.02,
       },
     });
   });
