@@ -3,7 +3,7 @@
  * The document does not show the units of `dvr.window`, `dvr.duration` and `ranges[].duration`: seconds is
  * assumed (the DELETE form speaks in seconds, and timestamps have second precision).
  */
-import { describeValue, isRecord, malformed, ParseReport } from '../http/parse.js';
+import { describeValue, isRecord, MAX_TIMESTAMP_SECONDS, malformed, ParseReport } from '../http/parse.js';
 import type { FieldIssue } from '../traffic/response.js';
 
 export interface DvrRange {
@@ -92,7 +92,11 @@ function parseEntry(
   const entry: DvrHostEntry = { streamName: name, host, alive, dvr: { enabled, ranges: [] } };
   const optional = (key: 'window' | 'duration' | 'from') => {
     if (dvr[key] === undefined) return;
-    const n = report.count(dvr[key], `${path}.dvr.${key}`);
+    const n = report.count(
+      dvr[key],
+      `${path}.dvr.${key}`,
+      key === 'from' ? MAX_TIMESTAMP_SECONDS : undefined,
+    );
     if (n !== undefined) entry.dvr[key] = n;
   };
   optional('window');
@@ -110,7 +114,7 @@ function parseEntry(
         }
         for (const key of Object.keys(r))
           if (!RANGE_KEYS.has(key)) report.unknownKey(`data[].dvr.ranges[].${key}`);
-        const from = report.count(r.from, `${at}.from`);
+        const from = report.count(r.from, `${at}.from`, MAX_TIMESTAMP_SECONDS);
         const duration = report.count(r.duration, `${at}.duration`);
         if (from !== undefined && duration !== undefined) entry.dvr.ranges.push({ from, duration });
       });

@@ -6,6 +6,9 @@
 import { describeValue, isRecord, malformed, ParseReport, parseUtc } from '../http/parse.js';
 import type { FieldIssue } from '../traffic/response.js';
 
+/** The largest storage_time (days) whose seconds (x 86400) are still a safe integer. */
+export const MAX_STORAGE_DAYS = Math.floor(Number.MAX_SAFE_INTEGER / 86_400);
+
 export const RECORDING_STATUSES = ['wait', 'progress', 'finish', 'error'] as const;
 export type RecordingStatus = (typeof RECORDING_STATUSES)[number];
 
@@ -132,7 +135,8 @@ function parseSetting(s: unknown, path: string, report: ParseReport): RecordingS
   if (s.stop_timeout !== undefined) out.stopTimeout = report.count(s.stop_timeout, at('stop_timeout'));
   if (s.dvr_window !== undefined) out.dvrWindow = report.count(s.dvr_window, at('dvr_window'));
   if (s.storage_time !== undefined) {
-    const n = report.integer(s.storage_time, at('storage_time'));
+    // Exposed as seconds (days x 86400): a day count beyond MAX_STORAGE_DAYS would not stay exact, or finite.
+    const n = report.integer(s.storage_time, at('storage_time'), MAX_STORAGE_DAYS);
     if (n !== undefined && n < -1) report.issue(at('storage_time'), `expected -1 or more days, got ${n}`);
     else out.storageTime = n;
   }

@@ -2,7 +2,15 @@
  * Traffic metrics API (../shared/api/metrics.md): typed records and the tolerant parser of its answers.
  * The record types below are the contract the collector builds on; parseMetricsResponse turns raw JSON into them.
  */
-import { describeValue, isRecord, malformed, ParseReport, parseUtc } from '../http/parse.js';
+import {
+  describeValue,
+  isRecord,
+  MAX_BANDWIDTH_BITS_PER_SECOND,
+  MAX_MEASURE,
+  malformed,
+  ParseReport,
+  parseUtc,
+} from '../http/parse.js';
 import { KeyedBuilder, NO_KEYS } from './keyed.js';
 
 /** The eight response-size ranges of the *_request_time metrics, as the API names them. */
@@ -265,13 +273,18 @@ function rangeOf(key: string): SizeRange | undefined {
   return RANGE_EXACT.get(key) ?? RANGE_BY_LOWER.get(key.toLowerCase());
 }
 
-// Fast checks for the common case; anything else goes to ParseReport, which words the issue.
+// Fast checks for the common case; anything else goes to ParseReport, which words the issue. The ceilings are
+// ParseReport's (src/http/parse.ts): a count is a safe integer, a measure at most MAX_MEASURE.
 function isCount(v: unknown): v is number {
-  return typeof v === 'number' && v >= 0 && Number.isInteger(v);
+  return typeof v === 'number' && v >= 0 && Number.isSafeInteger(v);
 }
 
 function isNonNegative(v: unknown): v is number {
-  return typeof v === 'number' && v >= 0 && v !== Number.POSITIVE_INFINITY;
+  return typeof v === 'number' && v >= 0 && v <= MAX_MEASURE;
+}
+
+function isBandwidth(v: unknown): v is number {
+  return typeof v === 'number' && v >= 0 && v <= MAX_BANDWIDTH_BITS_PER_SECOND;
 }
 
 function parseElement(
@@ -329,7 +342,8 @@ function parseElement(
       case 'bandwidth': {
         const side = record[m.side];
         side.bandwidthBitsPerSecond =
-          (isNonNegative(value) ? value : report.nonNegative(value, at(key))) ?? side.bandwidthBitsPerSecond;
+          (isBandwidth(value) ? value : report.nonNegative(value, at(key), MAX_BANDWIDTH_BITS_PER_SECOND)) ??
+          side.bandwidthBitsPerSecond;
         break;
       }
       case 'requestTime':

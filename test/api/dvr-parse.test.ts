@@ -109,6 +109,36 @@ describe('parseDvrStreamResponse', () => {
     expect(dvr.ranges).toHaveLength(2);
   });
 
+  it('drops numbers out of range with an issue: counts above 2^53, timestamps past the year 9999', () => {
+    const r = parseDvrStreamResponse(
+      body([
+        entry(
+          'h1',
+          {},
+          {
+            window: 2 ** 53 + 2,
+            duration: 1e300,
+            from: 1e300,
+            ranges: [
+              { from: 1_767_268_800, duration: 300 },
+              { from: 253_402_300_800, duration: 10 },
+              { from: 1_767_269_200, duration: 1e20 },
+            ],
+          },
+        ),
+      ]),
+    );
+    expect(r.issues.map((i) => i.path)).toEqual([
+      'data[0].dvr.window',
+      'data[0].dvr.duration',
+      'data[0].dvr.from',
+      'data[0].dvr.ranges[1].from',
+      'data[0].dvr.ranges[2].duration',
+    ]);
+    expect(r.issues.map((i) => i.problem).join('\n')).toMatch(/at most/);
+    expect(r.entries[0]!.dvr.ranges).toEqual([{ from: 1_767_268_800, duration: 300 }]);
+  });
+
   it.each([
     ['no host', { host: undefined }, 'data[1].host'],
     ['a numeric host', { host: 7 }, 'data[1].host'],

@@ -126,6 +126,23 @@ describe('parseRecordingList', () => {
     expect(s.records).toEqual([{ initPath: '/x' }, {}]);
   });
 
+  it('drops numbers out of range with an issue: storage_time 1e304 days, counts above 2^53', () => {
+    const r = parseRecordingList([
+      setting({ id: 'a', storage_time: 1e304 }),
+      setting({ id: 'b', stop_timeout: 2 ** 53 + 2, dvr_window: 1e300 }),
+      setting({ id: 'c', storage_time: 104_249_991_375 }),
+      setting({ id: 'd', storage_time: 36_500 }),
+    ]);
+    expect(r.issues.map((i) => i.path)).toEqual([
+      '[0].storage_time',
+      '[1].stop_timeout',
+      '[1].dvr_window',
+      '[2].storage_time',
+    ]);
+    expect(r.settings.map((s) => s.storageTime)).toEqual([undefined, -1, undefined, 36_500]);
+    expect(r.settings[1]!.stopTimeout).toBeUndefined();
+  });
+
   it('drops a setting without an id and an element that is not an object', () => {
     const r = parseRecordingList([setting({ id: undefined }), 'x', setting({ id: 'ok' })]);
     expect(r.settings.map((s) => s.id)).toEqual(['ok']);

@@ -162,6 +162,15 @@ describe('parseMetricsResponse: bad values are issues, the rest is kept', () => 
     ['request_time as a string', 'fast', 'edge_request_time'],
     ['request_time as an array', [0.1, 0.2], 'edge_request_time'],
     ['a negative flattened request_time', -0.1, 'edge_request_time_1m_2m'],
+    // Out of range: a bandwidth that makes the byte counter +Inf, counts JSON cannot carry exactly.
+    ['a bandwidth of 1.7e308 bit/s', 1.7e308, 'edge_bandwidth'],
+    ['a bandwidth over 100 Tbit/s', 1.01e14, 'origin_bandwidth'],
+    ['a count above 2^53', 2 ** 53 + 2, 'edge_requests_total'],
+    ['a status count above 2^53', 1e20, 'edge_status_200'],
+    ['a class count above 2^53', 2 ** 60, 'edge_status_2xx'],
+    ['hit bytes above 2^53', 9007199254740993, 'edge_hit_bytes'],
+    ['a request_time of 1e300 s', 1e300, 'edge_request_time'],
+    ['a flattened request_time of 1e300 s', 1e300, 'edge_request_time_1m_2m'],
   ];
   it.each(bad)('%s is dropped with an issue at its path', (_name, value, key) => {
     const r = parseMetricsResponse(
