@@ -85,12 +85,16 @@ export class RecorderClient {
   constructor(private readonly http: HttpClient) {}
 
   async listSettings(account: string, opts: ListOptions = {}): Promise<RecordingListResponse> {
-    return this.get(`${PREFIX}/${encodeURIComponent(account)}/record`, opts);
+    return this.get(account, `${PREFIX}/${encodeURIComponent(account)}/record`, opts);
   }
 
   /** The API answers with an array (the sample shows one element). */
   async getSetting(account: string, id: string, opts: ListOptions = {}): Promise<RecordingListResponse> {
-    return this.get(`${PREFIX}/${encodeURIComponent(account)}/record/${encodeURIComponent(id)}`, opts);
+    return this.get(
+      account,
+      `${PREFIX}/${encodeURIComponent(account)}/record/${encodeURIComponent(id)}`,
+      opts,
+    );
   }
 
   /** 409 (active settings exist for the SP) is ApiError kind `invalid`, status 409. */
@@ -116,7 +120,7 @@ export class RecorderClient {
     await this.http.request({ api: 'recorder-cloud', method: 'PATCH', path, json: toWire(body), signal });
   }
 
-  private async get(path: string, opts: ListOptions): Promise<RecordingListResponse> {
+  private async get(account: string, path: string, opts: ListOptions): Promise<RecordingListResponse> {
     const res = await this.http.request({
       api: 'recorder-cloud',
       method: 'GET',
@@ -124,6 +128,6 @@ export class RecorderClient {
       query: listQuery(opts),
       signal: opts.signal,
     });
-    return parseAnswer(res.status, `GET ${path}`, () => parseRecordingList(res.body));
+    return parseAnswer(res.status, `GET ${path}`, () => parseRecordingList(res.body, account));
   }
 }

@@ -98,16 +98,32 @@ export function effectiveStatus(setting: RecordingSetting): EffectiveStatus {
  * Parses the answer of GET `/record` or `/record/<id>`: a JSON array of settings. Throws ApiError `malformed`
  * when the top level is not an array. A setting without a string `id` is dropped with an issue; any other bad
  * field is an issue and is dropped. `qualities` and `path` may be null; a record's `stop` may be null or absent
- * (a recording still running; the document does not say which); dates are `YYYY-MM-DDThh:mm:ssZ`.
+ * (a recording still running; the document does not say which); dates are `YYYY-MM-DDThh:mm:ssZ`. An id listed
+ * twice, or (with `account`, the one asked for) a setting whose `account_name` is another: an issue, dropped.
  */
-export function parseRecordingList(raw: unknown): RecordingListResponse {
+export function parseRecordingList(raw: unknown, account?: string): RecordingListResponse {
   if (!Array.isArray(raw))
     throw malformed('recorder-cloud', `top level is ${describeValue(raw)}, not an array`);
   const report = new ParseReport();
   const settings: RecordingSetting[] = [];
+  const ids = new Set<string>();
   raw.forEach((s, i) => {
     const setting = parseSetting(s, `[${i}]`, report);
-    if (setting) settings.push(setting);
+    if (!setting) return;
+    if (ids.has(setting.id)) {
+      report.issue(`[${i}].id`, `id ${JSON.stringify(setting.id)} listed twice; the second setting dropped`);
+      return;
+    }
+    // A setting of another account must not be shown under the one asked for.
+    if (account !== undefined && setting.accountName !== undefined && setting.accountName !== account) {
+      report.issue(
+        `[${i}].account_name`,
+        `setting of account ${JSON.stringify(setting.accountName)}, asked for ${JSON.stringify(account)}; dropped`,
+      );
+      return;
+    }
+    ids.add(setting.id);
+    settings.push(setting);
   });
   return { settings, issues: report.issues, unknownKeys: report.unknownKeys };
 }

@@ -11,6 +11,7 @@ import {
   ParseReport,
   parseUtc,
 } from '../http/parse.js';
+import { checkEcho } from './echo.js';
 import { KeyedBuilder, NO_KEYS } from './keyed.js';
 
 /** The eight response-size ranges of the *_request_time metrics, as the API names them. */
@@ -111,8 +112,11 @@ function emptySide(): SideRecord {
 }
 
 export interface ParseMetricsOptions {
-  /** The account asked for: used when the body does not echo it. */
+  /** The account asked for: used when the body does not echo it; an answer echoing another is refused. */
   account?: string;
+  /** The window asked for (epoch ms): an answer echoing another start or end is refused (./echo.ts). */
+  start?: number;
+  end?: number;
   /** With `resource`, a data element without a usable `resource` id is dropped (it could not be labelled). */
   breakdown?: 'resource' | 'account';
 }
@@ -152,6 +156,7 @@ export function parseMetricsResponse(raw: unknown, opts: ParseMetricsOptions = {
     if (ms === undefined) report.issue(key, `expected YYYY-MM-DDThh:mm:00, got ${describeValue(text)}`);
     else out[key] = ms;
   }
+  checkEcho(opts, { account: raw.account, start: out.start, end: out.end });
   if (raw.metrics !== undefined) {
     if (!Array.isArray(raw.metrics))
       report.issue('metrics', `expected an array, got ${describeValue(raw.metrics)}`);

@@ -213,3 +213,31 @@ describe('parseDvrDeleteResponse', () => {
     expect(() => parseDvrDeleteResponse('Completed')).toThrow(/malformed/);
   });
 });
+
+describe('parseDvrStreamResponse: repeated hosts and other streams', () => {
+  it('drops a second entry for the same host with an issue', () => {
+    const r = parseDvrStreamResponse(
+      body([entry('h1'), entry('h2'), entry('h1', { is_alive: false })]),
+      'live/main',
+    );
+    expect(r.entries.map((e) => [e.host, e.alive])).toEqual([
+      ['h1', true],
+      ['h2', true],
+    ]);
+    expect(r.issues).toEqual([
+      { path: 'data[2].host', problem: 'host "h1" listed twice; the second entry dropped' },
+    ]);
+  });
+
+  it('drops an entry of another stream with an issue, and refuses an answer echoing another stream', () => {
+    const r = parseDvrStreamResponse(
+      body([entry('h1'), entry('h2', { stream_name: 'news/hd' })]),
+      'live/main',
+    );
+    expect(r.entries.map((e) => e.host)).toEqual(['h1']);
+    expect(r.issues.map((i) => i.path)).toEqual(['data[1].stream_name']);
+    expect(() =>
+      parseDvrStreamResponse({ ...body([entry('h1')]), stream_name: 'news/hd' }, 'live/main'),
+    ).toThrow('the answer echoes stream_name "news/hd", asked for "live/main"');
+  });
+});

@@ -202,3 +202,22 @@ describe('parseCreateResponse', () => {
     expect(() => parseCreateResponse([])).toThrow(/malformed/);
   });
 });
+
+describe('parseRecordingList: repeated ids and other accounts', () => {
+  it('drops a second setting with the same id, and one of another account, each with an issue', () => {
+    const r = parseRecordingList(
+      [
+        setting({ id: 'a' }),
+        setting({ id: 'b' }),
+        setting({ id: 'a', stream_type: 'short' }),
+        setting({ id: 'c', account_name: 'beta' }),
+      ],
+      'acme',
+    );
+    expect(r.settings.map((s) => [s.id, s.streamType])).toEqual([
+      ['a', 'long'],
+      ['b', 'long'],
+    ]);
+    expect(r.issues.map((i) => i.path)).toEqual(['[2].id', '[3].account_name']);
+  });
+});

@@ -257,3 +257,27 @@ describe('parseMetricsResponse: wrong top level is malformed', () => {
     expect(caught).toMatchObject({ kind: 'malformed', api: 'metrics', retryable: true });
   });
 });
+
+describe('parseMetricsResponse: an answer for another request is malformed', () => {
+  const asked = { account: 'acme', start: Date.UTC(2026, 0, 1, 12, 0), end: Date.UTC(2026, 0, 1, 12, 5) };
+  it.each([
+    ['another start', { start: '2026-01-01T11:55:00' }, 'start 2026-01-01T11:55 (asked 2026-01-01T12:00)'],
+    ['another end', { end: '2026-01-01T12:10:00' }, 'end 2026-01-01T12:10 (asked 2026-01-01T12:05)'],
+    ['another account', { account: 'beta' }, 'account "beta" (asked "acme")'],
+  ])('%s', (_name, extra, words) => {
+    let caught: unknown;
+    try {
+      parseMetricsResponse(body([{ edge_requests_total: 5 }], extra), asked);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ApiError);
+    expect(caught).toMatchObject({ kind: 'malformed', api: 'metrics' });
+    expect((caught as ApiError).message).toContain(`the answer is for another request: it echoes ${words}`);
+  });
+
+  it('takes the same window and account, or none echoed, as the answer asked for', () => {
+    expect(parseMetricsResponse(body([{ edge_requests_total: 5 }]), asked).records).toHaveLength(1);
+    expect(parseMetricsResponse({ data: [{ edge_requests_total: 5 }] }, asked).records).toHaveLength(1);
+  });
+});

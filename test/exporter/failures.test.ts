@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { floorMinute, MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
+import { json, startTamperProxy } from '../helpers/tamper-proxy.js';
 import {
   answeredWindows,
   captureLog,
@@ -443,5 +444,50 @@ describe('gzip-compressed answers', () => {
     expect(answered.every((e) => e.encoding === 'gzip')).toBe(true);
     expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' }) ?? 0).toBe(0);
     expect(expectExact(sim, reader(scrape), 'demo', [[first, cursorOf(scrape, 'demo')]])).toBeGreaterThan(50);
+  }, 30_000);
+});
+
+describe('a traffic answer for another request', () => {
+  it('is refused as a parse error, its window asked for again, and the totals stay exact', async () => {
+    sim = await startSimulator({ seed: 7 });
+    const proxy = await startTamperProxy(sim.url);
+    try {
+      // The first three answers echo another start, end and account in turn.
+      const lies: Array<Record<string, string>> = [
+        { start: '2000-01-01T00:00:00' },
+        { end: '2000-01-01T00:05:00' },
+        { account: 'someone-else' },
+      ];
+      proxy.tamper = (req, up) => {
+        if (!req.path.startsWith('/app/metrics/v1') || up.status !== 200 || lies.length === 0)
+          return undefined;
+        return json({ ...(JSON.parse(up.body) as object), ...lies.shift() });
+      };
+      const first = floorMinute(Date.now() - 30 * MINUTE);
+      stack = await startStack({
+        simulator: sim,
+        config: { api: { base_url: proxy.url }, metrics: { lookback: '30m', ...CATCH_UP } },
+      });
+      const s = stack;
+      await waitFor(
+        async () => {
+          const scrape = await s.scrape();
+          return up(scrape, 'demo') === 1 && caughtUp(cursorOf(scrape, 'demo'));
+        },
+        15_000,
+        'caught up past the answers for other requests',
+      );
+      const scrape = await s.scrape();
+      expect(proxy.rewritten).toBe(3);
+      expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' })).toBe(3);
+      expect(scrape.all('cdn_edge_requests_total', { account: 'someone-else' })).toHaveLength(0);
+      expect(expectExact(sim, reader(scrape), 'demo', [[first, cursorOf(scrape, 'demo')]])).toBeGreaterThan(
+        50,
+      );
+    } finally {
+      await stack?.stop();
+      stack = undefined;
+      await proxy.close();
+    }
   }, 30_000);
 });
