@@ -60,6 +60,7 @@ export function redactConfig(config: Config): PrintableConfig {
       window: formatDuration(metrics.windowMs),
       delay: formatDuration(metrics.delayMs),
       lookback: formatDuration(metrics.lookbackMs),
+      max_catch_up: formatDuration(metrics.maxCatchUpMs),
       metrics: [...metrics.metrics],
       resources: [...metrics.resources],
       window_gauges: metrics.windowGauges,

@@ -166,6 +166,7 @@ const metricsSchema = z.strictObject({
   window: duration({ min: MINUTE, max: 10 * MINUTE, wholeMinutes: true }).prefault('5m'),
   delay: duration({ max: CEILINGS.delayMs, wholeMinutes: true }).prefault('5m'),
   lookback: duration({ min: MINUTE, max: CEILINGS.lookbackMs, wholeMinutes: true }).prefault('1h'),
+  max_catch_up: duration({ min: MINUTE, max: CEILINGS.lookbackMs, wholeMinutes: true }).prefault('7d'),
   metrics: z.array(metricName).default([]).transform(unique),
   resources: z.array(resourceId).default([]).transform(unique),
   window_gauges: z.boolean().default(false),
@@ -224,6 +225,11 @@ export interface MetricsConfig {
   delayMs: number;
   /** >= windowMs, whole minutes. */
   lookbackMs: number;
+  /**
+   * The furthest back a saved cursor resumes: max(lookback, max_catch_up) before now. Whole minutes. An older
+   * cursor is moved up to it on load (src/state.ts); the minutes given up are counted as skipped.
+   */
+  maxCatchUpMs: number;
   /** API metric names to ask for, deduplicated; empty: every name in METRIC_NAMES. */
   metrics: string[];
   /** Allow-list of resource ids; empty: all. */
@@ -278,6 +284,7 @@ export function toConfig(file: FileConfig): Config {
         windowMs: metrics.window,
         delayMs: metrics.delay,
         lookbackMs: metrics.lookback,
+        maxCatchUpMs: metrics.max_catch_up,
         metrics: metrics.metrics,
         resources: metrics.resources,
         windowGauges: metrics.window_gauges,

@@ -71,6 +71,8 @@ export class Exporter {
   private readonly dvrHealth = new Map<string, StreamHealth[]>();
   private readonly recordingSummary = new Map<string, RecordingSummary[]>();
   private readonly cursors = new Map<string, number>();
+  /** Problems found at start that the landing page shows (a bad state file). */
+  private readonly notes: string[] = [];
   private readonly stateFile: StateFile | undefined;
   private readonly audit: AnswerAudit;
   private readonly startedAt: Date;
@@ -147,7 +149,18 @@ export class Exporter {
 
   /** Starts every poll loop; resolves once they are running (not when they end). */
   async start(): Promise<void> {
-    const saved = this.stateFile ? await this.stateFile.load() : new Map<string, number>();
+    const loaded = this.stateFile
+      ? await this.stateFile.load(
+          {
+            now: this.clock.now(),
+            maxCatchUpMs: Math.max(this.config.metrics.lookbackMs, this.config.metrics.maxCatchUpMs),
+          },
+          this.log,
+        )
+      : undefined;
+    const saved = loaded?.cursors ?? new Map<string, number>();
+    // A bad state file is also shown on the landing page until the process restarts.
+    this.notes.push(...(loaded?.problems ?? []));
     // Only a started exporter saves: stop() after a failed start must not overwrite the cursors on disk.
     this.started = true;
     // Cursors of accounts this replica does not poll now (another shard's, a removed one) are kept on save.
@@ -173,6 +186,9 @@ export class Exporter {
       const up = this.upstreams.get(name)!;
       const alog = log.child({ account: name });
       traffic.initAccount(name, 10);
+      // Minutes before a cursor moved up to metrics.max_catch_up will never be asked for: counted, not lost silently.
+      const clamped = loaded?.clamped.get(name);
+      if (clamped) traffic.skip(name, (clamped.to - clamped.from) / MINUTE, 'catch_up_limit');
       this.setStatus('metrics', name, { up: false, tried: false });
       const walker = new AccountWalker(
         {
@@ -319,6 +335,7 @@ export class Exporter {
       startedAt: this.startedAt,
       accounts,
       problems: { dvr, recordings },
+      notes: [...this.notes],
     };
   }
 

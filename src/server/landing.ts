@@ -82,6 +82,9 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
         `<tbody>\n${rows.join('\n')}\n</tbody></table>`;
 
   const uptime = formatDuration((opts.now - status.startedAt.getTime()) / 1000);
+  const notes = status.notes?.length
+    ? `<h2>Problems found at start</h2>\n<ul class="err">${status.notes.map((n) => `<li>${t(n)}</li>`).join('')}</ul>\n`
+    : '';
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>cdn-exporter</title><style>${CSS}</style></head>
@@ -91,7 +94,7 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
     status.ready ? '<span class="up">ready</span>' : '<span class="pending">not ready</span>'
   }</p>
 <nav><a href="/metrics">/metrics</a><a href="/healthz">/healthz</a><a href="/readyz">/readyz</a></nav>
-<h2>Accounts</h2>
+${notes}<h2>Accounts</h2>
 ${table('accounts', ['Account', 'API', 'Up', 'Cursor', 'Lag', 'Window', 'Last success', 'Last error'], accountRows, 'No accounts configured.')}
 <h2>DVR streams with problems</h2>
 ${table('dvr problems', ['Account', 'Stream', 'Host', 'Problem'], dvrRows, 'None.')}

@@ -48,6 +48,8 @@ export interface ExporterStatus {
   accounts: AccountStatus[];
   /** Filled by a later feature; empty lists until then. */
   problems: { dvr: DvrProblem[]; recordings: RecordingProblem[] };
+  /** Problems of the exporter itself found at start (a bad state file kept aside), one line each. */
+  notes?: string[];
 }
 
 export function accountTried(a: AccountStatus): boolean {
