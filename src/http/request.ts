@@ -187,8 +187,19 @@ export class HttpClient {
     let retryAfter: string | undefined;
     let bytes: Uint8Array;
     const timeoutMs = this.opts.timeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS;
-    const deadline = AbortSignal.timeout(timeoutMs);
-    const signal = spec.signal ? AbortSignal.any([spec.signal, deadline]) : deadline;
+    // One controller per request, aborted by the deadline or the caller's signal; its listener and timer are
+    // removed when the answer is in, so a long-lived caller signal collects nothing.
+    const controller = new AbortController();
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      controller.abort(new Error(`whole answer not received within ${timeoutMs}ms`));
+    }, timeoutMs);
+    timer.unref();
+    const callerAborted = () => controller.abort(spec.signal?.reason);
+    if (spec.signal?.aborted) callerAborted();
+    else spec.signal?.addEventListener('abort', callerAborted, { once: true });
+    const signal = controller.signal;
     try {
       const res = await undiciRequest(url, {
         method: spec.method,
@@ -218,7 +229,6 @@ export class HttpClient {
         });
       }
       observe('error');
-      const late = deadline.aborted && !spec.signal?.aborted;
       const detail = late
         ? `whole answer not received within ${timeoutMs}ms (api.timeout)`
         : scrub(errorText(err), token);
@@ -229,6 +239,9 @@ export class HttpClient {
         detail: status === undefined ? detail : `body cut off after ${status}: ${detail}`,
         code: late ? 'ANSWER_TIMEOUT' : errorCode(err),
       });
+    } finally {
+      clearTimeout(timer);
+      spec.signal?.removeEventListener('abort', callerAborted);
     }
     observe(String(status));
 
