@@ -491,3 +491,30 @@ describe('a traffic answer for another request', () => {
     }
   }, 30_000);
 });
+
+describe('an answer over api.max_body_bytes', () => {
+  it('is an error of its own kind: counted as a parse error, cdn_up 0, shorter windows asked for', async () => {
+    sim = await startSimulator({ seed: 7 });
+    stack = await startStack({
+      simulator: sim,
+      config: { api: { max_body_bytes: '1KiB' }, metrics: { lookback: '30m', ...CATCH_UP } },
+    });
+    const s = stack;
+    await waitFor(
+      async () => windowSeconds(await s.scrape(), 'demo') === 60,
+      10_000,
+      'the window shrunk to 1 minute after answers too large to read',
+    );
+    const scrape = await s.scrape();
+    expect(up(scrape, 'demo')).toBe(0);
+    expect(cursorOf(scrape, 'demo')).toBe(0);
+    expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' })).toBeGreaterThanOrEqual(4);
+    const page = await (await fetch(`${s.url}/`)).text();
+    expect(page.split('\n').find((l) => l.startsWith('<tr><td>demo</td><td>metrics</td>'))).toContain(
+      'more than 1024 bytes (api.max_body_bytes)',
+    );
+    // Shorter windows were asked for: 10, then 5, 2 and 1 minute.
+    const lengths = new Set(metricsRequests(sim, 'demo').map((e) => minutes(e.window)));
+    expect([...lengths].sort((a, b) => a - b)).toEqual([1, 2, 5, 10]);
+  }, 30_000);
+});
