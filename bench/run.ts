@@ -4,6 +4,7 @@
  */
 
 import { exporterBenchmarks } from './exporter.js';
+import { httpBenchmarks } from './http.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
 import { storeBenchmarks } from './store.js';
 
@@ -15,6 +16,7 @@ interface Suite {
 const SUITES: Suite[] = [
   { name: 'series store vs prom-client', run: storeBenchmarks },
   { name: 'exporter: polls, stalls, catch-up', run: exporterBenchmarks },
+  { name: 'http: reading big answers', run: httpBenchmarks },
 ];
 
 async function main(): Promise<void> {
