@@ -183,7 +183,7 @@ export class HttpClient {
       this.opts.onRequest?.(spec.api, code, (performance.now() - started) / 1000);
 
     let status: number | undefined;
-    let contentType: string;
+    let contentType = '';
     let retryAfter: string | undefined;
     let bytes: Uint8Array;
     const timeoutMs = this.opts.timeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS;
@@ -220,6 +220,9 @@ export class HttpClient {
     } catch (err) {
       if (err instanceof BodyProblem) {
         observe(String(status));
+        // An error answer whose body cannot be read is still that status's error, without the API's words.
+        if (status !== undefined && (status < 200 || status >= 300))
+          throw this.failure(spec.api, endpoint, status, contentType, retryAfter, '', token);
         throw new ApiError({
           api: spec.api,
           kind: err.kind,

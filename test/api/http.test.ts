@@ -343,6 +343,24 @@ describe('request', () => {
     expect(odd.message).toContain('unsupported content-encoding "compress"');
   });
 
+  it('keeps the kind of an error status whose body is too big or does not decode', async () => {
+    let encoding = 'gzip';
+    const base = await serve((_req, res) => {
+      res.writeHead(503, {
+        'content-type': 'application/json',
+        'content-encoding': encoding,
+        'retry-after': '7',
+      });
+      res.end(encoding === 'gzip' ? Buffer.from('not gzip') : Buffer.alloc(200_000, 0x20));
+    });
+    const http = make(base, { maxBodyBytes: 100_000 });
+    const undecodable = await failure(http.request({ api: 'dvr-net', method: 'GET', path: '/' }));
+    expect(undecodable).toMatchObject({ kind: 'server', status: 503, retryAfterMs: 7000 });
+    encoding = 'identity';
+    const big = await failure(http.request({ api: 'dvr-net', method: 'GET', path: '/' }));
+    expect(big).toMatchObject({ kind: 'server', status: 503 });
+  });
+
   it('applies maxBodyBytes to the decoded size too (a gzip bomb is too_large)', async () => {
     // 50 MB of spaces compress to about 50 kB.
     const bomb = gzipSync(Buffer.alloc(50_000_000, 0x20));
