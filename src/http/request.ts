@@ -389,10 +389,16 @@ async function readBody(body: Readable, encoding: string | undefined, max: numbe
     body.destroy();
     throw err;
   }
+  // The first error a decoder raised itself, as opposed to one pipeline handed it from the body (a reset, the
+  // deadline): only the former means the body does not decode.
+  let bodyFailed: unknown;
+  body.once('error', (err) => {
+    bodyFailed ??= err;
+  });
   let decodeFailed: Error | undefined;
   for (const d of decoders)
     d.once('error', (err) => {
-      decodeFailed ??= err;
+      if (err !== bodyFailed) decodeFailed ??= err;
     });
   let sent = 0;
   let size = 0;
@@ -428,10 +434,7 @@ async function readBody(body: Readable, encoding: string | undefined, max: numbe
     await (pipeline as (...stages: unknown[]) => Promise<void>)(body, countSent, ...decoders, collect);
   } catch (err) {
     if (err instanceof BodyProblem) throw err;
-    if (
-      decodeFailed !== undefined &&
-      !(err instanceof Error && err.name === 'AbortError' && err !== decodeFailed)
-    )
+    if (decodeFailed !== undefined && err !== bodyFailed)
       throw new BodyProblem(
         'malformed',
         `body does not decode as content-encoding ${encoding}: ${decodeFailed.message}`,

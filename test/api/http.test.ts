@@ -279,6 +279,24 @@ describe('request', () => {
     expect(performance.now() - started).toBeLessThan(2000);
   });
 
+  it('gives the same network error for a gzip body trickled past api.timeout, not a decoding error', async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const zipped = gzipSync(Buffer.from(JSON.stringify({ data: Array(200).fill({ a: 1 }) })));
+    const base = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      let i = 0;
+      timer = setInterval(() => {
+        if (i < zipped.length) res.write(zipped.subarray(i, ++i));
+        else res.end();
+      }, 20);
+    });
+    const err = await failure(
+      make(base, { timeoutMs: 300 }).request({ api: 'metrics', method: 'GET', path: '/' }),
+    );
+    clearInterval(timer);
+    expect(err).toMatchObject({ kind: 'network', code: 'ANSWER_TIMEOUT' });
+  });
+
   it('refuses a body over maxBodyBytes as too_large without reading it whole', async () => {
     let written = 0;
     const base = await serve((_req, res) => {
