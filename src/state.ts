@@ -58,8 +58,8 @@ export class StateFile {
 
   /**
    * The saved cursors, checked. A missing file is an empty state; a file that cannot be read (permissions) is an
-   * error naming it. Nothing bad is taken silently or walked from (issue: a corrupt file restarted from lookback
-   * unnoticed and was overwritten; a cursor in 1990 walked from 1990, one in 2099 stalled):
+   * error naming it. Nothing bad is taken silently or walked from (a cursor in 1990 would walk 36 years, one in
+   * 2099 would stall the account until then):
    * - a file that is not JSON, or not this format, is refused: the error names the file, which is left as it is;
    * - a cursor that is not a time on a whole minute, or is in the future, is ignored (that account starts from
    *   lookback), and the file is copied to `<file>.corrupt-<time>` before the next save overwrites it;
