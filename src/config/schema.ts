@@ -9,23 +9,13 @@
  * with the schema's.
  */
 import { z } from 'zod';
-import { STATUS_CLASSES, STATUS_CODES } from '../traffic/response.js';
+import { BREAKDOWNS, type Breakdown, METRIC_NAMES } from '../api/vocabulary.js';
+import { isRecord } from '../http/parse.js';
 import { formatDuration, parseDuration } from './duration.js';
 
-/** Every metric name the traffic API documents (api/metrics.md). Origin has no hit metrics. */
-export const METRIC_NAMES: readonly string[] = (() => {
-  const names: string[] = [];
-  for (const side of ['edge', 'origin'] as const) {
-    for (const suffix of [...STATUS_CODES, ...STATUS_CLASSES]) names.push(`${side}_status_${suffix}`);
-    names.push(`${side}_bandwidth`, `${side}_requests_total`, `${side}_request_time`);
-  }
-  names.push('edge_hit_ratio', 'edge_hit_bytes');
-  return names;
-})();
-const METRIC_SET = new Set(METRIC_NAMES);
+export { BREAKDOWNS, type Breakdown, METRIC_NAMES };
 
-export const BREAKDOWNS = ['resource', 'account'] as const;
-export type Breakdown = (typeof BREAKDOWNS)[number];
+const METRIC_SET = new Set(METRIC_NAMES);
 
 const MINUTE = 60_000;
 
@@ -255,8 +245,6 @@ export interface ConfigIssue {
   message: string;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const hasKey = (o: Record<string, unknown>, key: string) => o[key] !== undefined;
 
 /** A duration in the raw document, or `fallback` when absent; undefined when unreadable (the schema reports it). */

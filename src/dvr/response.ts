@@ -3,8 +3,7 @@
  * The document does not show the units of `dvr.window`, `dvr.duration` and `ranges[].duration`: seconds is
  * assumed (the DELETE form speaks in seconds, and timestamps have second precision).
  */
-import { describeValue, isRecord, malformed, ParseReport } from '../http/parse.js';
-import type { FieldIssue } from '../traffic/response.js';
+import { describeValue, type FieldIssue, isRecord, malformed, ParseReport } from '../http/parse.js';
 
 export interface DvrRange {
   /** Start, Unix seconds. */

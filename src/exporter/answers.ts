@@ -6,8 +6,9 @@
  *   per API and place (`data[].edge_new_metric`): a renamed field shows up in the log the first time it appears,
  *   without a line per poll. At most MAX_KEYS distinct places are remembered; past that, nothing more is logged.
  */
+
+import type { FieldIssue } from '../http/parse.js';
 import type { Logger } from '../log.js';
-import type { FieldIssue } from '../traffic/response.js';
 
 export interface ParsedAnswer {
   issues: readonly FieldIssue[];

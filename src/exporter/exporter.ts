@@ -21,9 +21,9 @@ import type { AccountStatus, DvrProblem, ExporterStatus, RecordingProblem } from
 import { accountsForShard } from '../sharding.js';
 import { StateFile } from '../state.js';
 import { SeriesStore } from '../store/series-store.js';
-import { TrafficApplier } from '../traffic/batches.js';
+import { TrafficApplier } from '../traffic/applier.js';
 import { createTrafficFamilies } from '../traffic/metrics.js';
-import { type WorkerParserOptions, WorkerTrafficParser } from '../traffic/parser.js';
+import { type WorkerParserOptions, WorkerTrafficParser } from '../traffic/parse-pool.js';
 import { TrafficProcess } from '../traffic/process.js';
 import { AccountWalker, type WalkerStatus } from '../traffic/walker.js';
 import { AnswerAudit } from './answers.js';
@@ -50,7 +50,7 @@ export interface ExporterOptions {
   agent?: AgentOptions;
   /** prom-client's process and Node.js metrics (default on). */
   defaultMetrics?: boolean;
-  /** Where big traffic answers are parsed (default: a worker thread, src/traffic/parser.ts). */
+  /** Where big traffic answers are parsed (default: a worker thread, src/traffic/parse-pool.ts). */
   trafficParser?: WorkerParserOptions;
 }
 
@@ -197,7 +197,7 @@ export class Exporter {
                 breakdown: config.metrics.breakdown,
               }),
             ),
-          // Counted in time slices, in order (a big answer must not stall /metrics); see traffic/batches.ts.
+          // Counted in time slices, in order (a big answer must not stall /metrics); see traffic/applier.ts.
           apply: (start, end, response) =>
             applier.apply(name, start, end, response, clock.now(), (r, err) => {
               if (!r) {

@@ -3,8 +3,7 @@
  * The document does not show which object carries `status`: it is accepted on the setting and on its records;
  * the setting's own wins, else the newest record's (by start time).
  */
-import { describeValue, isRecord, malformed, ParseReport, parseUtc } from '../http/parse.js';
-import type { FieldIssue } from '../traffic/response.js';
+import { describeValue, type FieldIssue, isRecord, malformed, ParseReport, parseUtc } from '../http/parse.js';
 
 export const RECORDING_STATUSES = ['wait', 'progress', 'finish', 'error'] as const;
 export type RecordingStatus = (typeof RECORDING_STATUSES)[number];

@@ -14,10 +14,10 @@
  *   endpoint is 404 `Not found`; PATCH of an unknown but well-formed id is the endpoint's 400 without a body.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { isRecord } from '../http/parse.js';
 import { RecorderState } from './recorder-state.js';
 import {
   type FieldErrors,
-  isRecord,
   isValidPath,
   parseAction,
   validateChange,

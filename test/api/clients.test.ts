@@ -4,6 +4,7 @@
  * error can be checked.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SIZE_RANGES } from '../../src/api/vocabulary.js';
 import { FakeClock } from '../../src/clock.js';
 import { DvrClient, streamPath } from '../../src/dvr/client.js';
 import { ApiError, type ErrorKind } from '../../src/http/errors.js';
@@ -13,7 +14,6 @@ import { effectiveStatus } from '../../src/recordings/response.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { demoWorld } from '../../src/simulator/world.js';
 import { formatApiTime, MetricsClient } from '../../src/traffic/client.js';
-import { SIZE_RANGES } from '../../src/traffic/response.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const MIN = 60_000;
