@@ -1,5 +1,7 @@
 /**
- * The exporter without the process: configuration in, pollers, series store, registry and the HTTP app out.
+ * The exporter without the process: the composition root. Configuration in; one upstream per token, one
+ * TrafficPipeline (src/traffic/poller.ts) with a poller per account, the DVR and recordings rounds, the status
+ * board, the cursor book, the series store, the registry and the HTTP app out. It wires them and does nothing else.
  * `main` owns listen, signals and shutdown; tests build an Exporter on a fake clock and a loopback simulator.
  */
 import type { Express } from 'express';
@@ -8,33 +10,30 @@ import type { Agent } from 'undici';
 import { type Clock, MINUTE, systemClock } from '../clock.js';
 import { accountTokenSources, type Config, METRIC_NAMES, type TokenFs } from '../config/index.js';
 import { createDvrFamilies } from '../dvr/metrics.js';
-import { DvrProcess, type StreamHealth } from '../dvr/process.js';
+import { DvrProcess } from '../dvr/process.js';
+import { AnswerAudit } from '../http/answers.js';
+import { isRefusal } from '../http/errors.js';
 import { type AgentOptions, createAgent } from '../http/request.js';
 import type { Logger } from '../log.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
 import { pollEvery } from '../poll/interval.js';
 import { createRecordingFamilies } from '../recordings/metrics.js';
-import { type RecordingSummary, RecordingsProcess } from '../recordings/process.js';
+import { RecordingsProcess } from '../recordings/process.js';
 import { createApp } from '../server/app.js';
 import { createSelfMetrics, type SelfMetrics } from '../server/self-metrics.js';
-import type { AccountStatus, DvrProblem, ExporterStatus, RecordingProblem } from '../server/status.js';
+import type { ExporterStatus } from '../server/status.js';
 import { accountsForShard } from '../sharding.js';
-import { StateFile } from '../state.js';
+import { refreshSoon } from '../store/refresh-soon.js';
 import { SeriesStore } from '../store/series-store.js';
-import { TrafficApplier } from '../traffic/applier.js';
-import { createTrafficFamilies } from '../traffic/metrics.js';
 import { type WorkerParserOptions, WorkerTrafficParser } from '../traffic/parse-pool.js';
-import { TrafficProcess } from '../traffic/process.js';
-import { AccountWalker, type WalkerStatus } from '../traffic/walker.js';
-import { AnswerAudit } from './answers.js';
-import { describeError, dvrRound, type RoundReporter, recordingsRound } from './pollers.js';
+import { TrafficPipeline } from '../traffic/poller.js';
+import { CursorBook } from './cursor-book.js';
+import { dvrRound, type RoundReporter, recordingsRound } from './pollers.js';
+import { APIS, type Api, StatusBoard } from './status-board.js';
+import { rereadToken } from './token-refresh.js';
 import { createUpstream, type Upstream } from './upstream.js';
 
-export const APIS = ['metrics', 'dvr-net', 'recorder-cloud'] as const;
-export type Api = (typeof APIS)[number];
-
-/** A DVR host is listed as a problem below this coverage of its window. */
-const COVERAGE_PROBLEM = 0.9;
+export { APIS, type Api };
 
 export interface ExporterOptions {
   config: Config;
@@ -67,29 +66,25 @@ export class Exporter {
   private readonly agent: Agent;
   private readonly parser: WorkerTrafficParser;
   private readonly upstreams = new Map<string, Upstream>();
-  private readonly statuses = new Map<string, AccountStatus>();
-  private readonly dvrHealth = new Map<string, StreamHealth[]>();
-  private readonly recordingSummary = new Map<string, RecordingSummary[]>();
-  private readonly cursors = new Map<string, number>();
-  private readonly stateFile: StateFile | undefined;
+  private readonly board: StatusBoard;
+  private readonly cursors: CursorBook;
   private readonly audit: AnswerAudit;
-  private readonly startedAt: Date;
+  private readonly storeChanged: () => void;
   private readonly controller = new AbortController();
   private loops: Promise<void>[] = [];
-  private applier: TrafficApplier | undefined;
-  private started = false;
-  private walkers: AccountWalker[] = [];
+  private traffic: TrafficPipeline | undefined;
 
   constructor(private readonly opts: ExporterOptions) {
     this.config = opts.config;
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log;
-    this.startedAt = new Date(this.clock.now());
     this.self = createSelfMetrics(this.registry, {
       version: opts.version,
       apis: APIS,
       defaultMetrics: opts.defaultMetrics,
     });
+    this.board = new StatusBoard(this.self, this.clock, opts.version);
+    this.storeChanged = refreshSoon(this.store, this.log);
     this.audit = new AnswerAudit((api, n) => this.self.parseErrors.inc({ api }, n));
     this.agent = createAgent({
       headersTimeoutMs: this.config.api.timeoutMs,
@@ -130,7 +125,7 @@ export class Exporter {
       for (const g of gates) n += g.length;
       return n;
     });
-    this.stateFile = this.config.stateFile ? new StateFile(this.config.stateFile) : undefined;
+    this.cursors = new CursorBook(this.config.stateFile, this.log);
     this.app = createApp({
       registry: this.registry,
       store: this.store,
@@ -144,82 +139,50 @@ export class Exporter {
 
   /** Starts every poll loop; resolves once they are running (not when they end). */
   async start(): Promise<void> {
-    const saved = this.stateFile ? await this.stateFile.load() : new Map<string, number>();
-    // Only a started exporter saves: stop() after a failed start must not overwrite the cursors on disk.
-    this.started = true;
-    // Cursors of accounts this replica does not poll now (another shard's, a removed one) are kept on save.
-    for (const [account, cursor] of saved) this.cursors.set(account, cursor);
-    const { config, clock, log } = this;
+    await this.cursors.load();
+    this.board.markStarted();
+    const { config, clock, log, board } = this;
     const signal = this.controller.signal;
-    const traffic = new TrafficProcess(
-      createTrafficFamilies(this.store, {
-        breakdown: config.metrics.breakdown,
-        windowGauges: config.metrics.windowGauges,
-      }),
-      { metrics: config.metrics.metrics, resources: config.metrics.resources },
-    );
-    const applier = new TrafficApplier(traffic);
-    this.applier = applier;
+    const traffic = new TrafficPipeline(this.store, {
+      breakdown: config.metrics.breakdown,
+      windowGauges: config.metrics.windowGauges,
+      metrics: config.metrics.metrics,
+      allMetrics: METRIC_NAMES,
+      resources: config.metrics.resources,
+      windowMs: config.metrics.windowMs,
+      delayMs: config.metrics.delayMs,
+      lookbackMs: config.metrics.lookbackMs,
+      maxInFlight: Math.max(1, config.api.concurrency),
+      backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
+      authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
+    });
+    this.traffic = traffic;
     const dvr = new DvrProcess(createDvrFamilies(this.store));
     const recordings = new RecordingsProcess(createRecordingFamilies(this.store));
-    const metricNames = config.metrics.metrics.length ? config.metrics.metrics : METRIC_NAMES;
-    const onlyResource = config.metrics.resources.length === 1 ? config.metrics.resources[0] : undefined;
 
     for (const account of config.accounts.filter((a) => this.accounts.includes(a.name))) {
       const name = account.name;
       const up = this.upstreams.get(name)!;
       const alog = log.child({ account: name });
-      traffic.initAccount(name, 10);
-      this.setStatus('metrics', name, { up: false, tried: false });
-      const walker = new AccountWalker(
-        {
-          account: name,
-          windowMs: config.metrics.windowMs,
-          delayMs: config.metrics.delayMs,
-          lookbackMs: config.metrics.lookbackMs,
-          startCursor: saved.get(name),
-          maxInFlight: Math.max(1, config.api.concurrency),
-          backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
-          authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
+      const walker = traffic.poller(name, {
+        clock,
+        log: alog,
+        random: this.opts.random,
+        startCursor: this.cursors.get(name),
+        fetchTraffic: (o) => up.call(() => up.metrics.fetchTraffic(o)),
+        onStatus: (s) => {
+          board.walker(s);
+          this.cursors.record(s.account, s.cursor);
         },
-        {
-          clock,
-          log: alog,
-          random: this.opts.random,
-          fetchWindow: (start, end) =>
-            up.call(() =>
-              up.metrics.fetchTraffic({
-                account: name,
-                start,
-                end,
-                metrics: metricNames,
-                resource: onlyResource,
-                breakdown: config.metrics.breakdown,
-              }),
-            ),
-          // Counted in time slices, in order (a big answer must not stall /metrics); see traffic/applier.ts.
-          apply: (start, end, response) =>
-            applier.apply(name, start, end, response, clock.now(), (r, err) => {
-              if (!r) {
-                alog.error({ error: describeError(err) }, 'counting a traffic window failed');
-                return;
-              }
-              this.audit.check('metrics', alog, response, r.dropped);
-              this.refreshStore();
-            }),
-          skip: (start, end, reason) => {
-            traffic.skip(name, (end - start) / MINUTE, reason);
-            this.refreshStore();
-          },
-          onStatus: (s) => this.onWalkerStatus(s, traffic),
-          authFailed: () => this.refreshToken(up, alog),
-        },
-      );
-      this.walkers.push(walker);
+        audit: (answer, dropped) => this.audit.check('metrics', alog, answer, dropped),
+        storeChanged: this.storeChanged,
+        refused: () => rereadToken(up.token, alog),
+      });
+      board.expect('metrics', name);
       this.loops.push(walker.run(signal));
 
       if (account.dvrStreams.length) {
-        this.setStatus('dvr-net', name, { up: false, tried: false });
+        board.expect('dvr-net', name);
         const round = dvrRound({
           account: name,
           streams: account.dvrStreams,
@@ -229,14 +192,14 @@ export class Exporter {
           process: dvr,
           report: this.reporter('dvr-net', name, up, alog),
           health: (rows) => {
-            this.dvrHealth.set(name, rows);
-            this.refreshStore();
+            board.dvr(name, rows);
+            this.storeChanged();
           },
         });
         this.loops.push(pollEvery(config.dvr.intervalMs, clock, signal, round, alog));
       }
       if (account.recordings) {
-        this.setStatus('recorder-cloud', name, { up: false, tried: false });
+        board.expect('recorder-cloud', name);
         const round = recordingsRound({
           account: name,
           log: alog,
@@ -244,8 +207,8 @@ export class Exporter {
           process: recordings,
           report: this.reporter('recorder-cloud', name, up, alog),
           summary: (rows) => {
-            this.recordingSummary.set(name, rows);
-            this.refreshStore();
+            board.recordings(name, rows);
+            this.storeChanged();
           },
         });
         this.loops.push(pollEvery(config.recordings.intervalMs, clock, signal, round, alog));
@@ -278,110 +241,23 @@ export class Exporter {
     await settledWithin(settled, 1000);
     await this.parser.close();
     // Windows the walkers handed over are counted before the cursors past them are saved.
-    await this.applier?.idle();
-    if (this.stateFile && this.started) await this.stateFile.save(this.cursors);
+    await this.traffic?.idle();
+    await this.cursors.close();
   }
 
   status(): ExporterStatus {
-    const now = this.clock.now();
-    const accounts = [...this.statuses.values()].map((s) =>
-      s.cursor ? { ...s, lagSeconds: Math.max(0, (now - s.cursor.getTime()) / 1000) } : { ...s },
-    );
-    const dvr: DvrProblem[] = [];
-    for (const rows of this.dvrHealth.values()) {
-      for (const r of rows) {
-        if (!r.alive) dvr.push({ account: r.account, stream: r.stream, host: r.host, problem: 'not alive' });
-        else if (r.coverage !== undefined && r.coverage < COVERAGE_PROBLEM) {
-          dvr.push({
-            account: r.account,
-            stream: r.stream,
-            host: r.host,
-            problem: `coverage ${Math.round(r.coverage * 100)}%`,
-          });
-        }
-      }
-    }
-    const recordings: RecordingProblem[] = [];
-    for (const rows of this.recordingSummary.values()) {
-      for (const r of rows) {
-        if (r.status === 'error') {
-          recordings.push({ account: r.account, id: r.id, status: r.status, problem: 'recording in error' });
-        }
-      }
-    }
-    return {
-      // Before start() there are no statuses yet, and every() of nothing is true: not ready until started.
-      ready: this.started && accounts.every((a) => a.tried),
-      version: this.opts.version,
-      startedAt: this.startedAt,
-      accounts,
-      problems: { dvr, recordings },
-    };
+    return this.board.status();
   }
 
-  private refreshPending = false;
-
-  /** Rebuilds the store's cached text soon (coalesced), off the poll's own stack. */
-  private refreshStore(): void {
-    if (this.refreshPending) return;
-    this.refreshPending = true;
-    setImmediate(() => {
-      this.refreshPending = false;
-      this.store
-        .refresh()
-        .catch((err: unknown) => this.log.error({ err }, 'rebuilding /metrics text failed'));
-    });
-  }
-
-  private setStatus(api: Api, account: string, patch: Partial<AccountStatus>): void {
-    const key = `${api}\u0000${account}`;
-    const prev = this.statuses.get(key) ?? { name: account, api, up: false };
-    this.statuses.set(key, { ...prev, ...patch });
-  }
-
-  private onWalkerStatus(s: WalkerStatus, traffic: TrafficProcess): void {
-    this.setStatus('metrics', s.account, {
-      up: s.up === true,
-      tried: s.tried,
-      cursor: new Date(s.cursor),
-      windowMinutes: s.maxWindowMinutes,
-      lastError: s.lastError,
-      lastSuccess: s.lastSuccess === undefined ? undefined : new Date(s.lastSuccess),
-    });
-    traffic.setWindowSize(s.account, s.maxWindowMinutes);
-    if (s.up !== undefined)
-      this.self.setPollResult('metrics', s.account, s.up, s.lastSuccess ?? this.clock.now());
-    if (this.cursors.get(s.account) !== s.cursor) {
-      this.cursors.set(s.account, s.cursor);
-      this.stateFile
-        ?.save(this.cursors)
-        .catch((err: unknown) => this.log.error({ err: describeError(err) }, 'saving state_file failed'));
-    }
-  }
-
+  /** Where a DVR or recordings round reports: the status board, and a refusal of the token re-reads it. */
   private reporter(api: Api, account: string, up: Upstream, log: Logger): RoundReporter {
     return {
-      result: (ok, error) => {
-        const now = this.clock.now();
-        this.setStatus(api, account, {
-          up: ok,
-          tried: true,
-          lastError: error,
-          ...(ok ? { lastSuccess: new Date(now) } : {}),
-        });
-        this.self.setPollResult(api, account, ok, now);
-        if (!ok && error && /^40[13]:/.test(error)) this.refreshToken(up, log);
+      result: ({ ok, error, failures }) => {
+        this.board.round(api, account, ok, error);
+        if (failures.some(isRefusal)) rereadToken(up.token, log);
       },
       answer: (res) => this.audit.check(api, log, res),
     };
-  }
-
-  private refreshToken(up: Upstream, log: Logger): void {
-    try {
-      up.token.refresh();
-    } catch (err) {
-      log.error({ error: describeError(err) }, 'reading the token again failed');
-    }
   }
 }
 

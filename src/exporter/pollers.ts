@@ -5,22 +5,26 @@
 import type { Clock } from '../clock.js';
 import type { DvrProcess, StreamHealth } from '../dvr/process.js';
 import type { DvrStreamResponse } from '../dvr/response.js';
-import { isApiError } from '../http/errors.js';
+import type { ParsedAnswer } from '../http/answers.js';
+import { describeError, isApiError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { RecordingSummary, RecordingsProcess } from '../recordings/process.js';
 import type { RecordingListResponse } from '../recordings/response.js';
-import type { ParsedAnswer } from './answers.js';
 
-/** What a round reports, for cdn_up, the landing page and readiness. */
-export interface RoundReporter {
-  result(ok: boolean, error?: string): void;
-  /** Every answer that arrived: what it had that could not be used is counted and logged (./answers.ts). */
-  answer(res: ParsedAnswer): void;
+/** The outcome of one round. */
+export interface RoundResult {
+  ok: boolean;
+  /** What failed, as one line for logs and pages (undefined when ok). */
+  error?: string;
+  /** The failures themselves (ApiError values, usually): decisions are made on these, never on `error`'s text. */
+  failures: readonly unknown[];
 }
 
-export function describeError(err: unknown): string {
-  if (isApiError(err)) return `${err.status ?? err.kind}: ${err.description ?? err.message}`;
-  return err instanceof Error ? err.message : String(err);
+/** What a round reports, for cdn_up, the landing page, readiness and the token-refresh policy. */
+export interface RoundReporter {
+  result(r: RoundResult): void;
+  /** Every answer that arrived: what it had that could not be used is counted and logged (./answers.ts). */
+  answer(res: ParsedAnswer): void;
 }
 
 export interface DvrRoundDeps {
@@ -40,7 +44,7 @@ export function dvrRound(d: DvrRoundDeps): () => Promise<void> {
   /** Per stream, the health of its last successful poll: a failed poll keeps it, as it keeps the series. */
   const lastRows = new Map<string, StreamHealth[]>();
   return async () => {
-    const failed = new Map<string, string>();
+    const failed = new Map<string, { text: string; err: unknown }>();
     await Promise.all(
       d.streams.map(async (stream) => {
         try {
@@ -53,20 +57,20 @@ export function dvrRound(d: DvrRoundDeps): () => Promise<void> {
             d.process.removeStream(d.account, stream);
             lastRows.delete(stream);
           }
-          failed.set(stream, `${stream}: ${describeError(err)}`);
+          failed.set(stream, { text: `${stream}: ${describeError(err)}`, err });
         }
       }),
     );
     // In the configured order, whichever answer came first (so the error text changes only when the errors do).
     d.health(d.streams.flatMap((stream) => lastRows.get(stream) ?? []));
     const errors = d.streams.flatMap((stream) => failed.get(stream) ?? []);
-    const error = errors.length ? errors.join('; ') : undefined;
+    const error = errors.length ? errors.map((e) => e.text).join('; ') : undefined;
     if (error !== lastError) {
       if (error) d.log.warn({ account: d.account, api: 'dvr-net', error }, 'DVR poll failed');
       else if (lastError) d.log.info({ account: d.account, api: 'dvr-net' }, 'DVR poll recovered');
       lastError = error;
     }
-    d.report.result(errors.length === 0, error);
+    d.report.result({ ok: errors.length === 0, error, failures: errors.map((e) => e.err) });
   };
 }
 
@@ -83,12 +87,14 @@ export function recordingsRound(d: RecordingsRoundDeps): () => Promise<void> {
   let lastError: string | undefined;
   return async () => {
     let error: string | undefined;
+    const failures: unknown[] = [];
     try {
       const res = await d.list(d.account);
       d.report.answer(res);
       d.summary(d.process.apply(d.account, res.settings));
     } catch (err) {
       error = describeError(err);
+      failures.push(err);
     }
     if (error !== lastError) {
       if (error) d.log.warn({ account: d.account, api: 'recorder-cloud', error }, 'recordings poll failed');
@@ -96,6 +102,6 @@ export function recordingsRound(d: RecordingsRoundDeps): () => Promise<void> {
         d.log.info({ account: d.account, api: 'recorder-cloud' }, 'recordings poll recovered');
       lastError = error;
     }
-    d.report.result(error === undefined, error);
+    d.report.result({ ok: error === undefined, error, failures });
   };
 }

@@ -144,6 +144,20 @@ export function isApiError(err: unknown): err is ApiError {
   return err instanceof ApiError;
 }
 
+/**
+ * A 401/403: the API refused the token (or the account). Decided on the structured error, never on its text: it is
+ * the one signal that a token rotated where `stat` cannot see it must be read again.
+ */
+export function isRefusal(err: unknown): boolean {
+  return isApiError(err) && err.kind === 'auth';
+}
+
+/** One line for logs and pages: the HTTP status (or the kind when none came) and the API's own words. */
+export function describeError(err: unknown): string {
+  if (isApiError(err)) return `${err.status ?? err.kind}: ${err.description ?? err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** Runs a body parser; its `malformed` ApiError gets the HTTP status and endpoint of the answer it came from. */
 export function parseAnswer<T>(status: number, endpoint: string, parse: () => T): T {
   try {

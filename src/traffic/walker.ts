@@ -1,7 +1,8 @@
 /**
- * The window walker of one account (design.md section 4): every minute before the cursor has been counted exactly
- * once. Windows are half-open [start, end), minute-aligned, consecutive; several may be in flight during catch-up,
- * but they are applied, and the cursor advanced, only in order over a contiguous run of finished windows.
+ * The window walker of one account (docs/architecture.md, "Walking windows"): every minute before the cursor has
+ * been handed over for counting exactly once. Windows are half-open [start, end), minute-aligned, consecutive;
+ * several may be in flight during catch-up, but they are handed over, and the cursor advanced, only in order over a
+ * contiguous run of finished windows.
  *
  * The loop returns only on stop; every API failure becomes a log line, a status change and a retry schedule.
  */
@@ -51,8 +52,12 @@ export interface WalkerDeps {
   clock: Clock;
   log: Logger;
   fetchWindow: FetchWindow;
-  /** Counts a finished window; called once per window, in order. */
-  apply(start: number, end: number, response: TrafficResponse): void;
+  /**
+   * Hands a finished window over for counting, once per window, in order, as the cursor moves past it. It only
+   * enqueues: counting happens later, in the applier (./applier.ts), so whoever stops the walker must wait for
+   * the applier to drain before saving a cursor past this window.
+   */
+  handOver(start: number, end: number, response: TrafficResponse): void;
   /** A window that will never be counted. */
   skip(start: number, end: number, reason: string): void;
   /** Called after every change of status (cursor, up, window size, errors). */
@@ -316,13 +321,13 @@ export class AccountWalker {
     if (changed) this.deps.log.debug({ account: this.opts.account, error: text }, 'metrics request failed');
   }
 
-  /** Applies finished windows at the head, in order, and moves the cursor over them. */
+  /** Hands over finished windows at the head, in order, and moves the cursor over them. */
   private advance(): void {
     for (;;) {
       const head = this.slots[0];
       if (!head || (head.state !== 'done' && head.state !== 'skipped')) break;
       this.slots.shift();
-      if (head.state === 'done') this.deps.apply(head.start, head.end, head.response!);
+      if (head.state === 'done') this.deps.handOver(head.start, head.end, head.response!);
       else this.deps.skip(head.start, head.end, 'rejected');
       this.cursor = head.end;
     }

@@ -51,7 +51,7 @@ function harness(
         if (a && 'kind' in a) throw a;
         return a ?? response();
       },
-      apply: (start, end) => applied.push([start, end]),
+      handOver: (start, end) => applied.push([start, end]),
       skip: (start, end, reason) => skipped.push([start, end, reason]),
       onStatus: (s) => statuses.push(s),
       authFailed: () => authFailed++,
@@ -154,7 +154,7 @@ describe('window walker', () => {
               resolve({ ...response(), start });
             }),
           ),
-        apply: (start) => applied.push((start - T0) / MINUTE),
+        handOver: (start) => applied.push((start - T0) / MINUTE),
         skip: () => {},
         onStatus: (s) => cursors.push((s.cursor - T0) / MINUTE),
         authFailed: () => {},
@@ -229,7 +229,7 @@ describe('window walker', () => {
           if (end - start > 2 * MINUTE) return Promise.reject(failure('timeout', 504));
           return new Promise((resolve) => held.push(() => resolve(response())));
         },
-        apply: (start, end) => applied.push([start, end]),
+        handOver: (start, end) => applied.push([start, end]),
         skip: () => {},
         onStatus: (s) => sizes.push(s.maxWindowMinutes),
         authFailed: () => {},
@@ -356,7 +356,7 @@ describe('window walker', () => {
         clock,
         log: silentLogger,
         fetchWindow: async () => response(),
-        apply: (s) => applied.push((s - T0) / MINUTE),
+        handOver: (s) => applied.push((s - T0) / MINUTE),
         skip: () => {},
         onStatus: () => {},
         authFailed: () => {},
