@@ -10,14 +10,14 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import type { Registry } from 'prom-client';
 import { type Clock, systemClock } from '../clock.js';
 import type { Logger } from '../log.js';
+import { redactSecrets } from '../redact.js';
 import type { Exposition } from '../store/types.js';
 import { assertDistinctFamilies, duplicateFamilies, renderMetrics } from './exposition.js';
 import { renderLanding } from './landing.js';
 import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from './negotiate.js';
-import { redactSecrets } from './redact.js';
 import { type ExporterStatus, notReadyReason } from './status.js';
 
-export { redactSecrets } from './redact.js';
+export { redactSecrets } from '../redact.js';
 export type { AccountStatus, DvrProblem, ExporterStatus, RecordingProblem } from './status.js';
 
 export interface AppDeps {

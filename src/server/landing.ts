@@ -3,7 +3,7 @@
  * HTML document (inline CSS, no scripts, no external assets). Every dynamic string is redacted, then escaped;
  * no request header is ever rendered.
  */
-import { redactSecrets } from './redact.js';
+import { redactSecrets } from '../redact.js';
 import { type AccountStatus, accountTried, type ExporterStatus } from './status.js';
 
 export function escapeHtml(s: string): string {

@@ -225,7 +225,7 @@ describe('request', () => {
       }),
     );
     expect(apiError).toMatchObject({ kind: 'malformed', status: 200, endpoint: 'GET /x' });
-    expect(apiError.message).toContain('top level holds [REDACTED]');
+    expect(apiError.message).toContain('top level holds <redacted>');
     expectNoToken(apiError);
   });
 
@@ -284,7 +284,7 @@ describe('request', () => {
       expectNoToken(err);
     }
     const err = await failure(http.request({ api: 'dvr-net', method: 'GET', path: '/json' }));
-    expect(err.description).toBe('token [REDACTED] is invalid');
+    expect(err.description).toBe('token <redacted> is invalid');
   });
 
   it.each([
