@@ -40,12 +40,6 @@ export function shardOf(account: string, shards: number): number {
   return best;
 }
 
-/** True when replica `shard` of `shards` polls `account`. */
-export function ownsAccount(account: string, shard: number, shards: number): boolean {
-  assertShard(shard, shards);
-  return shardOf(account, shards) === shard;
-}
-
 /** The accounts (by `name`) that replica `shard` of `shards` polls, in their original order. */
 export function accountsForShard<T extends { name: string }>(
   accounts: readonly T[],

@@ -100,26 +100,37 @@ const resourceId = z.unknown().transform((value, ctx) => {
   return z.NEVER;
 });
 
+/**
+ * Every default of the file, in one place: the schema fills them in, and crossCheck reads an absent key as its
+ * default. Durations as a user would write them.
+ */
+export const DEFAULTS = {
+  api: { timeout: '30s', requests_per_second: 5, concurrency: 4 },
+  metrics: { breakdown: 'resource', window: '5m', delay: '5m', lookback: '1h', window_gauges: false },
+  interval: '1m',
+  sharding: { shard: 0, shards: 1 },
+} as const;
+
 const apiSchema = z.strictObject({
   base_url: baseUrl,
   token: token.optional(),
   token_file: nonEmpty.optional(),
-  timeout: duration({ min: 1 }).prefault('30s'),
-  requests_per_second: z.number().positive().default(5),
-  concurrency: z.int().min(1).default(4),
+  timeout: duration({ min: 1 }).prefault(DEFAULTS.api.timeout),
+  requests_per_second: z.number().positive().default(DEFAULTS.api.requests_per_second),
+  concurrency: z.int().min(1).default(DEFAULTS.api.concurrency),
 });
 
 const metricsSchema = z.strictObject({
-  breakdown: z.enum(BREAKDOWNS).default('resource'),
-  window: duration({ min: MINUTE, max: 10 * MINUTE, wholeMinutes: true }).prefault('5m'),
-  delay: duration({ wholeMinutes: true }).prefault('5m'),
-  lookback: duration({ min: MINUTE, wholeMinutes: true }).prefault('1h'),
+  breakdown: z.enum(BREAKDOWNS).default(DEFAULTS.metrics.breakdown),
+  window: duration({ min: MINUTE, max: 10 * MINUTE, wholeMinutes: true }).prefault(DEFAULTS.metrics.window),
+  delay: duration({ wholeMinutes: true }).prefault(DEFAULTS.metrics.delay),
+  lookback: duration({ min: MINUTE, wholeMinutes: true }).prefault(DEFAULTS.metrics.lookback),
   metrics: z.array(metricName).default([]).transform(unique),
   resources: z.array(resourceId).default([]).transform(unique),
-  window_gauges: z.boolean().default(false),
+  window_gauges: z.boolean().default(DEFAULTS.metrics.window_gauges),
 });
 
-const intervalSchema = z.strictObject({ interval: duration({ min: 1000 }).prefault('1m') });
+const intervalSchema = z.strictObject({ interval: duration({ min: 1000 }).prefault(DEFAULTS.interval) });
 
 const accountSchema = z.strictObject({
   name: nonEmpty,
@@ -130,8 +141,8 @@ const accountSchema = z.strictObject({
 });
 
 const shardingSchema = z.strictObject({
-  shard: z.int().min(0).default(0),
-  shards: z.int().min(1).default(1),
+  shard: z.int().min(0).default(DEFAULTS.sharding.shard),
+  shards: z.int().min(1).default(DEFAULTS.sharding.shards),
 });
 
 /** The YAML document, snake_case. Sections may be left out; their keys then take their defaults. */
@@ -248,9 +259,9 @@ export interface ConfigIssue {
 const hasKey = (o: Record<string, unknown>, key: string) => o[key] !== undefined;
 
 /** A duration in the raw document, or `fallback` when absent; undefined when unreadable (the schema reports it). */
-function rawDuration(section: Record<string, unknown>, key: string, fallback: number): number | undefined {
+function rawDuration(section: Record<string, unknown>, key: string, fallback: string): number | undefined {
   const v = section[key];
-  if (v === undefined) return fallback;
+  if (v === undefined) return parseDuration(fallback);
   if (v === 0) return 0;
   return typeof v === 'string' ? parseDuration(v) : undefined;
 }
@@ -261,8 +272,8 @@ export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
   const api = isRecord(raw.api) ? raw.api : {};
   const metrics = isRecord(raw.metrics) ? raw.metrics : {};
 
-  const window = rawDuration(metrics, 'window', 5 * MINUTE);
-  const lookback = rawDuration(metrics, 'lookback', 60 * MINUTE);
+  const window = rawDuration(metrics, 'window', DEFAULTS.metrics.window);
+  const lookback = rawDuration(metrics, 'lookback', DEFAULTS.metrics.lookback);
   if (window !== undefined && lookback !== undefined && lookback < window) {
     issues.push({
       path: 'metrics.lookback',
@@ -271,8 +282,8 @@ export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
   }
 
   const sharding = isRecord(raw.sharding) ? raw.sharding : {};
-  const shard = sharding.shard ?? 0;
-  const shards = sharding.shards ?? 1;
+  const shard = sharding.shard ?? DEFAULTS.sharding.shard;
+  const shards = sharding.shards ?? DEFAULTS.sharding.shards;
   if (Number.isInteger(shard) && Number.isInteger(shards) && (shards as number) >= 1 && shard >= shards) {
     issues.push({
       path: 'sharding.shard',

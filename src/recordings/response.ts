@@ -189,11 +189,3 @@ function parseStatus(v: unknown, path: string, report: ParseReport): RecordingSt
   if (isStatus(v)) return v;
   return report.issue(path, `expected one of ${RECORDING_STATUSES.join(', ')}, got ${describeValue(v)}`);
 }
-
-/** The answer of a create (PUT): `{id}`. */
-export function parseCreateResponse(raw: unknown): { id: string } {
-  if (!isRecord(raw)) throw malformed('recorder-cloud', `top level is ${describeValue(raw)}, not an object`);
-  if (typeof raw.id === 'string' && raw.id !== '') return { id: raw.id };
-  if (typeof raw.id === 'number' && Number.isInteger(raw.id)) return { id: String(raw.id) };
-  throw malformed('recorder-cloud', `no id in the create answer (got ${describeValue(raw.id)})`);
-}

@@ -209,8 +209,3 @@ export function counterFamilies(f: TrafficFamilies): Family[] {
   }
   return out;
 }
-
-/** Every traffic family: gauges, counters and the per-account window families. */
-export function allFamilies(f: TrafficFamilies): Family[] {
-  return [...gaugeFamilies(f), ...counterFamilies(f), f.windowEnd, f.windows, f.skippedSeconds, f.windowSize];
-}

@@ -12,7 +12,7 @@
  */
 import type { Side } from '../api/vocabulary.js';
 import type { Family, Slot } from '../store/types.js';
-import { allFamilies, type SideFamilies, type TrafficFamilies } from './metrics.js';
+import type { SideFamilies, TrafficFamilies } from './metrics.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from './response.js';
 import { addOne, deleteKeyed, type Keyed, type KeyedCall, KeyIndex, keyed, NONE, setOne } from './slots.js';
 
@@ -253,12 +253,6 @@ export class TrafficProcess {
 
   setWindowSize(account: string, minutes: number): void {
     this.f.windowSize.set(this.f.windowSize.slot([account]), minutes * 60);
-  }
-
-  /** Removes every series of an account (it left this shard or the configuration). */
-  removeAccount(account: string): void {
-    for (const family of allFamilies(this.f)) family.deleteWhere((labels) => labels[0] === account);
-    this.accounts.delete(account);
   }
 
   private stateOf(account: string): AccountState {

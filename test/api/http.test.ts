@@ -5,9 +5,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../src/clock.js';
 import { ApiError, parseRetryAfter } from '../../src/http/errors.js';
 import { buildQuery, HttpClient, type HttpClientOptions, reportingSends } from '../../src/http/request.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const TOKEN = 'tok-SECRET-4f9a2c';
 

@@ -3,12 +3,11 @@
  * on a FakeClock shared by simulator and exporter (DVR ranges grow and polls run as the test moves time).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../src/clock.js';
-import { DvrClient } from '../../src/dvr/client.js';
 import { HttpClient } from '../../src/http/request.js';
-import { RecorderClient } from '../../src/recordings/client.js';
 import { startSimulator } from '../../src/simulator/server.js';
+import { DvrTestClient, RecorderTestClient } from '../helpers/api-writes.js';
 import type { Scrape } from '../helpers/exposition.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import {
   e2eWorld,
   expectedHealth,
@@ -54,8 +53,8 @@ interface Setup {
   stack: Stack;
   clock: FakeClock;
   steps: RoundStepper;
-  dvr: DvrClient;
-  recorder: RecorderClient;
+  dvr: DvrTestClient;
+  recorder: RecorderTestClient;
   keys: RoundKey[];
 }
 
@@ -98,7 +97,15 @@ async function setup(
       if (a.recordings === true) k.push(['recorder-cloud', name]);
       return k;
     });
-  return { stack, clock, steps, dvr: new DvrClient(http), recorder: new RecorderClient(http), keys, proxy };
+  return {
+    stack,
+    clock,
+    steps,
+    dvr: new DvrTestClient(http),
+    recorder: new RecorderTestClient(http),
+    keys,
+    proxy,
+  };
 }
 
 /** Many polls go by in little real time: the token's request ceiling must not be what paces the test. */

@@ -4,8 +4,8 @@
  * exporter; each step is one poll interval).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../src/clock.js';
 import { startSimulator } from '../../src/simulator/server.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import { e2eWorld, type RoundKey, RoundStepper, simEntries } from '../helpers/poll-rounds.js';
 import { type Stack, startStack } from '../helpers/stack.js';
 import { startTamperProxy, type TamperProxy } from '../helpers/tamper-proxy.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../src/clock.js';
 import { parseSimulatorArgs, type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { demoWorld } from '../../src/simulator/world.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const NOW = Date.UTC(2026, 2, 3, 0, 0, 0);
 const METRICS = '/app/metrics/v1/resources?account=demo&start=2026-03-02T10:00:00&end=2026-03-02T10:05:00';

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock, MINUTE } from '../../src/clock.js';
+import { MINUTE } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
 import type { TrafficResponse } from '../../src/traffic/response.js';
 import { AccountWalker, type RequestFailure, type WalkerStatus } from '../../src/traffic/walker.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0, 0);
 
