@@ -6,6 +6,7 @@
 import { DvrClient, streamPath } from '../../src/dvr/client.js';
 import { parseAnswer } from '../../src/http/errors.js';
 import { RecorderClient } from '../../src/recordings/client.js';
+import type { Action, LaunchType, StreamType } from '../../src/simulator/recorder-validate.js';
 import { type DvrDeleteResponse, parseCreateResponse, parseDvrDeleteResponse } from './api-write-answers.js';
 
 const RECORDER = '/app/recorder-cloud/v1';
@@ -57,9 +58,6 @@ export class DvrTestClient extends DvrClient {
   }
 }
 
-export type StreamType = 'short' | 'long';
-export type LaunchType = 'stream_start' | 'button' | 'schedule';
-
 /** The document does not show the fields of a schedule object; they are passed through as given. */
 export type ScheduleEntry = Record<string, unknown>;
 
@@ -81,11 +79,9 @@ export interface CreateSettingBody {
   qualities?: Record<string, string>;
 }
 
-export type PatchAction = 'change' | 'start' | 'stop' | 'restart' | 'deactivate';
-
 /** `action` defaults to `change` on the API side; the changes apply to `change` only. */
 export interface PatchBody {
-  action?: PatchAction;
+  action?: Action;
   streamType?: StreamType;
   launchType?: LaunchType;
   schedule?: ScheduleEntry[];
