@@ -1,7 +1,7 @@
 /**
  * DVR health (uid `cdn-dvr`): per stream and host, liveness and how well the DVR window is covered. All DVR
  * families are gauges refreshed every `dvr.interval`; no rate is involved. The API does not show the units of the
- * DVR window and durations: the exporter assumes seconds (design.md section 5), and so do these panels.
+ * DVR window and durations: the exporter assumes seconds (docs/upstream-api.md), and so do these panels.
  */
 import {
   type Dashboard,

@@ -1,5 +1,5 @@
 /**
- * The configuration file (design.md section 3): a zod schema of its YAML, strict at every level (an unknown key is
+ * The configuration file (the README's Configuration section): a zod schema of its YAML, strict at every level (an unknown key is
  * an error, so a typo never silently falls back to a default), and the typed `Config` the rest of the exporter
  * reads. The file's keys are snake_case, as in Prometheus' own files; `Config` is camelCase with every duration in
  * milliseconds (`windowMs`, `timeoutMs`, ...). Defaults live here and nowhere else.

@@ -1,5 +1,5 @@
 /**
- * Client of the network-DVR API (../shared/api/dvr-net.md). Stream names may contain slashes (`live/main`): each
+ * Client of the network-DVR API (docs/upstream-api.md). Stream names may contain slashes (`live/main`): each
  * segment is URL-encoded and the slashes stay path separators. Host `*` means every node.
  */
 import { parseAnswer } from '../http/errors.js';

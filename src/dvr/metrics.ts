@@ -1,4 +1,4 @@
-/** DVR health families (design.md section 5), labels account, stream, host. */
+/** DVR health families (README, "DVR health"), labels account, stream, host. */
 import type { Family, SeriesStoreApi } from '../store/types.js';
 
 export interface DvrFamilies {

@@ -1,5 +1,5 @@
 /**
- * Network-DVR API (../shared/api/dvr-net.md): typed records and the tolerant parser of its answers.
+ * Network-DVR API (docs/upstream-api.md): typed records and the tolerant parser of its answers.
  * The document does not show the units of `dvr.window`, `dvr.duration` and `ranges[].duration`: seconds is
  * assumed (the DELETE form speaks in seconds, and timestamps have second precision).
  */

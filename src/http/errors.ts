@@ -1,6 +1,6 @@
 /**
- * The one error type of the API clients. Callers decide what to do from `kind` and `retryable` (design.md
- * section 4), never from the message. The message and every field are built without the token: the request
+ * The one error type of the API clients. Callers decide what to do from `kind` and `retryable` (docs/architecture.md,
+ * "Failures and the token"), never from the message. The message and every field are built without the token: the request
  * helper also scrubs it from any text the API sends back, in case an upstream echoes it.
  */
 

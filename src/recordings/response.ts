@@ -1,5 +1,5 @@
 /**
- * Recording settings API (../shared/api/recorder-cloud.md): typed records and the tolerant parser of its answers.
+ * Recording settings API (docs/upstream-api.md): typed records and the tolerant parser of its answers.
  * The document does not show which object carries `status`: it is accepted on the setting and on its records;
  * the setting's own wins, else the newest record's (by start time).
  */

@@ -1,5 +1,5 @@
 /**
- * Client of the traffic metrics API (../shared/api/metrics.md). Knows the endpoints and the query format;
+ * Client of the traffic metrics API (docs/upstream-api.md). Knows the endpoints and the query format;
  * failures come out as ApiError (src/http/errors.ts), bodies through parseMetricsResponse.
  */
 import type { Breakdown } from '../api/vocabulary.js';

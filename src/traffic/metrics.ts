@@ -1,5 +1,5 @@
 /**
- * Traffic metric families (design.md section 5). Counters step once per window; gauges show the newest window.
+ * Traffic metric families (README, "Traffic"). Counters step once per window; gauges show the newest window.
  * With `breakdown: account` the `resource` label is absent everywhere.
  */
 

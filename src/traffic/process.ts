@@ -2,7 +2,7 @@
  * Maps traffic answers onto the traffic families: counters once per window, gauges from the newest window.
  * No I/O: time comes in as an argument.
  *
- * Stale series (design.md section 5): a resource missing from an answer loses its gauges at once; its counters
+ * Stale series (docs/architecture.md): a resource missing from an answer loses its gauges at once; its counters
  * stay until it has been missing for `counterRetentionMs` (a day), so rate() sees no false reset when it returns.
  *
  * Speed: a poll of 10k resources touches ~700k series. Looking each one up by its label text every window costs

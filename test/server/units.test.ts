@@ -117,7 +117,7 @@ describe('createSelfMetrics', () => {
     return { registry, m };
   }
 
-  it('registers the design.md names on the given registry only', async () => {
+  it('registers the documented names on the given registry only', async () => {
     const globalBefore = globalRegistry.getMetricsAsArray().length;
     const { registry } = make();
     const names = registry.getMetricsAsArray().map((x) => (x as unknown as { name: string }).name);
