@@ -17,7 +17,13 @@ import { createRecordingFamilies } from '../recordings/metrics.js';
 import { type RecordingSummary, RecordingsProcess } from '../recordings/process.js';
 import { createApp } from '../server/app.js';
 import { createSelfMetrics, type SelfMetrics } from '../server/self-metrics.js';
-import type { AccountStatus, DvrProblem, ExporterStatus, RecordingProblem } from '../server/status.js';
+import type {
+  AccountStatus,
+  DvrProblem,
+  ExporterStatus,
+  RecordingProblem,
+  SettingsSummary,
+} from '../server/status.js';
 import { accountsForShard } from '../sharding.js';
 import { StateFile } from '../state.js';
 import { SeriesStore } from '../store/series-store.js';
@@ -27,7 +33,13 @@ import { type WorkerParserOptions, WorkerTrafficParser } from '../traffic/parser
 import { TrafficProcess } from '../traffic/process.js';
 import { AccountWalker, type WalkerStatus } from '../traffic/walker.js';
 import { AnswerAudit } from './answers.js';
-import { describeError, dvrRound, type RoundReporter, recordingsRound } from './pollers.js';
+import {
+  describeError,
+  dvrRound,
+  type RoundReporter,
+  recordingsRound,
+  type StreamFailure,
+} from './pollers.js';
 import { createUpstream, type Upstream } from './upstream.js';
 
 export const APIS = ['metrics', 'dvr-net', 'recorder-cloud'] as const;
@@ -69,6 +81,8 @@ export class Exporter {
   private readonly upstreams = new Map<string, Upstream>();
   private readonly statuses = new Map<string, AccountStatus>();
   private readonly dvrHealth = new Map<string, StreamHealth[]>();
+  /** Per account, the configured streams whose last poll failed (stream -> error). */
+  private readonly dvrFailed = new Map<string, ReadonlyMap<string, StreamFailure>>();
   private readonly recordingSummary = new Map<string, RecordingSummary[]>();
   private readonly cursors = new Map<string, number>();
   private readonly stateFile: StateFile | undefined;
@@ -228,8 +242,9 @@ export class Exporter {
           getStream: (a, s) => up.call(() => up.dvr.getStream(a, s)),
           process: dvr,
           report: this.reporter('dvr-net', name, up, alog),
-          health: (rows) => {
+          health: (rows, failed) => {
             this.dvrHealth.set(name, rows);
+            this.dvrFailed.set(name, failed);
             this.refreshStore();
           },
         });
@@ -288,6 +303,15 @@ export class Exporter {
       s.cursor ? { ...s, lagSeconds: Math.max(0, (now - s.cursor.getTime()) / 1000) } : { ...s },
     );
     const dvr: DvrProblem[] = [];
+    for (const [account, failed] of this.dvrFailed) {
+      for (const [stream, f] of failed) {
+        dvr.push({
+          account,
+          stream,
+          problem: f.unknown ? `unknown stream (${f.error})` : `poll failed: ${f.error}`,
+        });
+      }
+    }
     for (const rows of this.dvrHealth.values()) {
       for (const r of rows) {
         if (!r.alive) dvr.push({ account: r.account, stream: r.stream, host: r.host, problem: 'not alive' });
@@ -305,7 +329,15 @@ export class Exporter {
     for (const rows of this.recordingSummary.values()) {
       for (const r of rows) {
         if (r.status === 'error') {
-          recordings.push({ account: r.account, id: r.id, status: r.status, problem: 'recording in error' });
+          recordings.push({
+            account: r.account,
+            id: r.id,
+            sourcePath: r.sourcePath,
+            sourceDomain: r.sourceDomain,
+            resourceId: r.resourceId,
+            status: r.status,
+            problem: 'recording in error',
+          });
         }
       }
     }
@@ -316,6 +348,23 @@ export class Exporter {
       startedAt: this.startedAt,
       accounts,
       problems: { dvr, recordings },
+      settings: this.settings(),
+    };
+  }
+
+  private settings(): SettingsSummary {
+    const { api, metrics, sharding } = this.config;
+    return {
+      shard: sharding.shard,
+      shards: sharding.shards,
+      accountsConfigured: this.config.accounts.length,
+      accountsOwned: this.accounts.length,
+      apiHost: apiHost(api.baseUrl),
+      windowMs: metrics.windowMs,
+      delayMs: metrics.delayMs,
+      lookbackMs: metrics.lookbackMs,
+      requestsPerSecond: api.requestsPerSecond,
+      concurrency: api.concurrency,
     };
   }
 
@@ -344,8 +393,11 @@ export class Exporter {
       up: s.up === true,
       tried: s.tried,
       cursor: new Date(s.cursor),
-      windowMinutes: s.maxWindowMinutes,
+      windowMinutes: s.windowMinutes,
+      maxWindowMinutes: s.maxWindowMinutes,
       lastError: s.lastError,
+      lastErrorAt: s.lastErrorAt === undefined ? undefined : new Date(s.lastErrorAt),
+      errorsSinceSuccess: s.errorsSinceSuccess,
       lastSuccess: s.lastSuccess === undefined ? undefined : new Date(s.lastSuccess),
     });
     traffic.setWindowSize(s.account, s.maxWindowMinutes);
@@ -363,10 +415,14 @@ export class Exporter {
     return {
       result: (ok, error) => {
         const now = this.clock.now();
+        const prev = this.statuses.get(`${api}\u0000${account}`)?.errorsSinceSuccess ?? 0;
         this.setStatus(api, account, {
           up: ok,
           tried: true,
           lastError: error,
+          ...(error ? { lastErrorAt: new Date(now) } : {}),
+          // A poll that answered but failed in part (a DVR stream unknown) is not a success for this count.
+          errorsSinceSuccess: error ? prev + 1 : 0,
           ...(ok ? { lastSuccess: new Date(now) } : {}),
         });
         this.self.setPollResult(api, account, ok, now);
@@ -395,6 +451,15 @@ async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> 
     return await Promise.race([p.then(() => true), timeout]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** The API's host (and port) for the landing page: never the user info a base_url may carry, nor path or query. */
+export function apiHost(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).host;
+  } catch {
+    return '(invalid base_url)';
   }
 }
 
