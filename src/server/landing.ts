@@ -74,7 +74,7 @@ const STATE_TEXT = { pending: 'pending', down: 'down', failing: 'failing', up: '
 
 /** `shard 2 of 3 (SHARD=1, SHARDS=3) · ...`: what this replica runs with, in one line. */
 function settingsLine(s: SettingsSummary, t: (v: string) => string): string {
-  const minutes = (ms: number) => formatDuration(ms / 1000);
+  const minutes = configDuration;
   const owned =
     s.accountsOwned === s.accountsConfigured
       ? `${s.accountsOwned} account${s.accountsOwned === 1 ? '' : 's'}`
@@ -85,6 +85,17 @@ function settingsLine(s: SettingsSummary, t: (v: string) => string): string {
     `window ${minutes(s.windowMs)}, delay ${minutes(s.delayMs)}, lookback ${minutes(s.lookbackMs)}`,
     `${t(String(s.requestsPerSecond))} requests/s, concurrency ${t(String(s.concurrency))}`,
   ].join(' · ');
+}
+
+/** A duration as the configuration writes it: `5m`, `1h`, `90s`, `1h30m`. */
+export function configDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '-';
+  const s = Math.round(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  const out = `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${sec ? `${sec}s` : ''}`;
+  return out || '0s';
 }
 
 /** A recording's source as a person knows it: domain and path, `-` when the API gave neither. */
@@ -120,8 +131,8 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
     const n = a.errorsSinceSuccess ?? 0;
     const count = n > 0 ? `${n}× since the last success` : a.lastSuccess ? 'before the last success' : '';
     const when = a.lastErrorAt ? ago(a.lastErrorAt) : '';
-    const head = [when, count ? `<span class="small">${count}</span>` : ''].filter(Boolean).join(' · ');
-    return `<td class="err">${head ? `${head}<br>` : ''}${t(a.lastError)}</td>`;
+    const head = [when, count].filter(Boolean).join(' · ');
+    return `<td class="err">${head ? `<span class="small">${head}</span><br>` : ''}${t(a.lastError)}</td>`;
   };
 
   const accountRows = status.accounts.map(
