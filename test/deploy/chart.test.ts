@@ -3,19 +3,27 @@
  * (Helm validates the merged values with the same draft-07 schema), documented values, templates that only use
  * values and helpers that exist, balanced template blocks, and the restricted security context.
  */
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { isMap as isYamlMap, type Pair, parseDocument } from 'yaml';
+import { isMap as isYamlMap, type Pair, parseDocument, stringify } from 'yaml';
+import { PROJECT_URL, README_URL } from '../../src/server/landing.js';
+import { findTool } from '../helpers/tools.js';
 import {
   CHART,
   chartValues,
   ciValueFiles,
   isMap,
+  jobSelector,
   mergeValues,
+  type Release,
+  RULES_JOB_MATCHER,
   readText,
   readYaml,
+  renderedRuleGroups,
   templateFiles,
   type Values,
 } from './chart-helpers.js';
@@ -41,6 +49,26 @@ describe('Chart.yaml', () => {
     expect(chart.type).toBe('application');
     expect(chart.appVersion).toBe(pkg.version);
     expect(String(chart.version)).toMatch(/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/);
+  });
+
+  it('names its Kubernetes floor, home and sources, the same project URL as package.json and the runbook links', () => {
+    // policy/v1 PodDisruptionBudget: 1.21; the `-0` lets pre-release cluster versions (EKS, GKE) match.
+    expect(chart.kubeVersion).toBe('>=1.21.0-0');
+    expect(chart.home).toBe(PROJECT_URL);
+    expect(chart.sources).toEqual([PROJECT_URL]);
+    const meta = JSON.parse(readText('package.json')) as {
+      homepage: string;
+      repository: { type: string; url: string };
+      bugs: { url: string };
+    };
+    expect(meta.homepage).toBe(`${PROJECT_URL}#readme`);
+    expect(meta.repository).toEqual({ type: 'git', url: `git+${PROJECT_URL}.git` });
+    expect(meta.bugs.url).toBe(`${PROJECT_URL}/issues`);
+    // The chart's default runbook prefix is the README's, as the rule file's own runbook_url.
+    expect((chartValues().prometheusRule as Values).runbookUrl).toBe(`${README_URL}#`);
+    const rules = readText('rules/cdn-exporter.rules.yml');
+    for (const m of rules.matchAll(/runbook_url: (\S+)/g))
+      expect(m[1]!.startsWith(`${README_URL}#`)).toBe(true);
   });
 });
 
@@ -119,6 +147,48 @@ describe('values.schema.json', () => {
     ['a persistence size without a unit we know', { persistence: { size: '1 GB' } }, '/persistence/size'],
     ['extra flags that are not strings', { extraArgs: [1] }, '/extraArgs/0'],
     ['a negative resource id', { config: { metrics: { resources: [-1] } } }, '/config/metrics/resources/0'],
+    [
+      'a job selector that is not a PromQL matcher',
+      { prometheusRule: { jobSelector: 'cdn-exporter' } },
+      '/prometheusRule/jobSelector',
+    ],
+    [
+      'a runbook URL without a scheme',
+      { prometheusRule: { runbookUrl: 'wiki/x#' } },
+      '/prometheusRule/runbookUrl',
+    ],
+    [
+      'an alert disabled with a string',
+      { prometheusRule: { disabled: { CdnApiDown: 'yes' } } },
+      '/prometheusRule/disabled/CdnApiDown',
+    ],
+    [
+      'a rule label that is not a string',
+      { prometheusRule: { ruleLabels: { CdnApiDown: { severity: 1 } } } },
+      '/prometheusRule/ruleLabels/CdnApiDown/severity',
+    ],
+    ['a scrape scheme other than http(s)', { serviceMonitor: { scheme: 'ftp' } }, '/serviceMonitor/scheme'],
+    [
+      'target labels that are not strings',
+      { serviceMonitor: { targetLabels: [1] } },
+      '/serviceMonitor/targetLabels/0',
+    ],
+    ['honorLabels as a string', { serviceMonitor: { honorLabels: 'true' } }, '/serviceMonitor/honorLabels'],
+    [
+      'basicAuth with an inline password',
+      { serviceMonitor: { basicAuth: { password: 'x', user: 'y' } } },
+      '/serviceMonitor/basicAuth',
+    ],
+    [
+      'a PodDisruptionBudget minAvailable in words',
+      { podDisruptionBudget: { enabled: true, minAvailable: 'half' } },
+      '/podDisruptionBudget/minAvailable',
+    ],
+    [
+      'a negative maxUnavailable',
+      { podDisruptionBudget: { enabled: true, maxUnavailable: -1 } },
+      '/podDisruptionBudget/maxUnavailable',
+    ],
   ];
 
   it.each(bad)('refuses %s', (_what, override, path) => {
@@ -207,6 +277,7 @@ describe('templates', () => {
         'ServiceMonitor',
         'PrometheusRule',
         'PersistentVolumeClaim',
+        'PodDisruptionBudget',
       ]),
     );
   });
@@ -275,5 +346,163 @@ describe('templates', () => {
       if (file === 'secret.yaml' && !/^(if|else)\b/.test(action)) expect(action).toMatch(/\| b64enc/);
       else expect(action, `${file}: ${action}`).toMatch(/^(if|else if)\b|\| sha256sum/);
     }
+  });
+});
+
+const RELEASE: Release = { name: 'cdn', namespace: 'monitoring' };
+const monitoringOn = () => mergeValues(chartValues(), ci('monitoring-on-values.yaml')) as Values;
+
+describe('PrometheusRule values (as templates/prometheusrule.yaml applies them)', () => {
+  const template = readText('helm/cdn-exporter/templates/prometheusrule.yaml');
+  const alertsOf = (groups: ReturnType<typeof renderedRuleGroups>) => groups.flatMap((g) => g.rules);
+
+  it('the rule file selects the exporter job with exactly the matcher the template replaces', () => {
+    const rules = readText('helm/cdn-exporter/files/rules/cdn-exporter.rules.yml');
+    const matchers = [...rules.matchAll(/\bjob\s*(=~|!~|!=|=)\s*"[^"]*"/g)].map((m) => m[0]);
+    expect(matchers.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(matchers)).toEqual(new Set([RULES_JOB_MATCHER]));
+    expect(template).toContain(`replace \`${RULES_JOB_MATCHER}\` $jobSelector $rule.expr`);
+  });
+
+  it('reads every prometheusRule value it documents', () => {
+    for (const key of [
+      'disabled',
+      'ruleLabels',
+      'additionalRuleLabels',
+      'runbookUrl',
+      'additionalRuleAnnotations',
+    ])
+      expect(template, key).toContain(`$values.${key}`);
+    expect(template).toContain('include "cdn-exporter.jobSelector" .');
+    expect(readText('helm/cdn-exporter/templates/_helpers.tpl')).toContain(
+      '.Values.prometheusRule.jobSelector',
+    );
+  });
+
+  it("by default: every alert, the job of the chart's own ServiceMonitor, the README runbook", () => {
+    const values = chartValues();
+    const groups = renderedRuleGroups(values, RELEASE);
+    const file = readYaml('rules/cdn-exporter.rules.yml') as { groups: Array<{ rules: unknown[] }> };
+    expect(alertsOf(groups)).toHaveLength(file.groups.flatMap((g) => g.rules).length);
+    const down = alertsOf(groups).find((r) => r.alert === 'CdnExporterDown')!;
+    expect(down.expr).toBe('up{job="cdn-cdn-exporter"} == 0');
+    expect(down.annotations!.runbook_url).toBe(`${README_URL}#cdnexporterdown`);
+    expect(jobSelector(values, { name: 'cdn-exporter', namespace: 'x' })).toBe('job="cdn-exporter"');
+  });
+
+  it('monitoring-on: job from the jobLabel, own runbook, one alert off, labels added and overridden', () => {
+    const groups = renderedRuleGroups(monitoringOn(), RELEASE);
+    const alerts = alertsOf(groups);
+    expect(alerts.map((a) => a.alert)).not.toContain('CdnEdgeCacheHitRatioDropped');
+    expect(alerts.find((a) => a.alert === 'CdnExporterAbsent')!.expr).toBe('absent(up{job="cdn-exporter"})');
+    for (const a of alerts) {
+      expect(a.expr, a.alert).not.toContain('.*cdn-exporter.*');
+      expect(a.annotations!.runbook_url).toBe(
+        `https://wiki.example/runbooks/cdn-exporter/${a.alert.toLowerCase()}`,
+      );
+      expect(a.labels!.team).toBe('cdn');
+    }
+    expect(alerts.find((a) => a.alert === 'CdnApiDown')!.labels!.severity).toBe('critical');
+    expect(alerts.find((a) => a.alert === 'CdnTrafficDataStale')!.labels!.severity).toBe('warning');
+  });
+
+  it('a whole group disabled leaves no empty group; a jobLabel the Service lacks is refused with a message', () => {
+    const recordings = ['CdnRecordingError'];
+    const values = mergeValues(chartValues(), {
+      prometheusRule: { disabled: Object.fromEntries(recordings.map((a) => [a, true])) },
+    }) as Values;
+    expect(renderedRuleGroups(values, RELEASE).map((g) => g.name)).not.toContain('cdn-exporter.recordings');
+    const bad = mergeValues(chartValues(), { serviceMonitor: { jobLabel: 'no-such-label' } }) as Values;
+    expect(() => jobSelector(bad, RELEASE)).toThrow(
+      /serviceMonitor.jobLabel "no-such-label" is not a label of the Service/,
+    );
+    expect(readText('helm/cdn-exporter/templates/_helpers.tpl')).toContain(
+      'is not a label of the Service: add it to service.labels, or set prometheusRule.jobSelector',
+    );
+  });
+
+  const promtool = findTool('promtool');
+  it.skipIf(!promtool)(
+    'the rendered rules pass promtool check rules, with a hand-written selector too',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'cdn-exporter-chart-rules-'));
+      try {
+        const cases: Values[] = [
+          chartValues(),
+          monitoringOn(),
+          mergeValues(chartValues(), {
+            prometheusRule: { jobSelector: 'job="kubernetes-pods", namespace=~"monitoring|cdn"' },
+          }) as Values,
+        ];
+        cases.forEach((values, i) => {
+          const groups = renderedRuleGroups(values, RELEASE);
+          const file = join(dir, `rules-${i}.yml`);
+          writeFileSync(file, stringify({ groups }));
+          const out = execFileSync(promtool!, ['check', 'rules', file], { encoding: 'utf8' });
+          expect(out).toContain(`SUCCESS: ${alertsOf(groups).length} rules found`);
+        });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+});
+
+describe('ServiceMonitor values (templates/servicemonitor.yaml)', () => {
+  const monitor = readText('helm/cdn-exporter/templates/servicemonitor.yaml');
+
+  it('sets jobLabel and targetLabels on the spec, only when given', () => {
+    expect(monitor).toMatch(
+      /^ {2}\{\{- with \.Values\.serviceMonitor\.jobLabel \}\}\n(?: {2}#.*\n)? {2}jobLabel: \{\{ \. \}\}\n/m,
+    );
+    expect(monitor).toMatch(
+      /^ {2}\{\{- with \.Values\.serviceMonitor\.targetLabels \}\}\n {2}targetLabels:\n {4}\{\{- toYaml \. \| nindent 4 \}\}\n/m,
+    );
+  });
+
+  it('passes scheme, honorLabels, tlsConfig and basicAuth through on the endpoint', () => {
+    expect(monitor).toMatch(/^ {6}scheme: \{\{ \.Values\.serviceMonitor\.scheme \}\}$/m);
+    expect(monitor).toMatch(/^ {6}honorLabels: \{\{ \.Values\.serviceMonitor\.honorLabels \}\}$/m);
+    for (const key of ['tlsConfig', 'basicAuth']) {
+      expect(monitor, key).toMatch(
+        new RegExp(
+          `^ {6}\\{\\{- with \\.Values\\.serviceMonitor\\.${key} \\}\\}\\n {6}${key}:\\n {8}\\{\\{- toYaml \\. \\| nindent 8 \\}\\}\\n`,
+          'm',
+        ),
+      );
+    }
+  });
+
+  it('the shipped defaults scrape plain http without auth, as before', () => {
+    const v = chartValues().serviceMonitor as Values;
+    expect(v).toMatchObject({
+      scheme: 'http',
+      honorLabels: false,
+      tlsConfig: {},
+      basicAuth: {},
+      jobLabel: '',
+      targetLabels: [],
+    });
+  });
+});
+
+describe('PodDisruptionBudget (templates/poddisruptionbudget.yaml)', () => {
+  const pdb = readText('helm/cdn-exporter/templates/poddisruptionbudget.yaml');
+
+  it('is off by default, policy/v1, selects the exporter pods, and takes minAvailable or else maxUnavailable', () => {
+    expect((chartValues().podDisruptionBudget as Values).enabled).toBe(false);
+    expect(pdb).toMatch(/^\{\{- if \.Values\.podDisruptionBudget\.enabled \}\}$/m);
+    expect(pdb).toMatch(/^apiVersion: policy\/v1$/m);
+    expect(pdb).toMatch(
+      /selector:\n {4}matchLabels:\n {6}\{\{- include "cdn-exporter.selectorLabels" \. \| nindent 6 \}\}/,
+    );
+    expect(pdb).toMatch(
+      /\{\{- if ne \(toString \.Values\.podDisruptionBudget\.minAvailable\) "" \}\}\n {2}minAvailable: .*\n {2}\{\{- else \}\}\n {2}maxUnavailable: /,
+    );
+    expect((mergeValues(chartValues(), ci('sharded-values.yaml')) as Values).podDisruptionBudget).toEqual({
+      enabled: true,
+      minAvailable: '',
+      maxUnavailable: 1,
+    });
   });
 });
