@@ -5,7 +5,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
+import { ChartRenderer } from './go-template.js';
 
 export const ROOT = join(import.meta.dirname, '../..');
 export const CHART = join(ROOT, 'helm/cdn-exporter');
@@ -160,4 +161,41 @@ export function renderedRuleGroups(values: Values, release: Release): Array<{ na
     if (kept.length > 0) groups.push({ name: group.name, rules: kept });
   }
   return groups;
+}
+
+/**
+ * Renders one of the chart's templates as `helm template` would, with test/deploy/go-template.ts (the chart's
+ * helpers included): `values` are the merged values, as Helm hands them to the templates.
+ */
+export function renderTemplate(file: string, values: Values, release: Release): string {
+  const chart = readYaml('helm/cdn-exporter/Chart.yaml') as {
+    name: string;
+    version: string;
+    appVersion: string;
+  };
+  const helpers = templateFiles()
+    .filter((f) => f.startsWith('_'))
+    .map((f) => readText(`helm/cdn-exporter/templates/${f}`));
+  const renderer = new ChartRenderer(helpers);
+  return renderer.render(readText(`helm/cdn-exporter/templates/${file}`), {
+    Values: values,
+    Release: { Name: release.name, Namespace: release.namespace, Service: 'Helm' },
+    Chart: { Name: chart.name, Version: chart.version, AppVersion: chart.appVersion },
+    Capabilities: { KubeVersion: { Version: 'v1.30.0' } },
+    Files: { Get: (path: string) => readText(`helm/cdn-exporter/${path}`) },
+  });
+}
+
+/** The one manifest a template renders (or undefined when it renders nothing), parsed. */
+export function renderManifest(
+  file: string,
+  values: Values,
+  release: Release,
+): Record<string, unknown> | undefined {
+  const text = renderTemplate(file, values, release);
+  const docs = parseAllDocuments(text)
+    .map((d) => d.toJS() as unknown)
+    .filter((d) => d !== null && d !== undefined);
+  if (docs.length > 1) throw new Error(`${file} rendered ${docs.length} documents`);
+  return docs[0] as Record<string, unknown> | undefined;
 }
