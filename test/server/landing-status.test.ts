@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.js';
 import { configDuration, DOC_LINKS, README_URL, REFRESH_SECONDS } from '../../src/server/landing.js';
 import { accountsForShard } from '../../src/sharding.js';
+import { startSimulator } from '../../src/simulator/server.js';
 import { e2eWorld, type RoundKey, RoundStepper } from '../helpers/poll-rounds.js';
 import { type Stack, startStack } from '../helpers/stack.js';
 
@@ -51,13 +52,13 @@ describe('landing page: settings line', () => {
       1,
       3,
     ).length;
-    const stack = await startStack({ clock, config: { sharding: { shard: 1, shards: 3 } } });
-    cleanups.push(() => stack.stop());
-    // A second exporter on the same simulator, configured as a replica would be: credentials in base_url.
-    const withCreds = stack.sim.url.replace('http://', 'http://monitor:hunter2-secret@');
+    const sim = await startSimulator({ seed: 7, clock });
+    cleanups.push(() => sim.close());
+    // Configured as a replica of a sharded release would be, with credentials in base_url.
+    const withCreds = sim.url.replace('http://', 'http://monitor:hunter2-secret@');
     const replica = await startStack({
       clock,
-      simulator: stack.sim,
+      simulator: sim,
       config: {
         api: { base_url: withCreds, requests_per_second: 7 },
         metrics: { window: '5m', delay: '3m', lookback: '2h' },
@@ -73,7 +74,7 @@ describe('landing page: settings line', () => {
         html.indexOf('</p>', html.indexOf('<p class="settings"')),
       ),
     );
-    const host = new URL(stack.sim.url).host;
+    const host = new URL(sim.url).host;
     expect(line).toBe(
       `shard 2 of 3 (SHARD=1, SHARDS=3) polls ${owned} of 8 accounts · API ${host} · ` +
         'window 5m, delay 3m, lookback 2h · 7 requests/s, concurrency 4',
