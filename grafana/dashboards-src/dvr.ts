@@ -95,6 +95,20 @@ export function build(): Dashboard {
       mappings: UP_DOWN,
       queries: [{ expr: `max by (${KEY}) (cdn_dvr_stream_alive{${SEL}})`, legend: LEGEND }],
     }),
+    stateTimeline({
+      title: 'Polled per stream',
+      description:
+        'Whether the poll of each configured stream got its answer (cdn_dvr_stream_up). Down: the API does not ' +
+        'know the stream (404: a misspelt or deleted name in dvr_streams) or its request fails; such a stream ' +
+        'has no per-host series at all.',
+      unit: 'none',
+      w: 24,
+      h: 6,
+      mappings: UP_DOWN,
+      queries: [
+        { expr: `max by (account, stream) (cdn_dvr_stream_up{${SEL}})`, legend: '{{account}} {{stream}}' },
+      ],
+    }),
   ];
 
   const coverage = [

@@ -21,7 +21,7 @@ import { createRecordingFamilies } from '../recordings/metrics.js';
 import { RecordingsProcess } from '../recordings/process.js';
 import { createApp } from '../server/app.js';
 import { createSelfMetrics, type SelfMetrics } from '../server/self-metrics.js';
-import type { ExporterStatus } from '../server/status.js';
+import type { ExporterStatus, SettingsSummary } from '../server/status.js';
 import { accountsForShard } from '../sharding.js';
 import { refreshSoon } from '../store/refresh-soon.js';
 import { SeriesStore } from '../store/series-store.js';
@@ -83,7 +83,6 @@ export class Exporter {
       apis: APIS,
       defaultMetrics: opts.defaultMetrics,
     });
-    this.board = new StatusBoard(this.self, this.clock, opts.version);
     this.storeChanged = refreshSoon(this.store, this.log);
     this.audit = new AnswerAudit((api, n) => this.self.parseErrors.inc({ api }, n));
     this.agent = createAgent({
@@ -97,6 +96,12 @@ export class Exporter {
       this.config.sharding.shards,
     );
     this.accounts = owned.map((a) => a.name);
+    this.board = new StatusBoard(
+      this.self,
+      this.clock,
+      opts.version,
+      settingsSummary(this.config, owned.length),
+    );
     this.parser = new WorkerTrafficParser({ log: this.log, ...opts.trafficParser });
     const tokens = accountTokenSources(this.config, opts.tokenFs);
     for (const account of owned) {
@@ -191,8 +196,8 @@ export class Exporter {
           getStream: (a, s) => up.call(() => up.dvr.getStream(a, s)),
           process: dvr,
           report: this.reporter('dvr-net', name, up, alog),
-          health: (rows) => {
-            board.dvr(name, rows);
+          health: (rows, failed) => {
+            board.dvr(name, rows, failed);
             this.storeChanged();
           },
         });
@@ -271,6 +276,32 @@ async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> 
     return await Promise.race([p.then(() => true), timeout]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** What the landing page's one-line summary shows of the configuration; never a credential. */
+function settingsSummary(config: Config, owned: number): SettingsSummary {
+  const { api, metrics, sharding } = config;
+  return {
+    shard: sharding.shard,
+    shards: sharding.shards,
+    accountsConfigured: config.accounts.length,
+    accountsOwned: owned,
+    apiHost: apiHost(api.baseUrl),
+    windowMs: metrics.windowMs,
+    delayMs: metrics.delayMs,
+    lookbackMs: metrics.lookbackMs,
+    requestsPerSecond: api.requestsPerSecond,
+    concurrency: api.concurrency,
+  };
+}
+
+/** The API's host (and port) for the landing page: never the user info a base_url may carry, nor path or query. */
+export function apiHost(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).host;
+  } catch {
+    return '(invalid base_url)';
   }
 }
 

@@ -7,8 +7,15 @@ import type { Clock } from '../clock.js';
 import type { StreamHealth } from '../dvr/process.js';
 import type { RecordingSummary } from '../recordings/process.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
-import type { AccountStatus, DvrProblem, ExporterStatus, RecordingProblem } from '../server/status.js';
+import type {
+  AccountStatus,
+  DvrProblem,
+  ExporterStatus,
+  RecordingProblem,
+  SettingsSummary,
+} from '../server/status.js';
 import type { WalkerStatus } from '../traffic/walker.js';
+import type { StreamFailure } from './pollers.js';
 
 export const APIS = ['metrics', 'dvr-net', 'recorder-cloud'] as const;
 export type Api = (typeof APIS)[number];
@@ -19,6 +26,8 @@ export const COVERAGE_PROBLEM = 0.9;
 export class StatusBoard {
   private readonly statuses = new Map<string, AccountStatus>();
   private readonly dvrHealth = new Map<string, StreamHealth[]>();
+  /** Per account, the configured streams whose last poll failed (stream -> error). */
+  private readonly dvrFailed = new Map<string, ReadonlyMap<string, StreamFailure>>();
   private readonly recordingSummary = new Map<string, RecordingSummary[]>();
   private readonly startedAt: Date;
   private started = false;
@@ -27,6 +36,8 @@ export class StatusBoard {
     private readonly self: SelfMetrics,
     private readonly clock: Clock,
     private readonly version: string,
+    /** The effective settings for the landing page's one-line summary. */
+    private readonly settings?: SettingsSummary,
   ) {
     this.startedAt = new Date(clock.now());
   }
@@ -47,8 +58,11 @@ export class StatusBoard {
       up: s.up === true,
       tried: s.tried,
       cursor: new Date(s.cursor),
-      windowMinutes: s.maxWindowMinutes,
+      windowMinutes: s.windowMinutes,
+      maxWindowMinutes: s.maxWindowMinutes,
       lastError: s.lastError,
+      lastErrorAt: s.lastErrorAt === undefined ? undefined : new Date(s.lastErrorAt),
+      errorsSinceSuccess: s.errorsSinceSuccess,
       lastSuccess: s.lastSuccess === undefined ? undefined : new Date(s.lastSuccess),
     });
     if (s.up !== undefined)
@@ -58,18 +72,23 @@ export class StatusBoard {
   /** The outcome of one DVR or recordings round. */
   round(api: Api, account: string, ok: boolean, error: string | undefined): void {
     const now = this.clock.now();
+    const prev = this.statuses.get(key(api, account))?.errorsSinceSuccess ?? 0;
     this.set(api, account, {
       up: ok,
       tried: true,
       lastError: error,
+      ...(error ? { lastErrorAt: new Date(now) } : {}),
+      // A poll that answered but failed in part (a DVR stream unknown) is not a success for this count.
+      errorsSinceSuccess: error ? prev + 1 : 0,
       ...(ok ? { lastSuccess: new Date(now) } : {}),
     });
     this.self.setPollResult(api, account, ok, now);
   }
 
   /** Health of every DVR host of the account after a round. */
-  dvr(account: string, rows: StreamHealth[]): void {
+  dvr(account: string, rows: StreamHealth[], failed: ReadonlyMap<string, StreamFailure>): void {
     this.dvrHealth.set(account, rows);
+    this.dvrFailed.set(account, failed);
   }
 
   /** Summary of the account's recordings after a round. */
@@ -83,6 +102,15 @@ export class StatusBoard {
       s.cursor ? { ...s, lagSeconds: Math.max(0, (now - s.cursor.getTime()) / 1000) } : { ...s },
     );
     const dvr: DvrProblem[] = [];
+    for (const [account, failed] of this.dvrFailed) {
+      for (const [stream, f] of failed) {
+        dvr.push({
+          account,
+          stream,
+          problem: f.unknown ? `unknown stream (${f.error})` : `poll failed: ${f.error}`,
+        });
+      }
+    }
     for (const rows of this.dvrHealth.values()) {
       for (const r of rows) {
         if (!r.alive) dvr.push({ account: r.account, stream: r.stream, host: r.host, problem: 'not alive' });
@@ -100,7 +128,15 @@ export class StatusBoard {
     for (const rows of this.recordingSummary.values()) {
       for (const r of rows) {
         if (r.status === 'error') {
-          recordings.push({ account: r.account, id: r.id, status: r.status, problem: 'recording in error' });
+          recordings.push({
+            account: r.account,
+            id: r.id,
+            sourcePath: r.sourcePath,
+            sourceDomain: r.sourceDomain,
+            resourceId: r.resourceId,
+            status: r.status,
+            problem: 'recording in error',
+          });
         }
       }
     }
@@ -111,12 +147,17 @@ export class StatusBoard {
       startedAt: this.startedAt,
       accounts,
       problems: { dvr, recordings },
+      ...(this.settings ? { settings: this.settings } : {}),
     };
   }
 
   private set(api: Api, account: string, patch: Partial<AccountStatus>): void {
-    const key = `${api}\u0000${account}`;
-    const prev = this.statuses.get(key) ?? { name: account, api, up: false };
-    this.statuses.set(key, { ...prev, ...patch });
+    const k = key(api, account);
+    const prev = this.statuses.get(k) ?? { name: account, api, up: false };
+    this.statuses.set(k, { ...prev, ...patch });
   }
+}
+
+function key(api: Api, account: string): string {
+  return `${api}\u0000${account}`;
 }

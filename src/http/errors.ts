@@ -155,6 +155,9 @@ export function isRefusal(err: unknown): boolean {
 /** One line for logs and pages: the HTTP status (or the kind when none came) and the API's own words. */
 export function describeError(err: unknown): string {
   if (isApiError(err)) return `${err.status ?? err.kind}: ${err.description ?? err.message}`;
+  // Other failures that say what kind they are (a TokenError is `configuration`) keep that word in front.
+  const kind = err instanceof Error ? (err as { kind?: unknown }).kind : undefined;
+  if (typeof kind === 'string') return `${kind}: ${(err as Error).message}`;
   return err instanceof Error ? err.message : String(err);
 }
 

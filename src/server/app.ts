@@ -99,8 +99,12 @@ export function createApp(deps: AppDeps): Express {
 
   app
     .route('/')
-    .get((_req, res) => {
-      const html = renderLanding(deps.status(), { now: clock.now(), secrets: secrets() });
+    .get((req, res) => {
+      const html = renderLanding(deps.status(), {
+        now: clock.now(),
+        secrets: secrets(),
+        refresh: req.query.refresh !== 'off',
+      });
       res
         .status(200)
         .set('Content-Type', 'text/html; charset=utf-8')

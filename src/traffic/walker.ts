@@ -38,13 +38,19 @@ export interface WalkerStatus {
   account: string;
   /** Every minute before this (ms) has been counted. */
   cursor: number;
-  /** Largest window asked for now, minutes. */
+  /** Largest window allowed now, minutes (10 unless shrunk after a 504). */
   maxWindowMinutes: number;
+  /** The window in use: the length of the newest window asked for, minutes; undefined before the first request. */
+  windowMinutes?: number;
   /** Undefined until the first answer. */
   up: boolean | undefined;
   /** True once a first request has been tried (for /readyz). */
   tried: boolean;
   lastError?: string;
+  /** When the last error happened (ms). */
+  lastErrorAt?: number;
+  /** Requests that failed since the last one answered (429s are flow control, not counted). */
+  errorsSinceSuccess: number;
   lastSuccess?: number;
 }
 
@@ -123,6 +129,7 @@ export class AccountWalker {
       maxWindowMinutes: this.maxWindow,
       up: undefined,
       tried: false,
+      errorsSinceSuccess: 0,
     };
   }
 
@@ -198,6 +205,7 @@ export class AccountWalker {
   private fetch(slot: Slot): void {
     slot.state = 'inflight';
     slot.attempts++;
+    this.status.windowMinutes = (slot.end - slot.start) / MINUTE;
     this.deps.fetchWindow(slot.start, slot.end).then(
       (response) => this.succeeded(slot, response),
       (err: unknown) => this.failed(slot, asFailure(err)),
@@ -214,6 +222,7 @@ export class AccountWalker {
     this.status.tried = true;
     this.status.up = true;
     this.status.lastSuccess = this.deps.clock.now();
+    this.status.errorsSinceSuccess = 0;
     // Only a window planned at the current size (or a larger one) says the current size works. Windows planned
     // before the last growth are still in flight during catch-up; counting them would double the size again before
     // any window of the new size has been answered (2 -> 4 -> 8 while the API times out above 2 minutes).
@@ -273,6 +282,12 @@ export class AccountWalker {
         slot.notBefore = now + backoffDelay(this.authAttempts++, this.opts.authBackoff, () => 1);
         this.setError(describe, false);
         break;
+      case 'configuration':
+        // The token file is missing, unreadable or empty (config/token.ts): nothing was sent. The file is read
+        // again at each retry (a Secret mounted late, a fixed path), with the usual backoff.
+        slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
+        this.setError(describe, false);
+        break;
       case 'invalid':
         if (failure.status === 422) {
           // Retrying a window the API rejects would stop the account for good; count it as skipped and go on.
@@ -317,6 +332,8 @@ export class AccountWalker {
   private setError(text: string, reachable: boolean): void {
     const changed = this.status.lastError !== text;
     this.status.lastError = text;
+    this.status.lastErrorAt = this.deps.clock.now();
+    this.status.errorsSinceSuccess++;
     if (!reachable) this.status.up = false;
     if (changed) this.deps.log.debug({ account: this.opts.account, error: text }, 'metrics request failed');
   }

@@ -48,6 +48,8 @@ export const CATALOGUE: Readonly<Record<string, readonly string[]>> = {
   cdn_dvr_gap_seconds: DVR,
   cdn_dvr_largest_gap_seconds: DVR,
   cdn_dvr_coverage_ratio: DVR,
+  // Issue 11: per configured stream, whether its own poll was answered (added after the first catalogue).
+  cdn_dvr_stream_up: ['account', 'stream'],
 
   cdn_recording_info: [...REC, 'resource_id', 'stream_type', 'launch_type', 'source_domain', 'source_path'],
   cdn_recording_status: [...REC, 'status'],

@@ -235,7 +235,10 @@ describe('401/403: a refused token', () => {
     const page = await (await fetch(`${s.url}/`)).text();
     const acmeRow = page.split('\n').find((l) => l.startsWith('<tr><td>acme</td><td>metrics</td>'));
     expect(acmeRow).toContain('class="down"');
-    expect(acmeRow).toMatch(/class="err">403: [^<]*Invalid token/);
+    // The last error, with when it happened and how often since the last success (never, here).
+    expect(acmeRow).toMatch(
+      /class="err"><span class="small">\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ .*\d+× since the last success<\/span><br>403: [^<]*Invalid token/,
+    );
     const demoRow = page.split('\n').find((l) => l.startsWith('<tr><td>demo</td><td>metrics</td>'));
     expect(demoRow).toContain('class="up"');
     const metricsText = await s.text();
