@@ -27,6 +27,7 @@ export interface DvrRoundDeps {
   account: string;
   streams: readonly string[];
   clock: Clock;
+  /** The account's logger (a child carrying `account`); the round's lines do not repeat the key. */
   log: Logger;
   getStream: (account: string, stream: string) => Promise<DvrStreamResponse>;
   process: DvrProcess;
@@ -62,8 +63,8 @@ export function dvrRound(d: DvrRoundDeps): () => Promise<void> {
     const errors = d.streams.flatMap((stream) => failed.get(stream) ?? []);
     const error = errors.length ? errors.join('; ') : undefined;
     if (error !== lastError) {
-      if (error) d.log.warn({ account: d.account, api: 'dvr-net', error }, 'DVR poll failed');
-      else if (lastError) d.log.info({ account: d.account, api: 'dvr-net' }, 'DVR poll recovered');
+      if (error) d.log.warn({ api: 'dvr-net', error }, 'DVR poll failed');
+      else if (lastError) d.log.info({ api: 'dvr-net' }, 'DVR poll recovered');
       lastError = error;
     }
     d.report.result(errors.length === 0, error);
@@ -72,6 +73,7 @@ export function dvrRound(d: DvrRoundDeps): () => Promise<void> {
 
 export interface RecordingsRoundDeps {
   account: string;
+  /** The account's logger (a child carrying `account`); the round's lines do not repeat the key. */
   log: Logger;
   list: (account: string) => Promise<RecordingListResponse>;
   process: RecordingsProcess;
@@ -91,9 +93,8 @@ export function recordingsRound(d: RecordingsRoundDeps): () => Promise<void> {
       error = describeError(err);
     }
     if (error !== lastError) {
-      if (error) d.log.warn({ account: d.account, api: 'recorder-cloud', error }, 'recordings poll failed');
-      else if (lastError)
-        d.log.info({ account: d.account, api: 'recorder-cloud' }, 'recordings poll recovered');
+      if (error) d.log.warn({ api: 'recorder-cloud', error }, 'recordings poll failed');
+      else if (lastError) d.log.info({ api: 'recorder-cloud' }, 'recordings poll recovered');
       lastError = error;
     }
     d.report.result(error === undefined, error);
