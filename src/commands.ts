@@ -95,16 +95,16 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       return -1;
     }
     case 'simulate': {
-      if (cl.rest.includes('--help') || cl.rest.includes('-h')) {
-        process.stdout.write(simulatorUsage());
-        return 0;
-      }
       let args: ReturnType<typeof parseSimulatorArgs>;
       try {
         args = parseSimulatorArgs(cl.rest);
       } catch (err) {
-        process.stderr.write(`cdn-exporter simulate: ${(err as Error).message}\n`);
+        process.stderr.write(`cdn-exporter simulate: ${(err as Error).message}\n\n${simulatorUsage()}`);
         return 2;
+      }
+      if (args.help) {
+        process.stdout.write(simulatorUsage());
+        return 0;
       }
       const sim = await startSimulator(args.options, args.listen);
       const accounts = sim.accounts.map((a) => ({ account: a.name, token: a.token }));

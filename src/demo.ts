@@ -57,7 +57,7 @@ export function demoBanner(address: string, simulatorUrl: string): string {
     `  Landing page  http://${browse}/`,
     `  Metrics       http://${browse}/metrics`,
     ...prometheus,
-    `  Simulator     ${simulatorUrl}   (token demo-token for account demo, acme-token for acme)`,
+    `  Simulator     ${simulatorUrl}`,
     '',
     'Stop with Ctrl-C.',
     '',
