@@ -13,9 +13,9 @@ import { SeriesStore } from '../../src/store/series-store.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
 import { TrafficProcess } from '../../src/traffic/process.js';
 import {
+  type SideRecord,
   STATUS_CLASSES,
   STATUS_CODES,
-  type SideRecord,
   type TrafficResponse,
 } from '../../src/traffic/response.js';
 import { metricNames } from '../dashboards/promql.js';
@@ -83,8 +83,13 @@ function panels(): Query[] {
     }
   };
   const dir = join(ROOT, 'grafana/dashboards');
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
-    walk((JSON.parse(readFileSync(join(dir, file), 'utf8')) as { panels: Array<Record<string, unknown>> }).panels);
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
+    walk(
+      (JSON.parse(readFileSync(join(dir, file), 'utf8')) as { panels: Array<Record<string, unknown>> })
+        .panels,
+    );
   }
   return out;
 }
