@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { EXAMPLE_PROMETHEUS_TARGET } from '../../src/demo.js';
+import { demoBanner, EXAMPLE_PROMETHEUS_TARGET } from '../../src/demo.js';
 import { Scrape } from '../helpers/exposition.js';
 import { killAll, requireBuild, runCli, startCli } from './cli-process.js';
 
@@ -53,6 +53,28 @@ describe('demo banner', () => {
     };
     expect(config.scrape_configs[0]!.static_configs[0]!.targets).toEqual([EXAMPLE_PROMETHEUS_TARGET]);
     expect(EXAMPLE_PROMETHEUS_TARGET.endsWith(':9877')).toBe(true);
+  });
+});
+
+describe('demo banner on every interface', () => {
+  // The process test above serves on loopback port 0; the default address (every interface, :9877) may be taken
+  // on a test machine, so its banner is checked from the function the process prints.
+  it('on the default address: localhost for the browser, the example configuration as it is', () => {
+    const text = demoBanner('[::]:9877', 'http://127.0.0.1:40000');
+    expect(text).toContain('Landing page  http://localhost:9877/\n');
+    expect(text).toContain('Metrics       http://localhost:9877/metrics\n');
+    expect(text).toContain(
+      'Prometheus    prometheus --config.file=examples/prometheus.yml   (scrapes 127.0.0.1:9877)',
+    );
+    expect(text).not.toContain('set its');
+  });
+
+  it('on another port of every interface: the loopback target to put in the example configuration', () => {
+    const text = demoBanner('0.0.0.0:9900', 'http://127.0.0.1:40000').replace(/\s+/g, ' ');
+    expect(text).toContain('Landing page http://localhost:9900/ ');
+    expect(text).toContain(
+      'scrape 127.0.0.1:9900: examples/prometheus.yml scrapes 127.0.0.1:9877, set its target to 127.0.0.1:9900',
+    );
   });
 });
 
