@@ -31,6 +31,7 @@ export interface DvrRoundDeps {
   account: string;
   streams: readonly string[];
   clock: Clock;
+  /** The account's logger (a child carrying `account`); the round's lines do not repeat the key. */
   log: Logger;
   getStream: (account: string, stream: string) => Promise<DvrStreamResponse>;
   process: DvrProcess;
@@ -110,8 +111,8 @@ export function dvrRound(d: DvrRoundDeps): () => Promise<void> {
     const error = errors.length ? errors.join('; ') : undefined;
     const ok = !failures.some(isRefusal) && (answered > 0 || apiFailures === 0);
     if (error !== lastError) {
-      if (error) d.log.warn({ account: d.account, api: 'dvr-net', error }, 'DVR poll failed');
-      else if (lastError) d.log.info({ account: d.account, api: 'dvr-net' }, 'DVR poll recovered');
+      if (error) d.log.warn({ api: 'dvr-net', error }, 'DVR poll failed');
+      else if (lastError) d.log.info({ api: 'dvr-net' }, 'DVR poll recovered');
       lastError = error;
     }
     d.report.result({ ok, error, failures });
@@ -120,6 +121,7 @@ export function dvrRound(d: DvrRoundDeps): () => Promise<void> {
 
 export interface RecordingsRoundDeps {
   account: string;
+  /** The account's logger (a child carrying `account`); the round's lines do not repeat the key. */
   log: Logger;
   list: (account: string) => Promise<RecordingListResponse>;
   process: RecordingsProcess;
@@ -141,9 +143,8 @@ export function recordingsRound(d: RecordingsRoundDeps): () => Promise<void> {
       failures.push(err);
     }
     if (error !== lastError) {
-      if (error) d.log.warn({ account: d.account, api: 'recorder-cloud', error }, 'recordings poll failed');
-      else if (lastError)
-        d.log.info({ account: d.account, api: 'recorder-cloud' }, 'recordings poll recovered');
+      if (error) d.log.warn({ api: 'recorder-cloud', error }, 'recordings poll failed');
+      else if (lastError) d.log.info({ api: 'recorder-cloud' }, 'recordings poll recovered');
       lastError = error;
     }
     d.report.result({ ok: error === undefined, error, failures });

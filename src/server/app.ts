@@ -69,8 +69,8 @@ export function createApp(deps: AppDeps): Express {
         log.error({ families: dups }, 'metric families registered twice');
       reportedDuplicates = dups;
 
-      const format = negotiateFormat(req.get('accept'));
-      const gzip = acceptsGzip(req.get('accept-encoding'));
+      const format = negotiateFormat(req);
+      const gzip = acceptsGzip(req);
       const body = await renderMetrics(registry, store, format, gzip);
       res.status(200);
       res.set('Content-Type', CONTENT_TYPES[format]);

@@ -32,6 +32,11 @@ function asFailure(err: unknown): RequestFailure {
   return { kind: 'network', message: err instanceof Error ? err.message : String(err) };
 }
 
+/** What a warning is logged once for: the status and kind (`500 server`), or the kind alone (`network`). */
+function causeOf(failure: RequestFailure): string {
+  return failure.status !== undefined ? `${failure.status} ${failure.kind}` : failure.kind;
+}
+
 export type FetchWindow = (start: number, end: number) => Promise<TrafficResponse>;
 
 export interface WalkerStatus {
@@ -56,6 +61,7 @@ export interface WalkerStatus {
 
 export interface WalkerDeps {
   clock: Clock;
+  /** The account's logger (a child carrying `account`); the walker's lines do not repeat the key. */
   log: Logger;
   fetchWindow: FetchWindow;
   /**
@@ -108,6 +114,8 @@ export class AccountWalker {
   private maxWindow = MAX_WINDOW_MINUTES;
   private streak = 0;
   private authDown = false;
+  /** The cause of the last failure warned about; undefined after a success. */
+  private loggedCause: string | undefined;
   private authAttempts = 0;
   private status: WalkerStatus;
   private wake: (() => void) | undefined;
@@ -215,8 +223,10 @@ export class AccountWalker {
   private succeeded(slot: Slot, response: TrafficResponse): void {
     slot.state = 'done';
     slot.response = response;
-    if (this.authDown)
-      this.deps.log.info({ account: this.opts.account }, 'metrics API accepts the token again');
+    if (this.authDown) this.deps.log.info('metrics API accepts the token again');
+    else if (this.loggedCause !== undefined)
+      this.deps.log.info({ after: this.loggedCause }, 'metrics API answers again');
+    this.loggedCause = undefined;
     this.authDown = false;
     this.authAttempts = 0;
     this.status.tried = true;
@@ -244,7 +254,6 @@ export class AccountWalker {
       return;
     }
     const now = this.deps.clock.now();
-    const account = this.opts.account;
     const minutes = (slot.end - slot.start) / MINUTE;
     this.status.tried = true;
     this.streak = 0;
@@ -269,18 +278,19 @@ export class AccountWalker {
         this.resplit();
         if (this.maxWindow < before)
           this.deps.log.info(
-            { account, window_minutes: this.maxWindow },
+            { window_minutes: this.maxWindow },
             'metrics API timed out (504): smaller windows',
           );
-        this.setError(describe, false);
+        this.setError(describe, false, causeOf(failure));
         break;
       }
       case 'auth':
         this.deps.authFailed();
-        if (!this.authDown) this.deps.log.warn({ account, error: describe }, 'metrics API refuses the token');
+        if (!this.authDown) this.deps.log.warn({ error: describe }, 'metrics API refuses the token');
         this.authDown = true;
         slot.notBefore = now + backoffDelay(this.authAttempts++, this.opts.authBackoff, () => 1);
         this.setError(describe, false);
+        this.loggedCause = causeOf(failure);
         break;
       case 'configuration':
         // The token file is missing, unreadable or empty (config/token.ts): nothing was sent. The file is read
@@ -293,18 +303,18 @@ export class AccountWalker {
           // Retrying a window the API rejects would stop the account for good; count it as skipped and go on.
           slot.state = 'skipped';
           this.deps.log.warn(
-            { account, start: new Date(slot.start).toISOString(), minutes, error: describe },
+            { start: new Date(slot.start).toISOString(), minutes, error: describe },
             'metrics API rejected a window; its minutes are skipped',
           );
           this.setError(describe, true);
           break;
         }
         slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
-        this.setError(describe, false);
+        this.setError(describe, false, causeOf(failure));
         break;
       default:
         slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
-        this.setError(describe, false);
+        this.setError(describe, false, causeOf(failure));
     }
     this.wake?.();
   }
@@ -329,13 +339,17 @@ export class AccountWalker {
     });
   }
 
-  private setError(text: string, reachable: boolean): void {
-    const changed = this.status.lastError !== text;
+  private setError(text: string, reachable: boolean, cause?: string): void {
     this.status.lastError = text;
     this.status.lastErrorAt = this.deps.clock.now();
     this.status.errorsSinceSuccess++;
     if (!reachable) this.status.up = false;
-    if (changed) this.deps.log.debug({ account: this.opts.account, error: text }, 'metrics request failed');
+    // One warning per change of cause (a status or a kind), not per window: during catch-up one outage fails
+    // every window in flight, each with its own text (positions, times).
+    if (cause !== undefined && cause !== this.loggedCause) {
+      this.loggedCause = cause;
+      this.deps.log.warn({ cause, error: text }, 'metrics request failed; retrying with backoff');
+    }
   }
 
   /** Hands over finished windows at the head, in order, and moves the cursor over them. */
