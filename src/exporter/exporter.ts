@@ -12,7 +12,6 @@ import { accountTokenSources, type Config, METRIC_NAMES, type TokenFs } from '..
 import { createDvrFamilies } from '../dvr/metrics.js';
 import { DvrProcess } from '../dvr/process.js';
 import { AnswerAudit } from '../http/answers.js';
-import { isRefusal } from '../http/errors.js';
 import { type AgentOptions, createAgent } from '../http/request.js';
 import type { Logger } from '../log.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
@@ -30,7 +29,7 @@ import { TrafficPipeline } from '../traffic/poller.js';
 import { CursorBook } from './cursor-book.js';
 import { dvrRound, type RoundReporter, recordingsRound } from './pollers.js';
 import { APIS, type Api, StatusBoard } from './status-board.js';
-import { rereadToken } from './token-refresh.js';
+import { rereadIfRefused, rereadToken } from './token-refresh.js';
 import { createUpstream, type Upstream } from './upstream.js';
 
 export { APIS, type Api };
@@ -259,7 +258,7 @@ export class Exporter {
     return {
       result: ({ ok, error, failures }) => {
         this.board.round(api, account, ok, error);
-        if (failures.some(isRefusal)) rereadToken(up.token, log);
+        rereadIfRefused(failures, up.token, log);
       },
       answer: (res) => this.audit.check(api, log, res),
     };

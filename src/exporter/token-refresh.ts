@@ -5,7 +5,7 @@
  * later, carries the new one. Accounts sharing a token share its source, so one refusal refreshes it for all.
  */
 import type { TokenSource } from '../config/index.js';
-import { describeError } from '../http/errors.js';
+import { describeError, isRefusal } from '../http/errors.js';
 import type { Logger } from '../log.js';
 
 /** Reads the token again after a refusal; a token file that cannot be read is logged (the next request says so). */
@@ -15,4 +15,9 @@ export function rereadToken(token: TokenSource, log: Logger): void {
   } catch (err) {
     log.error({ error: describeError(err) }, 'reading the token again failed');
   }
+}
+
+/** After a poll round: when any of its failures is a refusal, the token is read again (once per round). */
+export function rereadIfRefused(failures: readonly unknown[], token: TokenSource, log: Logger): void {
+  if (failures.some(isRefusal)) rereadToken(token, log);
 }
