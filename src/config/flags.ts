@@ -8,7 +8,7 @@
  * exporter registered it was not checked, the flag moves it. `host:port`, `[ipv6]:port` and `:port` are accepted;
  * port 0 picks a free port.
  */
-import { parseArgs } from 'node:util';
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import type { LogFormat, LogLevel } from '../log.js';
 
 export const COMMANDS = ['run', 'simulate', 'demo', 'check-config'] as const;
@@ -56,20 +56,38 @@ const OPTIONS = {
 
 type Values = ReturnType<typeof parse>['values'];
 
-function parse(args: string[]) {
+/**
+ * `node:util` parseArgs, strict, with its errors turned into UsageErrors naming the flag. Shared by the
+ * exporter's flags and the simulator's (src/simulator/options.ts).
+ */
+export function parseFlags<T extends ParseArgsOptionsConfig>(
+  args: string[],
+  options: T,
+  allowPositionals: boolean,
+): { values: ReturnType<typeof parseArgs<{ options: T; strict: true }>>['values']; positionals: string[] } {
   try {
-    return parseArgs({ args, options: OPTIONS, strict: true, allowPositionals: true });
+    return parseArgs({ args, options, strict: true, allowPositionals });
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     // Node quotes the flag as '--name', '-x', or '-h, --help' for one with a short alias.
     const flag = /'(?:-\w, )?(-[^' ]+)/.exec(err.message)?.[1] ?? '';
     if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`unknown flag ${flag}`);
+    if (err.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+      const arg = /'([^']*)'/.exec(err.message)?.[1] ?? '';
+      throw new UsageError(`unexpected argument ${JSON.stringify(arg)}`);
+    }
     if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
       if (/does not take an argument/.test(err.message)) throw new UsageError(`flag ${flag} takes no value`);
+      if (/ambiguous/.test(err.message))
+        throw new UsageError(`flag ${flag}: give a value that starts with '-' as ${flag}=VALUE`);
       throw new UsageError(`flag ${flag} needs a value`);
     }
     throw new UsageError(err.message);
   }
+}
+
+function parse(args: string[]) {
+  return parseFlags(args, OPTIONS, true);
 }
 
 export function parseListenAddress(text: string): ListenAddress {

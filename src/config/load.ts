@@ -16,6 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { isRecord } from '../http/parse.js';
 import { type Config, type ConfigIssue, crossCheck, fileSchema, toConfig } from './schema.js';
 
 export type Env = Record<string, string | undefined>;
@@ -117,8 +118,6 @@ function fromZod(issue: z.core.$ZodIssue): ConfigIssue[] {
   }
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const present = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';
 
 /** Alias expansions allowed in one file: a real configuration has a handful; a billion-laughs file has millions. */

@@ -1,5 +1,5 @@
 /**
- * The configuration file (design.md section 3): a zod schema of its YAML, strict at every level (an unknown key is
+ * The configuration file (the README's Configuration section): a zod schema of its YAML, strict at every level (an unknown key is
  * an error, so a typo never silently falls back to a default), and the typed `Config` the rest of the exporter
  * reads. The file's keys are snake_case, as in Prometheus' own files; `Config` is camelCase with every duration in
  * milliseconds (`windowMs`, `timeoutMs`, ...). Defaults live here and nowhere else.
@@ -9,24 +9,14 @@
  * with the schema's.
  */
 import { z } from 'zod';
-import { STATUS_CLASSES, STATUS_CODES } from '../traffic/response.js';
+import { BREAKDOWNS, type Breakdown, METRIC_NAMES } from '../api/vocabulary.js';
+import { isRecord } from '../http/parse.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { formatSize, parseSize } from './size.js';
 
-/** Every metric name the traffic API documents (api/metrics.md). Origin has no hit metrics. */
-export const METRIC_NAMES: readonly string[] = (() => {
-  const names: string[] = [];
-  for (const side of ['edge', 'origin'] as const) {
-    for (const suffix of [...STATUS_CODES, ...STATUS_CLASSES]) names.push(`${side}_status_${suffix}`);
-    names.push(`${side}_bandwidth`, `${side}_requests_total`, `${side}_request_time`);
-  }
-  names.push('edge_hit_ratio', 'edge_hit_bytes');
-  return names;
-})();
-const METRIC_SET = new Set(METRIC_NAMES);
+export { BREAKDOWNS, type Breakdown, METRIC_NAMES };
 
-export const BREAKDOWNS = ['resource', 'account'] as const;
-export type Breakdown = (typeof BREAKDOWNS)[number];
+const METRIC_SET = new Set(METRIC_NAMES);
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -151,29 +141,55 @@ const resourceId = z.unknown().transform((value, ctx) => {
   return z.NEVER;
 });
 
+/**
+ * Every default of the file, in one place: the schema fills them in, and crossCheck reads an absent key as its
+ * default. Durations as a user would write them.
+ */
+export const DEFAULTS = {
+  api: { timeout: '30s', requests_per_second: 5, concurrency: 4, max_body_bytes: '64MiB' },
+  metrics: {
+    breakdown: 'resource',
+    window: '5m',
+    delay: '5m',
+    lookback: '1h',
+    max_catch_up: '7d',
+    window_gauges: false,
+  },
+  interval: '1m',
+  sharding: { shard: 0, shards: 1 },
+} as const;
+
 const apiSchema = z.strictObject({
   base_url: baseUrl,
   token: token.optional(),
   token_file: nonEmpty.optional(),
-  timeout: duration({ min: 1, max: CEILINGS.timeoutMs }).prefault('30s'),
-  requests_per_second: z.number().positive().max(CEILINGS.requestsPerSecond).default(5),
-  concurrency: z.int().min(1).max(CEILINGS.concurrency).default(4),
-  max_body_bytes: size(CEILINGS.minBodyBytes, CEILINGS.maxBodyBytes).prefault('64MiB'),
+  timeout: duration({ min: 1, max: CEILINGS.timeoutMs }).prefault(DEFAULTS.api.timeout),
+  requests_per_second: z
+    .number()
+    .positive()
+    .max(CEILINGS.requestsPerSecond)
+    .default(DEFAULTS.api.requests_per_second),
+  concurrency: z.int().min(1).max(CEILINGS.concurrency).default(DEFAULTS.api.concurrency),
+  max_body_bytes: size(CEILINGS.minBodyBytes, CEILINGS.maxBodyBytes).prefault(DEFAULTS.api.max_body_bytes),
 });
 
 const metricsSchema = z.strictObject({
-  breakdown: z.enum(BREAKDOWNS).default('resource'),
-  window: duration({ min: MINUTE, max: 10 * MINUTE, wholeMinutes: true }).prefault('5m'),
-  delay: duration({ max: CEILINGS.delayMs, wholeMinutes: true }).prefault('5m'),
-  lookback: duration({ min: MINUTE, max: CEILINGS.lookbackMs, wholeMinutes: true }).prefault('1h'),
-  max_catch_up: duration({ min: MINUTE, max: CEILINGS.lookbackMs, wholeMinutes: true }).prefault('7d'),
+  breakdown: z.enum(BREAKDOWNS).default(DEFAULTS.metrics.breakdown),
+  window: duration({ min: MINUTE, max: 10 * MINUTE, wholeMinutes: true }).prefault(DEFAULTS.metrics.window),
+  delay: duration({ max: CEILINGS.delayMs, wholeMinutes: true }).prefault(DEFAULTS.metrics.delay),
+  lookback: duration({ min: MINUTE, max: CEILINGS.lookbackMs, wholeMinutes: true }).prefault(
+    DEFAULTS.metrics.lookback,
+  ),
+  max_catch_up: duration({ min: MINUTE, max: CEILINGS.lookbackMs, wholeMinutes: true }).prefault(
+    DEFAULTS.metrics.max_catch_up,
+  ),
   metrics: z.array(metricName).default([]).transform(unique),
   resources: z.array(resourceId).default([]).transform(unique),
-  window_gauges: z.boolean().default(false),
+  window_gauges: z.boolean().default(DEFAULTS.metrics.window_gauges),
 });
 
 const intervalSchema = z.strictObject({
-  interval: duration({ min: 1000, max: CEILINGS.intervalMs }).prefault('1m'),
+  interval: duration({ min: 1000, max: CEILINGS.intervalMs }).prefault(DEFAULTS.interval),
 });
 
 const accountSchema = z.strictObject({
@@ -185,8 +201,8 @@ const accountSchema = z.strictObject({
 });
 
 const shardingSchema = z.strictObject({
-  shard: z.int().min(0).default(0),
-  shards: z.int().min(1).max(CEILINGS.shards).default(1),
+  shard: z.int().min(0).default(DEFAULTS.sharding.shard),
+  shards: z.int().min(1).max(CEILINGS.shards).default(DEFAULTS.sharding.shards),
 });
 
 /** The YAML document, snake_case. Sections may be left out; their keys then take their defaults. */
@@ -227,7 +243,7 @@ export interface MetricsConfig {
   lookbackMs: number;
   /**
    * The furthest back a saved cursor resumes: max(lookback, max_catch_up) before now. Whole minutes. An older
-   * cursor is moved up to it on load (src/state.ts); the minutes given up are counted as skipped.
+   * cursor is moved up to it on load (src/exporter/cursor-book.ts); the minutes given up are counted as skipped.
    */
   maxCatchUpMs: number;
   /** API metric names to ask for, deduplicated; empty: every name in METRIC_NAMES. */
@@ -309,14 +325,12 @@ export interface ConfigIssue {
   message: string;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const hasKey = (o: Record<string, unknown>, key: string) => o[key] !== undefined;
 
 /** A duration in the raw document, or `fallback` when absent; undefined when unreadable (the schema reports it). */
-function rawDuration(section: Record<string, unknown>, key: string, fallback: number): number | undefined {
+function rawDuration(section: Record<string, unknown>, key: string, fallback: string): number | undefined {
   const v = section[key];
-  if (v === undefined) return fallback;
+  if (v === undefined) return parseDuration(fallback);
   if (v === 0) return 0;
   return typeof v === 'string' ? parseDuration(v) : undefined;
 }
@@ -327,8 +341,8 @@ export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
   const api = isRecord(raw.api) ? raw.api : {};
   const metrics = isRecord(raw.metrics) ? raw.metrics : {};
 
-  const window = rawDuration(metrics, 'window', 5 * MINUTE);
-  const lookback = rawDuration(metrics, 'lookback', 60 * MINUTE);
+  const window = rawDuration(metrics, 'window', DEFAULTS.metrics.window);
+  const lookback = rawDuration(metrics, 'lookback', DEFAULTS.metrics.lookback);
   if (window !== undefined && lookback !== undefined && lookback < window) {
     issues.push({
       path: 'metrics.lookback',
@@ -337,8 +351,8 @@ export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
   }
 
   const sharding = isRecord(raw.sharding) ? raw.sharding : {};
-  const shard = sharding.shard ?? 0;
-  const shards = sharding.shards ?? 1;
+  const shard = sharding.shard ?? DEFAULTS.sharding.shard;
+  const shards = sharding.shards ?? DEFAULTS.sharding.shards;
   if (Number.isInteger(shard) && Number.isInteger(shards) && (shards as number) >= 1 && shard >= shards) {
     issues.push({
       path: 'sharding.shard',

@@ -1,5 +1,7 @@
 /**
- * The exporter without the process: configuration in, pollers, series store, registry and the HTTP app out.
+ * The exporter without the process: the composition root. Configuration in; one upstream per token, one
+ * TrafficPipeline (src/traffic/poller.ts) with a poller per account, the DVR and recordings rounds, the status
+ * board, the cursor book, the series store, the registry and the HTTP app out. It wires them and does nothing else.
  * `main` owns listen, signals and shutdown; tests build an Exporter on a fake clock and a loopback simulator.
  */
 import type { Express } from 'express';
@@ -8,33 +10,29 @@ import type { Agent } from 'undici';
 import { type Clock, MINUTE, systemClock } from '../clock.js';
 import { accountTokenSources, type Config, METRIC_NAMES, type TokenFs } from '../config/index.js';
 import { createDvrFamilies } from '../dvr/metrics.js';
-import { DvrProcess, type StreamHealth } from '../dvr/process.js';
+import { DvrProcess } from '../dvr/process.js';
+import { AnswerAudit } from '../http/answers.js';
 import { type AgentOptions, createAgent } from '../http/request.js';
 import type { Logger } from '../log.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
 import { pollEvery } from '../poll/interval.js';
 import { createRecordingFamilies } from '../recordings/metrics.js';
-import { type RecordingSummary, RecordingsProcess } from '../recordings/process.js';
+import { RecordingsProcess } from '../recordings/process.js';
 import { createApp } from '../server/app.js';
 import { createSelfMetrics, type SelfMetrics } from '../server/self-metrics.js';
-import type { AccountStatus, DvrProblem, ExporterStatus, RecordingProblem } from '../server/status.js';
+import type { ExporterStatus, SettingsSummary } from '../server/status.js';
 import { accountsForShard } from '../sharding.js';
-import { StateFile } from '../state.js';
+import { refreshSoon } from '../store/refresh-soon.js';
 import { SeriesStore } from '../store/series-store.js';
-import { TrafficApplier } from '../traffic/batches.js';
-import { createTrafficFamilies } from '../traffic/metrics.js';
-import { type WorkerParserOptions, WorkerTrafficParser } from '../traffic/parser.js';
-import { TrafficProcess } from '../traffic/process.js';
-import { AccountWalker, type WalkerStatus } from '../traffic/walker.js';
-import { AnswerAudit } from './answers.js';
-import { describeError, dvrRound, type RoundReporter, recordingsRound } from './pollers.js';
+import { type WorkerParserOptions, WorkerTrafficParser } from '../traffic/parse-pool.js';
+import { TrafficPipeline } from '../traffic/poller.js';
+import { CursorBook } from './cursor-book.js';
+import { dvrRound, type RoundReporter, recordingsRound } from './pollers.js';
+import { APIS, type Api, StatusBoard } from './status-board.js';
+import { rereadIfRefused, rereadToken } from './token-refresh.js';
 import { createUpstream, type Upstream } from './upstream.js';
 
-export const APIS = ['metrics', 'dvr-net', 'recorder-cloud'] as const;
-export type Api = (typeof APIS)[number];
-
-/** A DVR host is listed as a problem below this coverage of its window. */
-const COVERAGE_PROBLEM = 0.9;
+export { APIS, type Api };
 
 export interface ExporterOptions {
   config: Config;
@@ -50,7 +48,7 @@ export interface ExporterOptions {
   agent?: AgentOptions;
   /** prom-client's process and Node.js metrics (default on). */
   defaultMetrics?: boolean;
-  /** Where big traffic answers are parsed (default: a worker thread, src/traffic/parser.ts). */
+  /** Where big traffic answers are parsed (default: a worker thread, src/traffic/parse-pool.ts). */
   trafficParser?: WorkerParserOptions;
 }
 
@@ -67,31 +65,24 @@ export class Exporter {
   private readonly agent: Agent;
   private readonly parser: WorkerTrafficParser;
   private readonly upstreams = new Map<string, Upstream>();
-  private readonly statuses = new Map<string, AccountStatus>();
-  private readonly dvrHealth = new Map<string, StreamHealth[]>();
-  private readonly recordingSummary = new Map<string, RecordingSummary[]>();
-  private readonly cursors = new Map<string, number>();
-  /** Problems found at start that the landing page shows (a bad state file). */
-  private readonly notes: string[] = [];
-  private readonly stateFile: StateFile | undefined;
+  private readonly board: StatusBoard;
+  private readonly cursors: CursorBook;
   private readonly audit: AnswerAudit;
-  private readonly startedAt: Date;
+  private readonly storeChanged: () => void;
   private readonly controller = new AbortController();
   private loops: Promise<void>[] = [];
-  private applier: TrafficApplier | undefined;
-  private started = false;
-  private walkers: AccountWalker[] = [];
+  private traffic: TrafficPipeline | undefined;
 
   constructor(private readonly opts: ExporterOptions) {
     this.config = opts.config;
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log;
-    this.startedAt = new Date(this.clock.now());
     this.self = createSelfMetrics(this.registry, {
       version: opts.version,
       apis: APIS,
       defaultMetrics: opts.defaultMetrics,
     });
+    this.storeChanged = refreshSoon(this.store, this.log);
     this.audit = new AnswerAudit((api, n) => this.self.parseErrors.inc({ api }, n));
     this.agent = createAgent({
       headersTimeoutMs: this.config.api.timeoutMs,
@@ -104,6 +95,12 @@ export class Exporter {
       this.config.sharding.shards,
     );
     this.accounts = owned.map((a) => a.name);
+    this.board = new StatusBoard(
+      this.self,
+      this.clock,
+      opts.version,
+      settingsSummary(this.config, owned.length),
+    );
     this.parser = new WorkerTrafficParser({ log: this.log, ...opts.trafficParser });
     const tokens = accountTokenSources(this.config, opts.tokenFs);
     for (const account of owned) {
@@ -135,7 +132,7 @@ export class Exporter {
       for (const g of gates) n += g.length;
       return n;
     });
-    this.stateFile = this.config.stateFile ? new StateFile(this.config.stateFile) : undefined;
+    this.cursors = new CursorBook(this.config.stateFile, this.log);
     this.app = createApp({
       registry: this.registry,
       store: this.store,
@@ -149,96 +146,56 @@ export class Exporter {
 
   /** Starts every poll loop; resolves once they are running (not when they end). */
   async start(): Promise<void> {
-    const loaded = this.stateFile
-      ? await this.stateFile.load(
-          {
-            now: this.clock.now(),
-            maxCatchUpMs: Math.max(this.config.metrics.lookbackMs, this.config.metrics.maxCatchUpMs),
-          },
-          this.log,
-        )
-      : undefined;
-    const saved = loaded?.cursors ?? new Map<string, number>();
+    const loaded = await this.cursors.load({
+      now: this.clock.now(),
+      maxCatchUpMs: Math.max(this.config.metrics.lookbackMs, this.config.metrics.maxCatchUpMs),
+    });
     // A bad state file is also shown on the landing page until the process restarts.
-    this.notes.push(...(loaded?.problems ?? []));
-    // Only a started exporter saves: stop() after a failed start must not overwrite the cursors on disk.
-    this.started = true;
-    // Cursors of accounts this replica does not poll now (another shard's, a removed one) are kept on save.
-    for (const [account, cursor] of saved) this.cursors.set(account, cursor);
-    const { config, clock, log } = this;
+    this.board.note(...loaded.problems);
+    this.board.markStarted();
+    const { config, clock, log, board } = this;
     const signal = this.controller.signal;
-    const traffic = new TrafficProcess(
-      createTrafficFamilies(this.store, {
-        breakdown: config.metrics.breakdown,
-        windowGauges: config.metrics.windowGauges,
-      }),
-      { metrics: config.metrics.metrics, resources: config.metrics.resources },
-    );
-    const applier = new TrafficApplier(traffic);
-    this.applier = applier;
+    const traffic = new TrafficPipeline(this.store, {
+      breakdown: config.metrics.breakdown,
+      windowGauges: config.metrics.windowGauges,
+      metrics: config.metrics.metrics,
+      allMetrics: METRIC_NAMES,
+      resources: config.metrics.resources,
+      windowMs: config.metrics.windowMs,
+      delayMs: config.metrics.delayMs,
+      lookbackMs: config.metrics.lookbackMs,
+      maxInFlight: Math.max(1, config.api.concurrency),
+      backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
+      authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
+    });
+    this.traffic = traffic;
     const dvr = new DvrProcess(createDvrFamilies(this.store));
     const recordings = new RecordingsProcess(createRecordingFamilies(this.store));
-    const metricNames = config.metrics.metrics.length ? config.metrics.metrics : METRIC_NAMES;
-    const onlyResource = config.metrics.resources.length === 1 ? config.metrics.resources[0] : undefined;
 
     for (const account of config.accounts.filter((a) => this.accounts.includes(a.name))) {
       const name = account.name;
       const up = this.upstreams.get(name)!;
       const alog = log.child({ account: name });
-      traffic.initAccount(name, 10);
-      // Minutes before a cursor moved up to metrics.max_catch_up will never be asked for: counted, not lost silently.
-      const clamped = loaded?.clamped.get(name);
-      if (clamped) traffic.skip(name, (clamped.to - clamped.from) / MINUTE, 'catch_up_limit');
-      this.setStatus('metrics', name, { up: false, tried: false });
-      const walker = new AccountWalker(
-        {
-          account: name,
-          windowMs: config.metrics.windowMs,
-          delayMs: config.metrics.delayMs,
-          lookbackMs: config.metrics.lookbackMs,
-          startCursor: saved.get(name),
-          maxInFlight: Math.max(1, config.api.concurrency),
-          backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
-          authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
+      const walker = traffic.poller(name, {
+        clock,
+        log: alog,
+        random: this.opts.random,
+        startCursor: this.cursors.get(name),
+        givenUp: loaded.clamped.get(name),
+        fetchTraffic: (o) => up.call(() => up.metrics.fetchTraffic(o)),
+        onStatus: (s) => {
+          board.walker(s);
+          this.cursors.record(s.account, s.cursor);
         },
-        {
-          clock,
-          log: alog,
-          random: this.opts.random,
-          fetchWindow: (start, end) =>
-            up.call(() =>
-              up.metrics.fetchTraffic({
-                account: name,
-                start,
-                end,
-                metrics: metricNames,
-                resource: onlyResource,
-                breakdown: config.metrics.breakdown,
-              }),
-            ),
-          // Counted in time slices, in order (a big answer must not stall /metrics); see traffic/batches.ts.
-          apply: (start, end, response) =>
-            applier.apply(name, start, end, response, clock.now(), (r, err) => {
-              if (!r) {
-                alog.error({ error: describeError(err) }, 'counting a traffic window failed');
-                return;
-              }
-              this.audit.check('metrics', alog, response, r.dropped);
-              this.refreshStore();
-            }),
-          skip: (start, end, reason) => {
-            traffic.skip(name, (end - start) / MINUTE, reason);
-            this.refreshStore();
-          },
-          onStatus: (s) => this.onWalkerStatus(s, traffic),
-          authFailed: () => this.refreshToken(up, alog),
-        },
-      );
-      this.walkers.push(walker);
+        audit: (answer, dropped) => this.audit.check('metrics', alog, answer, dropped),
+        storeChanged: this.storeChanged,
+        refused: () => rereadToken(up.token, alog),
+      });
+      board.expect('metrics', name);
       this.loops.push(walker.run(signal));
 
       if (account.dvrStreams.length) {
-        this.setStatus('dvr-net', name, { up: false, tried: false });
+        board.expect('dvr-net', name);
         const round = dvrRound({
           account: name,
           streams: account.dvrStreams,
@@ -247,15 +204,15 @@ export class Exporter {
           getStream: (a, s) => up.call(() => up.dvr.getStream(a, s)),
           process: dvr,
           report: this.reporter('dvr-net', name, up, alog),
-          health: (rows) => {
-            this.dvrHealth.set(name, rows);
-            this.refreshStore();
+          health: (rows, failed) => {
+            board.dvr(name, rows, failed);
+            this.storeChanged();
           },
         });
         this.loops.push(pollEvery(config.dvr.intervalMs, clock, signal, round, alog));
       }
       if (account.recordings) {
-        this.setStatus('recorder-cloud', name, { up: false, tried: false });
+        board.expect('recorder-cloud', name);
         const round = recordingsRound({
           account: name,
           log: alog,
@@ -263,8 +220,8 @@ export class Exporter {
           process: recordings,
           report: this.reporter('recorder-cloud', name, up, alog),
           summary: (rows) => {
-            this.recordingSummary.set(name, rows);
-            this.refreshStore();
+            board.recordings(name, rows);
+            this.storeChanged();
           },
         });
         this.loops.push(pollEvery(config.recordings.intervalMs, clock, signal, round, alog));
@@ -297,111 +254,23 @@ export class Exporter {
     await settledWithin(settled, 1000);
     await this.parser.close();
     // Windows the walkers handed over are counted before the cursors past them are saved.
-    await this.applier?.idle();
-    if (this.stateFile && this.started) await this.stateFile.save(this.cursors);
+    await this.traffic?.idle();
+    await this.cursors.close();
   }
 
   status(): ExporterStatus {
-    const now = this.clock.now();
-    const accounts = [...this.statuses.values()].map((s) =>
-      s.cursor ? { ...s, lagSeconds: Math.max(0, (now - s.cursor.getTime()) / 1000) } : { ...s },
-    );
-    const dvr: DvrProblem[] = [];
-    for (const rows of this.dvrHealth.values()) {
-      for (const r of rows) {
-        if (!r.alive) dvr.push({ account: r.account, stream: r.stream, host: r.host, problem: 'not alive' });
-        else if (r.coverage !== undefined && r.coverage < COVERAGE_PROBLEM) {
-          dvr.push({
-            account: r.account,
-            stream: r.stream,
-            host: r.host,
-            problem: `coverage ${Math.round(r.coverage * 100)}%`,
-          });
-        }
-      }
-    }
-    const recordings: RecordingProblem[] = [];
-    for (const rows of this.recordingSummary.values()) {
-      for (const r of rows) {
-        if (r.status === 'error') {
-          recordings.push({ account: r.account, id: r.id, status: r.status, problem: 'recording in error' });
-        }
-      }
-    }
-    return {
-      // Before start() there are no statuses yet, and every() of nothing is true: not ready until started.
-      ready: this.started && accounts.every((a) => a.tried),
-      version: this.opts.version,
-      startedAt: this.startedAt,
-      accounts,
-      problems: { dvr, recordings },
-      notes: [...this.notes],
-    };
+    return this.board.status();
   }
 
-  private refreshPending = false;
-
-  /** Rebuilds the store's cached text soon (coalesced), off the poll's own stack. */
-  private refreshStore(): void {
-    if (this.refreshPending) return;
-    this.refreshPending = true;
-    setImmediate(() => {
-      this.refreshPending = false;
-      this.store
-        .refresh()
-        .catch((err: unknown) => this.log.error({ err }, 'rebuilding /metrics text failed'));
-    });
-  }
-
-  private setStatus(api: Api, account: string, patch: Partial<AccountStatus>): void {
-    const key = `${api}\u0000${account}`;
-    const prev = this.statuses.get(key) ?? { name: account, api, up: false };
-    this.statuses.set(key, { ...prev, ...patch });
-  }
-
-  private onWalkerStatus(s: WalkerStatus, traffic: TrafficProcess): void {
-    this.setStatus('metrics', s.account, {
-      up: s.up === true,
-      tried: s.tried,
-      cursor: new Date(s.cursor),
-      windowMinutes: s.maxWindowMinutes,
-      lastError: s.lastError,
-      lastSuccess: s.lastSuccess === undefined ? undefined : new Date(s.lastSuccess),
-    });
-    traffic.setWindowSize(s.account, s.maxWindowMinutes);
-    if (s.up !== undefined)
-      this.self.setPollResult('metrics', s.account, s.up, s.lastSuccess ?? this.clock.now());
-    if (this.cursors.get(s.account) !== s.cursor) {
-      this.cursors.set(s.account, s.cursor);
-      this.stateFile
-        ?.save(this.cursors)
-        .catch((err: unknown) => this.log.error({ err: describeError(err) }, 'saving state_file failed'));
-    }
-  }
-
+  /** Where a DVR or recordings round reports: the status board, and a refusal of the token re-reads it. */
   private reporter(api: Api, account: string, up: Upstream, log: Logger): RoundReporter {
     return {
-      result: (ok, error) => {
-        const now = this.clock.now();
-        this.setStatus(api, account, {
-          up: ok,
-          tried: true,
-          lastError: error,
-          ...(ok ? { lastSuccess: new Date(now) } : {}),
-        });
-        this.self.setPollResult(api, account, ok, now);
-        if (!ok && error && /^40[13]:/.test(error)) this.refreshToken(up, log);
+      result: ({ ok, error, failures }) => {
+        this.board.round(api, account, ok, error);
+        rereadIfRefused(failures, up.token, log);
       },
       answer: (res) => this.audit.check(api, log, res),
     };
-  }
-
-  private refreshToken(up: Upstream, log: Logger): void {
-    try {
-      up.token.refresh();
-    } catch (err) {
-      log.error({ error: describeError(err) }, 'reading the token again failed');
-    }
   }
 }
 
@@ -415,6 +284,32 @@ async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> 
     return await Promise.race([p.then(() => true), timeout]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** What the landing page's one-line summary shows of the configuration; never a credential. */
+function settingsSummary(config: Config, owned: number): SettingsSummary {
+  const { api, metrics, sharding } = config;
+  return {
+    shard: sharding.shard,
+    shards: sharding.shards,
+    accountsConfigured: config.accounts.length,
+    accountsOwned: owned,
+    apiHost: apiHost(api.baseUrl),
+    windowMs: metrics.windowMs,
+    delayMs: metrics.delayMs,
+    lookbackMs: metrics.lookbackMs,
+    requestsPerSecond: api.requestsPerSecond,
+    concurrency: api.concurrency,
+  };
+}
+
+/** The API's host (and port) for the landing page: never the user info a base_url may carry, nor path or query. */
+export function apiHost(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).host;
+  } catch {
+    return '(invalid base_url)';
   }
 }
 

@@ -1,8 +1,7 @@
 /**
- * Building blocks of the tolerant parsers (src/{traffic,dvr,recordings}/response.ts). A bad field becomes a
+ * Building blocks of the tolerant parsers (src/traffic/parse.ts, src/{dvr,recordings}/response.ts). A bad field becomes a
  * FieldIssue and is dropped; the rest of the body is kept. Only a wrong top level throws (ApiError `malformed`).
  */
-import type { FieldIssue } from '../traffic/response.js';
 import { ApiError, type ApiName } from './errors.js';
 
 export type Json = Record<string, unknown>;
@@ -21,6 +20,13 @@ export const MAX_COUNT = Number.MAX_SAFE_INTEGER;
 export const MAX_MEASURE = Number.MAX_SAFE_INTEGER;
 export const MAX_BANDWIDTH_BITS_PER_SECOND = 1e14;
 export const MAX_TIMESTAMP_SECONDS = 253_402_300_799;
+
+/** One problem found in a body; the rest of the body is kept. */
+export interface FieldIssue {
+  /** JSON path of the field, e.g. `data[3].edge_status_200`. */
+  path: string;
+  problem: string;
+}
 
 export function isRecord(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -27,6 +27,7 @@ import { pipeline } from 'node:stream/promises';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 import { type Clock, systemClock } from '../clock.js';
+import { redactSecrets } from '../redact.js';
 import { ApiError, type ApiName, kindForStatus, parseRetryAfter } from './errors.js';
 
 export type RequestObserver = (api: ApiName, code: string, seconds: number) => void;
@@ -338,7 +339,7 @@ function clip(s: string): string {
 
 /** Replaces the token anywhere in a text (an upstream that echoes it must not carry it into our errors). */
 function scrub(s: string, token: string): string {
-  return token.length >= 4 ? s.split(token).join('[REDACTED]') : s;
+  return redactSecrets(s, [token]);
 }
 
 /** A body given up on for what it is (too big, undecodable), not for how the connection went. */

@@ -3,9 +3,10 @@
  * system clock must still wait its whole time. vitest's fake timers copy Node's overflow rule, so no test waits.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FakeClock, MAX_TIMER_MS, systemClock } from '../../src/clock.js';
+import { MAX_TIMER_MS, systemClock } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
 import { pollEvery } from '../../src/poll/interval.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 afterEach(() => {
   vi.useRealTimers();

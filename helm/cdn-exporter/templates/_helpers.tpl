@@ -119,3 +119,23 @@ and state_file on the state volume. Fails early on settings the exporter would r
 - {{ . | quote }}
 {{- end }}
 {{- end }}
+
+{{/*
+The PromQL matcher of this exporter's scrape job in the exporter alerts (it replaces the rule file's
+job=~".*cdn-exporter.*"): prometheusRule.jobSelector when set; else the job the chart's ServiceMonitor gives its
+targets: the value of the Service label serviceMonitor.jobLabel, or the Service's name.
+*/}}
+{{- define "cdn-exporter.jobSelector" -}}
+{{- if .Values.prometheusRule.jobSelector }}
+{{- .Values.prometheusRule.jobSelector }}
+{{- else if .Values.serviceMonitor.jobLabel }}
+{{- $serviceLabels := merge (include "cdn-exporter.labels" . | fromYaml) (deepCopy .Values.service.labels) }}
+{{- $job := index $serviceLabels .Values.serviceMonitor.jobLabel }}
+{{- if not $job }}
+{{- fail (printf "serviceMonitor.jobLabel %q is not a label of the Service: add it to service.labels, or set prometheusRule.jobSelector" .Values.serviceMonitor.jobLabel) }}
+{{- end }}
+{{- printf "job=%q" (toString $job) }}
+{{- else }}
+{{- printf "job=%q" (include "cdn-exporter.fullname" .) }}
+{{- end }}
+{{- end }}
