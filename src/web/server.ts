@@ -17,7 +17,7 @@ import type { Express } from 'express';
 import { type Clock, systemClock } from '../clock.js';
 import type { ListenAddress } from '../config/index.js';
 import type { Logger } from '../log.js';
-import { guard, type Handler } from './auth.js';
+import { type AuthCache, guard, type Handler } from './auth.js';
 import { http2Bridge } from './bridge.js';
 import type { WebConfigSource, WebState } from './source.js';
 
@@ -39,6 +39,8 @@ export interface WebServerOptions {
   openPaths?: ReadonlySet<string>;
   log: Logger;
   clock?: Clock;
+  /** The basic-auth verdict cache (a test or the benchmark reads its bcrypt count); a new one by default. */
+  authCache?: AuthCache;
 }
 
 function applyTls(server: HttpsServer | Http2SecureServer, state: WebState): void {
@@ -64,6 +66,7 @@ export function startWebServer(options: WebServerOptions): Promise<WebServer> {
       config: () => source.current().config,
       openPaths: options.openPaths ?? new Set(),
       clock,
+      ...(options.authCache ? { cache: options.authCache } : {}),
     });
   }
   if (initial?.tls) {
