@@ -295,7 +295,7 @@ export function bcryptCost(hash: string): number | undefined {
  */
 export function parseWebConfig(text: string, file: string): WebConfig {
   const issues: WebConfigIssue[] = [];
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length > 0) {
     // Position only: the parser's message may quote the source, which may hold a key or a hash.
     throw new WebConfigError(

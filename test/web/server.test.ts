@@ -3,13 +3,15 @@
  * htpasswd), HTTP/2, the toolkit's client_auth_type values, SANs, TLS versions and ciphers, headers, the rate limit,
  * and a certificate or a file changed while the server runs. Certificates are made by openssl at test time.
  */
-import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { captureLog } from '../exporter/failure-checks.js';
 import { type KeyPair, makePki, type Pki } from '../helpers/certs.js';
+import { findTool } from '../helpers/tools.js';
 import { alpnChoice, get, get2, htpasswd, type Served, serve, writeFile } from './harness.js';
 
 let dir: string;
@@ -254,5 +256,34 @@ describe('changes while running', () => {
     expect(errors).toHaveLength(1);
     expect(errors[0]).not.toContain(bob);
     expect(lines.some((l) => l.includes('web config reloaded'))).toBe(true);
+  });
+});
+
+/**
+ * Keys the toolkit added after the one in Debian's promtool (2.42): that promtool reports them as unknown fields.
+ * Every other line of every file above must pass its check.
+ */
+const NEWER_THAN_DEBIAN_PROMTOOL = ['rate_limit', 'client_allowed_sans', 'cert', 'key', 'client_ca'];
+/** Written broken on purpose. */
+const BROKEN = new Set(['users.yml']);
+const promtool = findTool('promtool');
+
+describe.skipIf(!promtool)('promtool check web-config', () => {
+  it('accepts every web config file these tests served', () => {
+    const files = readdirSync(dir).filter((f) => f.endsWith('.yml') && !BROKEN.has(f));
+    expect(files.length).toBeGreaterThan(15);
+    for (const f of files) {
+      const run = spawnSync(promtool!, ['check', 'web-config', f], { cwd: dir, encoding: 'utf8' });
+      const out = `${run.stdout}${run.stderr}`;
+      if (run.status === 0) {
+        expect(out, f).toContain('SUCCESS');
+        continue;
+      }
+      const complaints = out.split('\n').filter((l) => /^\s+line \d+:/.test(l));
+      expect(complaints.length, `${f}: ${out}`).toBeGreaterThan(0);
+      for (const l of complaints) {
+        expect(NEWER_THAN_DEBIAN_PROMTOOL, `${f}: ${out}`).toContain(/field (\S+) not found/.exec(l)?.[1]);
+      }
+    }
   });
 });
