@@ -17,7 +17,6 @@ import { alpnChoice, get, get2, htpasswd, type Served, serve, writeFile } from '
 let dir: string;
 let pki: Pki;
 let other: Pki;
-let server: KeyPair;
 let client: KeyPair;
 let stranger: KeyPair;
 let ca: Buffer;
@@ -28,7 +27,7 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'cdn-web-'));
   pki = makePki(dir);
   other = makePki(dir, 'other-ca');
-  server = pki.issue('server');
+  pki.issue('server');
   client = pki.issue('prometheus', { client: true, sans: ['DNS:prometheus', 'URI:spiffe://mon/prometheus'] });
   stranger = other.issue('stranger', { client: true });
   ca = readFileSync(pki.ca.cert);
