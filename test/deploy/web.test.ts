@@ -5,7 +5,7 @@
  * refuses what the exporter would.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
@@ -18,6 +18,7 @@ import { findTool } from '../helpers/tools.js';
 import {
   chartValues,
   mergeValues,
+  ROOT,
   readText,
   readYaml,
   renderedWebConfig,
@@ -136,5 +137,47 @@ describe('values.schema.json for web', () => {
     expect(errors({ web: { headers: { 'Content-Type': 'text/plain' } } })).toContain('additional');
     expect(errors({ web: { headers: { 'X-Frame-Options': 'allow' } } })).toContain('enum');
     expect(errors({ web: { tls: { clientAuthType: 'Sometimes' } } })).toContain('enum');
+  });
+});
+
+describe('the TLS compose example', () => {
+  it('make-certs.sh and deploy/web-config.yml give a server the exporter loads and promtool accepts', () => {
+    const at = mkdtempSync(join(tmpdir(), 'cdn-compose-tls-'));
+    try {
+      const tlsDir = join(at, 'tls');
+      mkdirSync(tlsDir);
+      const made = spawnSync('sh', [join(ROOT, 'deploy/tls/make-certs.sh'), tlsDir], { encoding: 'utf8' });
+      expect(made.status, made.stderr).toBe(0);
+      const file = join(at, 'web-config.yml');
+      copyFileSync(join(ROOT, 'deploy/web-config.yml'), file);
+      const state = new WebConfigSource(file, silentLogger).current();
+      expect(state.config.tls?.certFile).toBe(join(tlsDir, 'server.crt'));
+      expect([...state.config.users.keys()]).toEqual(['prometheus']);
+      if (promtool) {
+        const run = spawnSync(promtool, ['check', 'web-config', file], { encoding: 'utf8' });
+        expect(run.status, `${run.stdout}${run.stderr}`).toBe(0);
+      }
+    } finally {
+      rmSync(at, { recursive: true, force: true });
+    }
+  });
+
+  it('the override mounts what the files name, and Prometheus scrapes with https, the CA and the password', () => {
+    const override = readYaml('docker-compose.tls.yml') as {
+      services: { exporter: { command: string[]; volumes: string[] }; prometheus: { volumes: string[] } };
+    };
+    const cmd = override.services.exporter.command;
+    expect(cmd[cmd.indexOf('--web.config.file') + 1]).toBe('/etc/cdn-exporter/web/web-config.yml');
+    expect(override.services.exporter.volumes).toContain('./deploy/tls:/etc/cdn-exporter/web/tls:ro');
+    const prom = readYaml('deploy/prometheus-tls.yml') as { scrape_configs: Record<string, unknown>[] };
+    const job = prom.scrape_configs.find((j) => j.job_name === 'cdn-exporter')!;
+    expect(job).toMatchObject({
+      scheme: 'https',
+      tls_config: { ca_file: '/etc/prometheus/tls/ca.crt', server_name: 'exporter' },
+      basic_auth: { username: 'prometheus', password: 'compose-demo-password' },
+    });
+    expect(override.services.prometheus.volumes).toContain(
+      './deploy/tls/ca.crt:/etc/prometheus/tls/ca.crt:ro',
+    );
   });
 });
