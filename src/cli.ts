@@ -79,7 +79,7 @@ async function runExporter(
     },
     log,
   );
-  return { exporter, server, address };
+  return { exporter, server, address, scheme: served.scheme };
 }
 
 async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -168,13 +168,13 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       }
       const sim = await startDemoSimulator();
       log.info({ url: sim.url }, 'demo: simulator started (accounts demo and acme)');
-      const { address } = await runExporter(cl, demoConfig(sim.url), log, web, () => sim.close());
+      const { address, scheme } = await runExporter(cl, demoConfig(sim.url), log, web, () => sim.close());
       const host =
         address.startsWith('[::]') || address.startsWith('0.0.0.0')
           ? `localhost:${address.split(':').pop()}`
           : address;
       log.info(
-        `demo: open http://${host}/ in a browser; point Prometheus at ${host} (examples/prometheus.yml)`,
+        `demo: open ${scheme}://${host}/ in a browser; point Prometheus at ${host} (examples/prometheus.yml)`,
       );
       return -1;
     }

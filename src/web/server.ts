@@ -99,6 +99,7 @@ export function startWebServer(options: WebServerOptions): Promise<WebServer> {
       secure.requestTimeout = 30_000;
       secure.headersTimeout = 10_000;
     } else {
+      secure.on('sessionError', (err: Error) => log.debug({ err: err.message }, 'HTTP/2 session error'));
       secure.on('session', (session: Http2Session) => {
         sessions.add(session);
         session.once('close', () => sessions.delete(session));
