@@ -10,7 +10,8 @@
  *   SHA-256 of the three (the toolkit keeps them in clear in memory; we do not need to). A new hash for a user (a
  *   reloaded file) is a new key, so an old password stops working at once;
  * - bcryptjs compares the final hash in constant time; concurrent first requests with the same credentials share
- *   one bcrypt run.
+ *   one bcrypt run, and runs for different credentials take turns (the toolkit's mutex), so a burst of guesses
+ *   cannot starve the event loop.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -31,6 +32,8 @@ export const AUTH_CACHE_SIZE = 100;
 export class AuthCache {
   private readonly verdicts = new Map<string, boolean>();
   private readonly pending = new Map<string, Promise<boolean>>();
+  /** bcrypt runs one at a time (the toolkit's bcryptMtx): many wrong passwords at once queue, not pile up. */
+  private serial: Promise<unknown> = Promise.resolve();
   /** bcrypt runs so far (for tests and the benchmark: one per distinct credential). */
   bcryptRuns = 0;
 
@@ -51,10 +54,13 @@ export class AuthCache {
     let run = this.pending.get(key);
     if (!run) {
       this.bcryptRuns++;
-      run = bcrypt.compare(password, hash).then(
-        (ok) => ok && known !== undefined,
-        () => false,
+      run = this.serial.then(() =>
+        bcrypt.compare(password, hash).then(
+          (ok) => ok && known !== undefined,
+          () => false,
+        ),
       );
+      this.serial = run;
       this.pending.set(key, run);
     }
     try {
