@@ -3,14 +3,17 @@
  * is bad, its shape without secrets when good), a bad file refuses to start, and the demo served over HTTPS with
  * basic auth, /healthz open only with --web.healthz-open.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { killAll, requireBuild, runCli, startCli } from '../cli/cli-process.js';
 import { makePki } from '../helpers/certs.js';
+import { findTool } from '../helpers/tools.js';
 import { get, htpasswd, writeFile } from './harness.js';
 
+const promtool = findTool('promtool');
 let dir: string;
 let hash: string;
 beforeAll(() => {
@@ -34,6 +37,10 @@ describe('check-config --web.config.file', () => {
     expect(r.stdout).toContain(`# web config ${f}: valid`);
     expect(r.stdout).toContain('basic_auth_users: alice');
     expect(r.stdout).not.toContain(hash);
+    if (promtool) {
+      const run = spawnSync(promtool, ['check', 'web-config', f], { encoding: 'utf8' });
+      expect(run.status, `${run.stdout}${run.stderr}`).toBe(0);
+    }
   });
 
   it('an unknown key: exit 2 with its path', async () => {

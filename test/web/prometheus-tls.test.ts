@@ -3,6 +3,7 @@
  * configure it: the series arrive; a second job with a wrong password gets 401 and `up 0`. Then the certificate is
  * replaced while the scrapes go on: new handshakes present the new certificate and no scrape fails.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import { findTool } from '../helpers/tools.js';
 import { get, htpasswd, type Served, serve, writeFile } from './harness.js';
 
 const prometheus = findTool('prometheus');
+const promtool = findTool('promtool');
 
 interface Target {
   labels: { job: string };
@@ -82,6 +84,12 @@ describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', ()
       await settle();
     }
   }
+
+  it('promtool check web-config accepts the file this exporter serves with', () => {
+    if (!promtool) return;
+    const run = spawnSync(promtool, ['check', 'web-config', 'web.yml'], { cwd: dir, encoding: 'utf8' });
+    expect(run.status, `${run.stdout}${run.stderr}`).toBe(0);
+  });
 
   it('the series arrive with the right password; the wrong one gets 401 and up 0', async () => {
     await until(async () => {
