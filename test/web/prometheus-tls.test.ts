@@ -1,7 +1,8 @@
 /**
  * Debian's Prometheus scrapes the exporter over HTTPS with `tls_config.ca_file` and `basic_auth`, as a user would
- * configure it: the series arrive; a second job with a wrong password gets 401 and `up 0`. Then the certificate is
- * replaced while the scrapes go on: new handshakes present the new certificate and no scrape fails.
+ * configure it: the series arrive; a second job with a wrong password gets 401 and `up 0`. With mutual TLS, its
+ * client certificate gets it in and a job without one is down. Then the certificate is replaced while the scrapes
+ * go on: new handshakes present the new certificate and no scrape fails.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
@@ -28,6 +29,7 @@ describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', ()
   let dir: string;
   let pki: Pki;
   let served: Served;
+  let mtls: Served;
   let prom: Prometheus;
 
   beforeAll(async () => {
@@ -40,6 +42,14 @@ describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', ()
       `tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  prometheus: ${htpasswd('prometheus', 's3cret pass')}\n`,
     );
     served = await serve(file, silentLogger);
+    // A second exporter that wants client certificates signed by the CA (mutual TLS), and Prometheus' own.
+    const client = pki.issue('prometheus-client', { client: true });
+    const mtlsFile = writeFile(
+      dir,
+      'mtls.yml',
+      'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n',
+    );
+    mtls = await serve(mtlsFile, silentLogger);
     const tls = { ca_file: pki.ca.cert, server_name: 'localhost' };
     prom = await startPrometheus({
       bin: prometheus!,
@@ -61,6 +71,16 @@ describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', ()
             basic_auth: { username: 'prometheus', password: 'guess' },
           },
         },
+        {
+          job: 'cdn-exporter-mtls',
+          target: `127.0.0.1:${mtls.port}`,
+          scrape: { scheme: 'https', tls_config: { ...tls, cert_file: client.cert, key_file: client.key } },
+        },
+        {
+          job: 'cdn-exporter-mtls-no-cert',
+          target: `127.0.0.1:${mtls.port}`,
+          scrape: { scheme: 'https', tls_config: tls },
+        },
       ],
     });
   }, 60_000);
@@ -68,6 +88,7 @@ describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', ()
   afterAll(async () => {
     await prom?.stop();
     await served?.web.close(500);
+    await mtls?.web.close(500);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -94,7 +115,7 @@ describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', ()
   it('the series arrive with the right password; the wrong one gets 401 and up 0', async () => {
     await until(async () => {
       const t = await targets();
-      return t.length === 2 && t.every((x) => x.health !== 'unknown');
+      return t.length === 4 && t.every((x) => x.health !== 'unknown');
     });
     const t = await targets();
     const good = t.find((x) => x.labels.job === 'cdn-exporter');
@@ -109,6 +130,21 @@ describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', ()
     expect(await prom.query('cdn_edge_requests_total{job="cdn-exporter-wrong-password"}')).toMatchObject({
       result: [],
     });
+  });
+
+  it('mutual TLS: Prometheus with a client certificate from the CA is up; without one it is down', async () => {
+    await until(async () => {
+      const t = await targets();
+      return t.length === 4 && t.every((x) => x.health !== 'unknown');
+    });
+    const t = await targets();
+    const withCert = t.find((x) => x.labels.job === 'cdn-exporter-mtls');
+    const without = t.find((x) => x.labels.job === 'cdn-exporter-mtls-no-cert');
+    expect(withCert?.health, JSON.stringify(t)).toBe('up');
+    expect(without?.health).toBe('down');
+    expect(without?.lastError).not.toBe('');
+    const edge = await prom.query('cdn_edge_requests_total{job="cdn-exporter-mtls",resource="101"}');
+    expect(edge.result.map((r) => r.value[1])).toEqual(['1234']);
   });
 
   it('a certificate replaced while scrapes run: new handshakes get it, no scrape fails', async () => {
