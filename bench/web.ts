@@ -1,6 +1,6 @@
 /**
  * The cost of the web config on a scrape: the same exporter app served over HTTPS with basic auth and without, side
- * by side in one run, over a kept-alive connection (how Prometheus scrapes) and over a new connection each time
+ * by side in one run (request by request, alternating), over a kept-alive connection (how Prometheus scrapes) and over a new connection each time
  * (a TLS handshake per scrape). Also the first request of a credential, which pays bcrypt at cost 10 once; after
  * that the verdict is cached. Certificates are made with openssl in a temporary directory and removed after.
  */
@@ -72,13 +72,25 @@ function scrape(port: number, ca: Buffer, agent: https.Agent | false, auth?: str
   });
 }
 
-async function timed(n: number, one: () => Promise<number>): Promise<number> {
-  const t0 = performance.now();
+/**
+ * Mean ms per scrape of `a` and of `b`, one of each in turn (a, b, a, b, ...): on a shared machine the load
+ * drifts, and alternating puts both under the same drift.
+ */
+async function paired(
+  n: number,
+  a: () => Promise<number>,
+  b: () => Promise<number>,
+): Promise<[number, number]> {
+  const total = [0, 0];
   for (let i = 0; i < n; i++) {
-    const status = await one();
-    if (status !== 200) throw new Error(`scrape answered ${status}`);
+    for (const [k, one] of [a, b].entries()) {
+      const t0 = performance.now();
+      const status = await one();
+      total[k]! += performance.now() - t0;
+      if (status !== 200) throw new Error(`scrape answered ${status}`);
+    }
   }
-  return (performance.now() - t0) / n;
+  return [total[0]! / n, total[1]! / n];
 }
 
 export async function webBenchmarks(log: (line: string) => void): Promise<BenchRow[]> {
@@ -139,10 +151,20 @@ export async function webBenchmarks(log: (line: string) => void): Promise<BenchR
     const kept = { open: [] as number[], auth: [] as number[] };
     const fresh = { open: [] as number[], auth: [] as number[] };
     for (let round = 0; round < 5; round++) {
-      kept.open.push(await timed(300, () => scrape(open, ca, keepOpen)));
-      kept.auth.push(await timed(300, () => scrape(authed, ca, keepAuth, auth)));
-      fresh.open.push(await timed(40, () => scrape(open, ca, false)));
-      fresh.auth.push(await timed(40, () => scrape(authed, ca, false, auth)));
+      const [ko, ka] = await paired(
+        300,
+        () => scrape(open, ca, keepOpen),
+        () => scrape(authed, ca, keepAuth, auth),
+      );
+      const [fo, fa] = await paired(
+        40,
+        () => scrape(open, ca, false),
+        () => scrape(authed, ca, false, auth),
+      );
+      kept.open.push(ko);
+      kept.auth.push(ka);
+      fresh.open.push(fo);
+      fresh.auth.push(fa);
       log(`  round ${round + 1}/5`);
     }
     keepOpen.destroy();
