@@ -36,7 +36,7 @@ const EXAMPLE_PROMETHEUS_CONFIG = 'examples/prometheus.yml';
  * the bound address (`[::]:9877`, `127.0.0.1:41234`); on every interface, the browser and Prometheus are sent to
  * the loopback address.
  */
-export function demoBanner(address: string, simulatorUrl: string): string {
+export function demoBanner(address: string, simulatorUrl: string, scheme: 'http' | 'https' = 'http'): string {
   const port = address.slice(address.lastIndexOf(':') + 1);
   const everywhere = address.startsWith('[::]:') || address.startsWith('0.0.0.0:');
   const browse = everywhere ? `localhost:${port}` : address;
@@ -54,8 +54,8 @@ export function demoBanner(address: string, simulatorUrl: string): string {
     'cdn-exporter demo: the exporter polling its built-in CDN simulator (accounts demo and acme). It starts an',
     'hour back, so /metrics fills within seconds.',
     '',
-    `  Landing page  http://${browse}/`,
-    `  Metrics       http://${browse}/metrics`,
+    `  Landing page  ${scheme}://${browse}/`,
+    `  Metrics       ${scheme}://${browse}/metrics`,
     ...prometheus,
     `  Simulator     ${simulatorUrl}`,
     '',

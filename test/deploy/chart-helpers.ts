@@ -199,3 +199,35 @@ export function renderManifest(
   if (docs.length > 1) throw new Error(`${file} rendered ${docs.length} documents`);
   return docs[0] as Record<string, unknown> | undefined;
 }
+
+/** Where the chart mounts the certificate Secret (`cdn-exporter.tlsDir`). */
+export const TLS_DIR = '/etc/cdn-exporter/tls';
+
+/**
+ * What templates/web-secret.yaml renders into web-config.yml (see `cdn-exporter.webConfig` in _helpers.tpl);
+ * `tlsDir` stands for the mount path, so a test can point it at certificates it made.
+ */
+export function renderedWebConfig(values: Values, tlsDir = TLS_DIR): Record<string, unknown> {
+  const web = values.web as {
+    tls: { enabled: boolean; clientAuthType: string; clientCA: boolean; minVersion: string };
+    basicAuth: { users: Record<string, string> };
+    http2: boolean;
+    headers: Record<string, string>;
+  };
+  const out: Record<string, unknown> = {};
+  if (web.tls.enabled) {
+    const tls: Record<string, unknown> = {
+      cert_file: `${tlsDir}/tls.crt`,
+      key_file: `${tlsDir}/tls.key`,
+      min_version: web.tls.minVersion,
+    };
+    if (web.tls.clientAuthType !== 'NoClientCert') tls.client_auth_type = web.tls.clientAuthType;
+    if (web.tls.clientCA) tls.client_ca_file = `${tlsDir}/ca.crt`;
+    out.tls_server_config = tls;
+  }
+  const http: Record<string, unknown> = { http2: web.http2 };
+  if (Object.keys(web.headers).length > 0) http.headers = web.headers;
+  out.http_server_config = http;
+  if (Object.keys(web.basicAuth.users).length > 0) out.basic_auth_users = web.basicAuth.users;
+  return out;
+}

@@ -85,12 +85,13 @@ describe('values.schema.json', () => {
     expect(errorsOf(chartValues())).toBe('');
   });
 
-  it('has the four ci scenarios', () => {
+  it('has the five ci scenarios', () => {
     expect(ciValueFiles()).toEqual([
       'default-values.yaml',
       'existing-secret-values.yaml',
       'monitoring-on-values.yaml',
       'sharded-values.yaml',
+      'tls-values.yaml',
     ]);
   });
 
@@ -324,8 +325,12 @@ describe('templates', () => {
 
   it('probe /healthz and /readyz on the named port http-metrics, which the Service exposes', () => {
     const pod = readText('helm/cdn-exporter/templates/_pod.tpl');
-    expect(pod).toMatch(/livenessProbe:\s+httpGet:\s+path: \/healthz\s+port: http-metrics/);
-    expect(pod).toMatch(/readinessProbe:\s+httpGet:\s+path: \/readyz\s+port: http-metrics/);
+    // Between the probe and httpGet: the web config's choice of a TCP probe (test/deploy/web.test.ts).
+    expect(pod).toMatch(/livenessProbe:[\s\S]*?httpGet:\s+path: \/healthz\s+port: http-metrics/);
+    expect(pod).toMatch(
+      /readinessProbe:[\s\S]*?httpGet:\s+path: \{\{ include "cdn-exporter.readinessPath" \. \}\}\s+port: http-metrics/,
+    );
+    expect(readText('helm/cdn-exporter/templates/_helpers.tpl')).toMatch(/else -\}\}\/readyz\{\{/);
     expect(readText('helm/cdn-exporter/templates/service.yaml')).toMatch(/- name: http-metrics\s/);
     expect(readText('helm/cdn-exporter/templates/servicemonitor.yaml')).toMatch(/- port: http-metrics\s/);
   });
