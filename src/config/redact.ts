@@ -16,6 +16,7 @@ export interface PrintableConfig {
   dvr: { interval: string };
   recordings: { interval: string };
   accounts: Record<string, unknown>[];
+  accounts_discovery: Record<string, unknown>;
   state_file?: string;
   sharding: { shard: number; shards: number };
 }
@@ -32,15 +33,30 @@ export function redactUrl(text: string): string {
   return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, `$1${REDACTED}@`);
 }
 
-function tokenKeys(source: { token?: string; tokenFile?: string }): Record<string, string> {
+function tokenKeys(source: {
+  token?: string;
+  tokenFile?: string;
+  username?: string;
+  password?: string;
+  passwordFile?: string;
+}): Record<string, string> {
   const out: Record<string, string> = {};
   if (source.token !== undefined) out.token = REDACTED;
   if (source.tokenFile !== undefined) out.token_file = source.tokenFile;
+  // The username names a user, it is not a secret; the password is.
+  if (source.username !== undefined) out.username = source.username;
+  if (source.password !== undefined) out.password = REDACTED;
+  if (source.passwordFile !== undefined) out.password_file = source.passwordFile;
   return out;
 }
 
 function account(a: AccountConfig): Record<string, unknown> {
   return { name: a.name, ...tokenKeys(a), dvr_streams: [...a.dvrStreams], recordings: a.recordings };
+}
+
+/** The pattern as written: the anchoring `^(?:...)$` the loader added is taken off. */
+function patternText(re: RegExp): string {
+  return re.source.replace(/^\^\(\?:/, '').replace(/\)\$$/, '');
 }
 
 export function redactConfig(config: Config): PrintableConfig {
@@ -65,6 +81,13 @@ export function redactConfig(config: Config): PrintableConfig {
     dvr: { interval: formatDuration(config.dvr.intervalMs) },
     recordings: { interval: formatDuration(config.recordings.intervalMs) },
     accounts: config.accounts.map(account),
+    accounts_discovery: {
+      enabled: config.discovery.enabled,
+      interval: formatDuration(config.discovery.intervalMs),
+      include: patternText(config.discovery.include),
+      exclude: patternText(config.discovery.exclude),
+      recordings: config.discovery.recordings,
+    },
     sharding: { ...config.sharding },
   };
   if (config.stateFile !== undefined) out.state_file = config.stateFile;

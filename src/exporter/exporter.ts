@@ -5,8 +5,17 @@
 import type { Express } from 'express';
 import { Registry } from 'prom-client';
 import type { Agent } from 'undici';
+import { LoginToken } from '../auth/login-token.js';
+import { type AuthMetrics, createAuthMetrics } from '../auth/metrics.js';
 import { type Clock, MINUTE, systemClock } from '../clock.js';
-import { accountTokenSources, type Config, METRIC_NAMES, type TokenFs } from '../config/index.js';
+import {
+  type Config,
+  type LoginCredential,
+  METRIC_NAMES,
+  type TokenFs,
+  type TokenSource,
+  tokenSources,
+} from '../config/index.js';
 import { createDvrFamilies } from '../dvr/metrics.js';
 import { DvrProcess, type StreamHealth } from '../dvr/process.js';
 import { type AgentOptions, createAgent } from '../http/request.js';
@@ -58,6 +67,7 @@ export class Exporter {
   readonly registry = new Registry();
   readonly store = new SeriesStore();
   readonly self: SelfMetrics;
+  readonly auth: AuthMetrics;
   readonly app: Express;
   readonly accounts: readonly string[];
 
@@ -79,6 +89,8 @@ export class Exporter {
   private applier: TrafficApplier | undefined;
   private started = false;
   private walkers: AccountWalker[] = [];
+  /** Every login the configuration names (src/auth): renewal loops started with the pollers. */
+  private readonly logins: LoginToken[] = [];
 
   constructor(private readonly opts: ExporterOptions) {
     this.config = opts.config;
@@ -103,7 +115,8 @@ export class Exporter {
     );
     this.accounts = owned.map((a) => a.name);
     this.parser = new WorkerTrafficParser({ log: this.log, ...opts.trafficParser });
-    const tokens = accountTokenSources(this.config, opts.tokenFs);
+    this.auth = createAuthMetrics(this.registry);
+    const tokens = tokenSources(this.config, opts.tokenFs, (c) => this.createLogin(c)).accounts;
     for (const account of owned) {
       const token = tokens.get(account.name)!;
       let upstream = [...this.upstreams.values()].find((u) => u.token === token);
@@ -137,7 +150,10 @@ export class Exporter {
       status: () => this.status(),
       log: this.log,
       secrets: () =>
-        [...new Set([...this.upstreams.values()].map((u) => safeToken(u)))].filter((t) => t !== ''),
+        [
+          ...new Set([...this.upstreams.values()].map((u) => safeToken(u))),
+          ...this.logins.flatMap((l) => l.secrets()),
+        ].filter((t) => t !== ''),
       clock: this.clock,
     });
   }
@@ -151,6 +167,15 @@ export class Exporter {
     for (const [account, cursor] of saved) this.cursors.set(account, cursor);
     const { config, clock, log } = this;
     const signal = this.controller.signal;
+    // Logins first: the pollers' first requests then carry a token instead of failing for want of one.
+    // Only the logins this replica uses (an account of another shard may name its own).
+    const used = new Set<TokenSource>([...this.upstreams.values()].map((u) => u.token));
+    const logins = this.logins.filter((l) => used.has(l));
+    for (const login of logins) {
+      this.auth.addLogin(login.username);
+      this.loops.push(login.run(signal));
+    }
+    await Promise.all(logins.map((l) => l.firstAttempt));
     const traffic = new TrafficProcess(
       createTrafficFamilies(this.store, {
         breakdown: config.metrics.breakdown,
@@ -216,6 +241,8 @@ export class Exporter {
         },
       );
       this.walkers.push(walker);
+      // A renewed token ends the walker's slow auth backoff at once.
+      if (up.token instanceof LoginToken) up.token.onToken(() => walker.authRestored());
       this.loops.push(walker.run(signal));
 
       if (account.dvrStreams.length) {
@@ -284,9 +311,19 @@ export class Exporter {
 
   status(): ExporterStatus {
     const now = this.clock.now();
-    const accounts = [...this.statuses.values()].map((s) =>
-      s.cursor ? { ...s, lagSeconds: Math.max(0, (now - s.cursor.getTime()) / 1000) } : { ...s },
-    );
+    const accounts = [...this.statuses.values()].map((s) => {
+      const row: AccountStatus = s.cursor
+        ? { ...s, lagSeconds: Math.max(0, (now - s.cursor.getTime()) / 1000) }
+        : { ...s };
+      // The login's own state, not the error text: "login refused" is not a network error.
+      const token = this.upstreams.get(s.name)?.token;
+      if (!row.up && token instanceof LoginToken) {
+        const state = token.status.state;
+        if (state === 'login-refused') row.cause = 'login refused';
+        else if (state === 'login-failed') row.cause = 'login failed';
+      }
+      return row;
+    });
     const dvr: DvrProblem[] = [];
     for (const rows of this.dvrHealth.values()) {
       for (const r of rows) {
@@ -380,8 +417,28 @@ export class Exporter {
     try {
       up.token.refresh();
     } catch (err) {
-      log.error({ error: describeError(err) }, 'reading the token again failed');
+      // A login logs its own failures, once per change.
+      if (!(up.token instanceof LoginToken))
+        log.error({ error: describeError(err) }, 'reading the token again failed');
     }
+  }
+
+  /** One login's token source, with its metrics; its loop starts in start(). */
+  private createLogin(credential: LoginCredential): TokenSource {
+    const login = credential.username;
+    const source = new LoginToken({
+      credential,
+      baseUrl: this.config.api.baseUrl,
+      clock: this.clock,
+      log: this.log,
+      dispatcher: this.agent,
+      random: this.opts.random,
+      fs: this.opts.tokenFs,
+      onLogin: (result) => this.auth.logins.inc({ login, result }),
+      onExpiry: (at) => this.auth.setExpiry(login, at),
+    });
+    this.logins.push(source);
+    return source;
   }
 }
 

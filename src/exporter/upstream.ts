@@ -59,20 +59,38 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
     dvr: new DvrClient(http),
     recorder: new RecorderClient(http),
     async call<T>(fn: () => Promise<T>): Promise<T> {
-      let releasedAt: number | undefined;
-      try {
-        const result = await gate.run((ticket) => {
-          releasedAt = ticket.releasedAt;
-          return reportingSends(ticket.sent, fn);
-        }, opts.signal);
-        gate.succeeded();
-        return result;
-      } catch (err) {
-        if (isApiError(err)) {
-          if (err.kind === 'rate-limited') gate.rateLimited(err.retryAfterMs, releasedAt);
-          opts.onError?.(err);
+      for (let attempt = 0; ; attempt++) {
+        // No token (a login refused or not done yet): fail before taking a place in the gate.
+        token.get();
+        let releasedAt: number | undefined;
+        let generation = token.generation;
+        try {
+          const result = await gate.run((ticket) => {
+            releasedAt = ticket.releasedAt;
+            generation = token.generation;
+            return reportingSends(ticket.sent, fn);
+          }, opts.signal);
+          gate.succeeded();
+          return result;
+        } catch (err) {
+          // Refused, but sent with a token that has been renewed since: the same request once more, with the new
+          // one (a window in flight across a renewal is neither skipped nor counted twice).
+          if (
+            isApiError(err) &&
+            err.kind === 'auth' &&
+            attempt === 0 &&
+            token.generation !== undefined &&
+            token.generation !== generation
+          ) {
+            opts.onError?.(err);
+            continue;
+          }
+          if (isApiError(err)) {
+            if (err.kind === 'rate-limited') gate.rateLimited(err.retryAfterMs, releasedAt);
+            opts.onError?.(err);
+          }
+          throw err;
         }
-        throw err;
       }
     },
   };

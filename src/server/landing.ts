@@ -56,7 +56,8 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
   };
   const upCell = (a: AccountStatus): string => {
     if (!accountTried(a)) return '<td class="pending">pending</td>';
-    return a.up ? '<td class="up">up</td>' : '<td class="down">down</td>';
+    if (a.up) return '<td class="up">up</td>';
+    return a.cause ? `<td class="down">down: ${t(a.cause)}</td>` : '<td class="down">down</td>';
   };
 
   const accountRows = status.accounts.map(

@@ -2,6 +2,7 @@
  * The simulator's options and their command-line form (`cdn-exporter simulate ...`).
  */
 import type { Clock } from '../clock.js';
+import type { SimUser } from './auth.js';
 import { checkFaultRates, FAULT_KINDS, type FaultKind, type FaultRates } from './faults.js';
 import type { RequestTimeShape, TrafficScale } from './traffic.js';
 import type { SimAccount } from './types.js';
@@ -23,6 +24,12 @@ export interface SimulatorOptions {
   slowMs?: number;
   /** How `*_request_time` appears in traffic answers (default `object`). */
   requestTimeShape?: RequestTimeShape;
+  /** Login users (default: DEMO_USER with DEMO_PASSWORD, seeing every account). */
+  users?: SimUser[];
+  /** Lifetime of issued tokens, ms (default 21,599,000: just under 6 hours). */
+  tokenLifetimeMs?: number;
+  /** How long 7 wrong passwords ban a user, ms (default 3 hours). */
+  banDurationMs?: number;
 }
 
 export interface ListenOptions {
@@ -65,9 +72,17 @@ export function parseSimulatorArgs(argv: readonly string[]): SimulatorArgs {
     const eq = arg.indexOf('=');
     const flag = eq >= 0 ? arg.slice(0, eq) : arg;
     const known =
-      ['--host', '--port', '--seed', '--lag', '--rate-limit', '--slow-ms', '--request-time-shape'].includes(
-        flag,
-      ) ||
+      [
+        '--host',
+        '--port',
+        '--seed',
+        '--lag',
+        '--rate-limit',
+        '--slow-ms',
+        '--request-time-shape',
+        '--token-lifetime',
+        '--ban-duration',
+      ].includes(flag) ||
       (flag.startsWith('--fault-') && (FAULT_KINDS as readonly string[]).includes(flag.slice(8)));
     if (!known) throw new Error(`unknown flag ${flag}`);
     let value: string;
@@ -96,6 +111,12 @@ export function parseSimulatorArgs(argv: readonly string[]): SimulatorArgs {
         break;
       case '--slow-ms':
         options.slowMs = numberArg(flag, value, (n) => n >= 0, 'milliseconds >= 0');
+        break;
+      case '--token-lifetime':
+        options.tokenLifetimeMs = numberArg(flag, value, (n) => n > 0, 'seconds > 0') * 1000;
+        break;
+      case '--ban-duration':
+        options.banDurationMs = numberArg(flag, value, (n) => n >= 0, 'seconds >= 0') * 1000;
         break;
       case '--request-time-shape':
         if (!(SHAPES as readonly string[]).includes(value)) {
@@ -133,6 +154,8 @@ Flags (--flag value or --flag=value):
   --rate-limit N              requests per second per token; above it 429 with Retry-After (default: none)
   --request-time-shape S      how *_request_time appears: ${SHAPES.join(' | ')} (default object)
   --slow-ms MS                delay of a 'slow' fault (default 5000)
+  --token-lifetime SECONDS    lifetime of tokens the login issues (default 21599, just under 6 hours)
+  --ban-duration SECONDS      how long 7 wrong passwords ban a login user (default 10800)
   --fault-KIND RATE           share of requests answered with fault KIND, 0..1; KIND is one of
                               ${FAULT_KINDS.join(', ')}
   -h, --help                  show this help
