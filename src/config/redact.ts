@@ -85,7 +85,7 @@ export function redactConfig(config: Config): PrintableConfig {
       enabled: config.discovery.enabled,
       interval: formatDuration(config.discovery.intervalMs),
       include: patternText(config.discovery.include),
-      exclude: patternText(config.discovery.exclude),
+      ...(config.discovery.exclude ? { exclude: patternText(config.discovery.exclude) } : {}),
       recordings: config.discovery.recordings,
     },
     sharding: { ...config.sharding },

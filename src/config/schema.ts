@@ -136,8 +136,8 @@ const discoverySchema = z.strictObject({
   enabled: z.boolean().default(false),
   interval: duration({ min: 10_000 }).prefault('10m'),
   include: z.string().default('.*').pipe(accountPattern),
-  /** Empty: nothing is excluded (an anchored empty pattern matches only the empty name, which no account has). */
-  exclude: z.string().default('').pipe(accountPattern),
+  /** Absent: nothing is excluded. */
+  exclude: accountPattern.optional(),
   recordings: z.boolean().default(false),
 });
 
@@ -237,8 +237,8 @@ export interface DiscoveryConfig {
   intervalMs: number;
   /** Anchored. */
   include: RegExp;
-  /** Anchored; the default matches no account name. */
-  exclude: RegExp;
+  /** Anchored; absent: nothing is excluded. */
+  exclude?: RegExp;
   /** Discovered accounts' recordings are polled too. */
   recordings: boolean;
 }
@@ -307,8 +307,8 @@ export function toConfig(file: FileConfig): Config {
         enabled: file.accounts_discovery.enabled,
         intervalMs: file.accounts_discovery.interval,
         include: file.accounts_discovery.include,
-        exclude: file.accounts_discovery.exclude,
         recordings: file.accounts_discovery.recordings,
+        ...(file.accounts_discovery.exclude ? { exclude: file.accounts_discovery.exclude } : {}),
       },
       sharding: { shard: file.sharding.shard, shards: file.sharding.shards },
     } as Config,

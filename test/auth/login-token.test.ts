@@ -83,7 +83,7 @@ const ok = (token: string, lifetimeMs: number): LoginOutcome => ({
 });
 const refused: LoginOutcome = { ok: false, result: 'refused', status: 401, detail: 'login refused (401)' };
 
-async function run(clock: FakeClock, source: LoginToken, ms: number, step = 1000): Promise<void> {
+async function run(clock: FakeClock, ms: number, step = 1000): Promise<void> {
   for (let t = 0; t < ms; t += step) await clock.advance(step);
 }
 
@@ -153,7 +153,7 @@ describe('LoginToken', () => {
     }
     // An API's 401/403 does not cause another attempt while refused.
     expect(() => source.refresh()).toThrow(LoginError);
-    await run(clock, source, 6 * 3600_000, 10_000);
+    await run(clock, 6 * 3600_000, 10_000);
     const times = calls.map((c) => c.at);
     for (const t of times) {
       expect(times.filter((u) => u >= t && u < t + 3600_000).length).toBeLessThanOrEqual(3);
@@ -163,7 +163,7 @@ describe('LoginToken', () => {
     const before = calls.length;
     content = 'right';
     ino++;
-    await run(clock, source, 10_000, 1000);
+    await run(clock, 10_000, 1000);
     expect(calls.length).toBe(before + 1);
     expect(calls.at(-1)!.password).toBe('right');
     expect(source.get()).toBe('tok');
@@ -232,10 +232,10 @@ describe('LoginToken', () => {
     const ctl = new AbortController();
     const loop = source.run(ctl.signal);
     await source.firstAttempt;
-    await run(clock, source, 8.5 * MINUTE + 1000);
+    await run(clock, 8.5 * MINUTE + 1000);
     expect(calls).toHaveLength(2);
     expect(source.get()).toBe('t0');
-    await run(clock, source, 3 * MINUTE, 1000);
+    await run(clock, 3 * MINUTE, 1000);
     expect(calls.map((c) => c.at - calls[1]!.at)).toEqual(
       [-8.5 * MINUTE, 0, 60_000, 120_000, 180_000].slice(0, calls.length),
     );

@@ -298,7 +298,6 @@ describe('loadConfig: defaults', () => {
         enabled: false,
         intervalMs: 600_000,
         include: /^(?:.*)$/,
-        exclude: /^(?:)$/,
         recordings: false,
       },
       sharding: { shard: 0, shards: 1 },

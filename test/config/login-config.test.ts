@@ -135,8 +135,8 @@ describe('login configuration', () => {
     expect(c.accounts).toEqual([]);
     expect(c.discovery.include.test('prod-a')).toBe(true);
     expect(c.discovery.include.test('xprod-a')).toBe(false);
-    expect(c.discovery.exclude.test('prod-test')).toBe(true);
-    expect(c.discovery.exclude.test('prod-test2')).toBe(false);
+    expect(c.discovery.exclude!.test('prod-test')).toBe(true);
+    expect(c.discovery.exclude!.test('prod-test2')).toBe(false);
     expect(problems({ api: { ...api, token: 't' }, accounts_discovery: { include: '(' } })[0]).toMatch(
       /^accounts_discovery.include: must be a regular expression/,
     );
