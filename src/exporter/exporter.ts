@@ -9,13 +9,16 @@ import { LoginToken } from '../auth/login-token.js';
 import { type AuthMetrics, createAuthMetrics } from '../auth/metrics.js';
 import { type Clock, MINUTE, systemClock } from '../clock.js';
 import {
+  type AccountConfig,
   type Config,
   type LoginCredential,
   METRIC_NAMES,
   type TokenFs,
   type TokenSource,
+  type TokenSources,
   tokenSources,
 } from '../config/index.js';
+import { type DiscoverySource, discoveryRound } from '../discovery/discovery.js';
 import { createDvrFamilies } from '../dvr/metrics.js';
 import { DvrProcess, type StreamHealth } from '../dvr/process.js';
 import { type AgentOptions, createAgent } from '../http/request.js';
@@ -67,7 +70,6 @@ export class Exporter {
   readonly registry = new Registry();
   readonly store = new SeriesStore();
   readonly self: SelfMetrics;
-  readonly auth: AuthMetrics;
   readonly app: Express;
   readonly accounts: readonly string[];
 
@@ -91,6 +93,21 @@ export class Exporter {
   private walkers: AccountWalker[] = [];
   /** Every login the configuration names (src/auth): renewal loops started with the pollers. */
   private readonly logins: LoginToken[] = [];
+  private readonly tokens: TokenSources;
+  /** One upstream per token source (accounts sharing a credential share it), discovered accounts' included. */
+  private readonly allUpstreams = new Set<Upstream>();
+  /** The poll loops of each account now polled, so one account can be stopped alone (discovery). */
+  private readonly running = new Map<string, AccountPollers>();
+  /** Accounts polled because discovery found them (not listed in the configuration). */
+  private readonly discovered = new Set<string>();
+  private processes: Processes | undefined;
+  private authMetrics: AuthMetrics | undefined;
+
+  /** The login metrics, registered on first use: an exporter with fixed tokens and no discovery has none. */
+  get auth(): AuthMetrics {
+    this.authMetrics ??= createAuthMetrics(this.registry);
+    return this.authMetrics;
+  }
 
   constructor(private readonly opts: ExporterOptions) {
     this.config = opts.config;
@@ -115,32 +132,14 @@ export class Exporter {
     );
     this.accounts = owned.map((a) => a.name);
     this.parser = new WorkerTrafficParser({ log: this.log, ...opts.trafficParser });
-    this.auth = createAuthMetrics(this.registry);
-    const tokens = tokenSources(this.config, opts.tokenFs, (c) => this.createLogin(c)).accounts;
+    this.tokens = tokenSources(this.config, opts.tokenFs, (c) => this.createLogin(c));
     for (const account of owned) {
-      const token = tokens.get(account.name)!;
-      let upstream = [...this.upstreams.values()].find((u) => u.token === token);
-      upstream ??= createUpstream(token, {
-        baseUrl: this.config.api.baseUrl,
-        requestsPerSecond: this.config.api.requestsPerSecond,
-        concurrency: this.config.api.concurrency,
-        clock: this.clock,
-        agent: this.agent,
-        signal: this.controller.signal,
-        onRequest: (api, code, seconds) =>
-          this.self.observeRequest(api, code === 'error' ? 'error' : Number(code), seconds),
-        // An answer that is not JSON, or not of the documented shape, is a parse error of its API.
-        onError: (err) => {
-          if (err.kind === 'malformed') this.self.parseErrors.inc({ api: err.api });
-        },
-        parseTraffic: this.parser.parse,
-      });
-      this.upstreams.set(account.name, upstream);
+      this.upstreams.set(account.name, this.upstreamFor(this.tokens.accounts.get(account.name)!));
     }
-    const gates = new Set([...this.upstreams.values()].map((u) => u.gate));
+    // The request gates of every upstream, those made later for discovered accounts included.
     this.self.trackQueueLength(() => {
       let n = 0;
-      for (const g of gates) n += g.length;
+      for (const u of this.allUpstreams) n += u.gate.length;
       return n;
     });
     this.stateFile = this.config.stateFile ? new StateFile(this.config.stateFile) : undefined;
@@ -151,7 +150,7 @@ export class Exporter {
       log: this.log,
       secrets: () =>
         [
-          ...new Set([...this.upstreams.values()].map((u) => safeToken(u))),
+          ...new Set([...this.allUpstreams].map((u) => safeToken(u))),
           ...this.logins.flatMap((l) => l.secrets()),
         ].filter((t) => t !== ''),
       clock: this.clock,
@@ -165,11 +164,12 @@ export class Exporter {
     this.started = true;
     // Cursors of accounts this replica does not poll now (another shard's, a removed one) are kept on save.
     for (const [account, cursor] of saved) this.cursors.set(account, cursor);
-    const { config, clock, log } = this;
+    const { config, log } = this;
     const signal = this.controller.signal;
     // Logins first: the pollers' first requests then carry a token instead of failing for want of one.
     // Only the logins this replica uses (an account of another shard may name its own).
     const used = new Set<TokenSource>([...this.upstreams.values()].map((u) => u.token));
+    if (config.discovery.enabled) for (const t of this.tokens.all) used.add(t);
     const logins = this.logins.filter((l) => used.has(l));
     for (const login of logins) {
       this.auth.addLogin(login.username);
@@ -185,99 +185,17 @@ export class Exporter {
     );
     const applier = new TrafficApplier(traffic);
     this.applier = applier;
-    const dvr = new DvrProcess(createDvrFamilies(this.store));
-    const recordings = new RecordingsProcess(createRecordingFamilies(this.store));
-    const metricNames = config.metrics.metrics.length ? config.metrics.metrics : METRIC_NAMES;
-    const onlyResource = config.metrics.resources.length === 1 ? config.metrics.resources[0] : undefined;
-
+    this.processes = {
+      traffic,
+      applier,
+      dvr: new DvrProcess(createDvrFamilies(this.store)),
+      recordings: new RecordingsProcess(createRecordingFamilies(this.store)),
+      saved,
+    };
     for (const account of config.accounts.filter((a) => this.accounts.includes(a.name))) {
-      const name = account.name;
-      const up = this.upstreams.get(name)!;
-      const alog = log.child({ account: name });
-      traffic.initAccount(name, 10);
-      this.setStatus('metrics', name, { up: false, tried: false });
-      const walker = new AccountWalker(
-        {
-          account: name,
-          windowMs: config.metrics.windowMs,
-          delayMs: config.metrics.delayMs,
-          lookbackMs: config.metrics.lookbackMs,
-          startCursor: saved.get(name),
-          maxInFlight: Math.max(1, config.api.concurrency),
-          backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
-          authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
-        },
-        {
-          clock,
-          log: alog,
-          random: this.opts.random,
-          fetchWindow: (start, end) =>
-            up.call(() =>
-              up.metrics.fetchTraffic({
-                account: name,
-                start,
-                end,
-                metrics: metricNames,
-                resource: onlyResource,
-                breakdown: config.metrics.breakdown,
-              }),
-            ),
-          // Counted in time slices, in order (a big answer must not stall /metrics); see traffic/batches.ts.
-          apply: (start, end, response) =>
-            applier.apply(name, start, end, response, clock.now(), (r, err) => {
-              if (!r) {
-                alog.error({ error: describeError(err) }, 'counting a traffic window failed');
-                return;
-              }
-              this.audit.check('metrics', alog, response, r.dropped);
-              this.refreshStore();
-            }),
-          skip: (start, end, reason) => {
-            traffic.skip(name, (end - start) / MINUTE, reason);
-            this.refreshStore();
-          },
-          onStatus: (s) => this.onWalkerStatus(s, traffic),
-          authFailed: () => this.refreshToken(up, alog),
-        },
-      );
-      this.walkers.push(walker);
-      // A renewed token ends the walker's slow auth backoff at once.
-      if (up.token instanceof LoginToken) up.token.onToken(() => walker.authRestored());
-      this.loops.push(walker.run(signal));
-
-      if (account.dvrStreams.length) {
-        this.setStatus('dvr-net', name, { up: false, tried: false });
-        const round = dvrRound({
-          account: name,
-          streams: account.dvrStreams,
-          clock,
-          log: alog,
-          getStream: (a, s) => up.call(() => up.dvr.getStream(a, s)),
-          process: dvr,
-          report: this.reporter('dvr-net', name, up, alog),
-          health: (rows) => {
-            this.dvrHealth.set(name, rows);
-            this.refreshStore();
-          },
-        });
-        this.loops.push(pollEvery(config.dvr.intervalMs, clock, signal, round, alog));
-      }
-      if (account.recordings) {
-        this.setStatus('recorder-cloud', name, { up: false, tried: false });
-        const round = recordingsRound({
-          account: name,
-          log: alog,
-          list: (a) => up.call(() => up.recorder.listSettings(a, { all: true, extraFields: ['status'] })),
-          process: recordings,
-          report: this.reporter('recorder-cloud', name, up, alog),
-          summary: (rows) => {
-            this.recordingSummary.set(name, rows);
-            this.refreshStore();
-          },
-        });
-        this.loops.push(pollEvery(config.recordings.intervalMs, clock, signal, round, alog));
-      }
+      this.startAccount(account, this.upstreams.get(account.name)!);
     }
+    if (config.discovery.enabled) this.startDiscovery(signal);
     log.info(
       { accounts: this.accounts, shard: config.sharding.shard, shards: config.sharding.shards },
       'polling started',
@@ -316,6 +234,7 @@ export class Exporter {
         ? { ...s, lagSeconds: Math.max(0, (now - s.cursor.getTime()) / 1000) }
         : { ...s };
       // The login's own state, not the error text: "login refused" is not a network error.
+      if (this.discovered.has(s.name)) row.discovered = true;
       const token = this.upstreams.get(s.name)?.token;
       if (!row.up && token instanceof LoginToken) {
         const state = token.status.state;
@@ -423,6 +342,247 @@ export class Exporter {
     }
   }
 
+  /**
+   * Starts one account's poll loops (traffic walker, DVR, recordings) under its own stop signal, so discovery can
+   * stop it alone (stopAccount). The exporter's stop() still stops it with the rest.
+   */
+  private startAccount(account: AccountConfig, up: Upstream): void {
+    const { config, clock, log } = this;
+    const { traffic, applier, dvr, recordings, saved } = this.processes!;
+    const name = account.name;
+    const ctl = new AbortController();
+    const main = this.controller.signal;
+    const onMainAbort = () => ctl.abort();
+    main.addEventListener('abort', onMainAbort, { once: true });
+    const signal = ctl.signal;
+    const loops: Promise<void>[] = [];
+    let active = true;
+    const metricNames = config.metrics.metrics.length ? config.metrics.metrics : METRIC_NAMES;
+    const onlyResource = config.metrics.resources.length === 1 ? config.metrics.resources[0] : undefined;
+    const alog = log.child({ account: name });
+    traffic.initAccount(name, 10);
+    this.setStatus('metrics', name, { up: false, tried: false });
+    const walker = new AccountWalker(
+      {
+        account: name,
+        windowMs: config.metrics.windowMs,
+        delayMs: config.metrics.delayMs,
+        lookbackMs: config.metrics.lookbackMs,
+        startCursor: saved.get(name) ?? this.cursors.get(name),
+        maxInFlight: Math.max(1, config.api.concurrency),
+        backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
+        authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
+      },
+      {
+        clock,
+        log: alog,
+        random: this.opts.random,
+        fetchWindow: (start, end) =>
+          up.call(() =>
+            up.metrics.fetchTraffic({
+              account: name,
+              start,
+              end,
+              metrics: metricNames,
+              resource: onlyResource,
+              breakdown: config.metrics.breakdown,
+            }),
+          ),
+        // Counted in time slices, in order (a big answer must not stall /metrics); see traffic/batches.ts.
+        apply: (start, end, response) =>
+          applier.apply(name, start, end, response, clock.now(), (r, err) => {
+            if (!r) {
+              alog.error({ error: describeError(err) }, 'counting a traffic window failed');
+              return;
+            }
+            this.audit.check('metrics', alog, response, r.dropped);
+            this.refreshStore();
+          }),
+        skip: (start, end, reason) => {
+          traffic.skip(name, (end - start) / MINUTE, reason);
+          this.refreshStore();
+        },
+        onStatus: (s) => {
+          // A stopped account's last status must not bring back the series stopAccount removed.
+          if (active) this.onWalkerStatus(s, traffic);
+        },
+        authFailed: () => this.refreshToken(up, alog),
+      },
+    );
+    this.walkers.push(walker);
+    // A renewed token ends the walker's slow auth backoff at once.
+    const unsubscribe =
+      up.token instanceof LoginToken ? up.token.onToken(() => walker.authRestored()) : () => undefined;
+    loops.push(walker.run(signal));
+
+    if (account.dvrStreams.length) {
+      this.setStatus('dvr-net', name, { up: false, tried: false });
+      const round = dvrRound({
+        account: name,
+        streams: account.dvrStreams,
+        clock,
+        log: alog,
+        getStream: (a, st) => up.call(() => up.dvr.getStream(a, st)),
+        process: dvr,
+        report: this.reporter('dvr-net', name, up, alog),
+        health: (rows) => {
+          this.dvrHealth.set(name, rows);
+          this.refreshStore();
+        },
+      });
+      loops.push(pollEvery(config.dvr.intervalMs, clock, signal, round, alog));
+    }
+    if (account.recordings) {
+      this.setStatus('recorder-cloud', name, { up: false, tried: false });
+      const round = recordingsRound({
+        account: name,
+        log: alog,
+        list: (a) => up.call(() => up.recorder.listSettings(a, { all: true, extraFields: ['status'] })),
+        process: recordings,
+        report: this.reporter('recorder-cloud', name, up, alog),
+        summary: (rows) => {
+          this.recordingSummary.set(name, rows);
+          this.refreshStore();
+        },
+      });
+      loops.push(pollEvery(config.recordings.intervalMs, clock, signal, round, alog));
+    }
+    this.loops.push(...loops);
+    this.running.set(name, {
+      account,
+      signal,
+      walker,
+      stop: async () => {
+        active = false;
+        ctl.abort();
+        main.removeEventListener('abort', onMainAbort);
+        unsubscribe();
+        await Promise.allSettled(loops);
+      },
+    });
+  }
+
+  /**
+   * Stops one account's loops and removes its series, as those of a vanished resource go. Its cursor stays in the
+   * state file, so an account that comes back resumes where it stopped.
+   */
+  private async stopAccount(name: string): Promise<void> {
+    const pollers = this.running.get(name);
+    if (!pollers) return;
+    this.running.delete(name);
+    await pollers.stop();
+    const { traffic, applier, dvr, recordings } = this.processes!;
+    // Windows handed over before the stop are counted first, so none lands after the removal.
+    await applier.idle();
+    traffic.removeAccount(name);
+    for (const stream of pollers.account.dvrStreams) dvr.removeStream(name, stream);
+    recordings.removeAccount(name);
+    for (const api of APIS) {
+      this.self.removeAccount(api, name);
+      this.statuses.delete(`${api}\u0000${name}`);
+    }
+    this.dvrHealth.delete(name);
+    this.recordingSummary.delete(name);
+    this.walkers = this.walkers.filter((w) => w !== pollers.walker);
+    this.refreshStore();
+  }
+
+  /**
+   * accounts_discovery: lists accounts with every credential the configuration names and starts or stops the
+   * pollers of the accounts this shard owns to match (an explicitly listed account is never touched).
+   */
+  private startDiscovery(signal: AbortSignal): void {
+    const { config, clock, log } = this;
+    const listed = new Set(config.accounts.map((a) => a.name));
+    const dlog = log.child({ api: 'inventory' });
+    const labelOf = (token: TokenSource): string => {
+      if (token instanceof LoginToken) return token.username;
+      if (token === this.tokens.api) return 'token';
+      const owner = [...this.tokens.accounts].find(([, t]) => t === token)?.[0];
+      return owner === undefined ? 'token' : `token:${owner}`;
+    };
+    const sources: DiscoverySource[] = this.tokens.all.map((token) => {
+      const up = this.upstreamFor(token);
+      return { label: labelOf(token), token, list: () => up.call(() => up.inventory.listAccounts()) };
+    });
+    let applying = Promise.resolve();
+    const round = discoveryRound({
+      log: dlog,
+      sources,
+      filter: config.discovery,
+      count: (label, n) => this.auth.discovered.set({ login: label }, n),
+      issues: (n) => this.self.parseErrors.inc({ api: 'inventory' }, n),
+      describe: describeError,
+      apply: (wanted) => {
+        applying = applying.then(() => this.applyDiscovered(wanted, listed, dlog));
+      },
+    });
+    this.loops.push(
+      pollEvery(
+        config.discovery.intervalMs,
+        clock,
+        signal,
+        async () => {
+          await round();
+          await applying;
+        },
+        dlog,
+      ),
+    );
+  }
+
+  private async applyDiscovered(
+    wanted: Map<string, TokenSource>,
+    listed: Set<string>,
+    log: Logger,
+  ): Promise<void> {
+    if (this.controller.signal.aborted) return;
+    const { shard, shards } = this.config.sharding;
+    const mine = new Set(
+      accountsForShard(
+        [...wanted.keys()].filter((n) => !listed.has(n)).map((name) => ({ name })),
+        shard,
+        shards,
+      ).map((a) => a.name),
+    );
+    for (const name of [...this.discovered]) {
+      if (mine.has(name)) continue;
+      this.discovered.delete(name);
+      log.info({ account: name }, 'discovered account gone or inactive: polling stopped');
+      await this.stopAccount(name);
+    }
+    for (const name of mine) {
+      if (this.discovered.has(name)) continue;
+      this.discovered.add(name);
+      const up = this.upstreamFor(wanted.get(name)!);
+      this.upstreams.set(name, up);
+      log.info({ account: name }, 'discovered account: polling started');
+      this.startAccount({ name, dvrStreams: [], recordings: this.config.discovery.recordings }, up);
+    }
+  }
+
+  /** The upstream (gate, clients) of a token source: one per source, made on first use. */
+  private upstreamFor(token: TokenSource): Upstream {
+    for (const u of this.allUpstreams) if (u.token === token) return u;
+    const upstream = createUpstream(token, {
+      baseUrl: this.config.api.baseUrl,
+      requestsPerSecond: this.config.api.requestsPerSecond,
+      concurrency: this.config.api.concurrency,
+      clock: this.clock,
+      agent: this.agent,
+      signal: this.controller.signal,
+      onRequest: (api, code, seconds) =>
+        this.self.observeRequest(api, code === 'error' ? 'error' : Number(code), seconds),
+      // An answer that is not JSON, or not of the documented shape, is a parse error of its API.
+      onError: (err) => {
+        if (err.kind === 'malformed') this.self.parseErrors.inc({ api: err.api });
+      },
+      parseTraffic: this.parser.parse,
+    });
+    this.allUpstreams.add(upstream);
+    return upstream;
+  }
+
   /** One login's token source, with its metrics; its loop starts in start(). */
   private createLogin(credential: LoginCredential): TokenSource {
     const login = credential.username;
@@ -440,6 +600,24 @@ export class Exporter {
     this.logins.push(source);
     return source;
   }
+}
+
+interface AccountPollers {
+  account: AccountConfig;
+  /** Its own stop signal (aborted by stopAccount or by the exporter's stop). */
+  signal: AbortSignal;
+  walker: AccountWalker;
+  stop(): Promise<void>;
+}
+
+/** What every account's pollers feed; made in start(). */
+interface Processes {
+  traffic: TrafficProcess;
+  applier: TrafficApplier;
+  dvr: DvrProcess;
+  recordings: RecordingsProcess;
+  /** Cursors read from the state file at start. */
+  saved: Map<string, number>;
 }
 
 /** Whether `p` settled within `ms` of real time. */

@@ -5,6 +5,7 @@
 import type { Agent } from 'undici';
 import type { Clock } from '../clock.js';
 import type { TokenSource } from '../config/index.js';
+import { InventoryClient } from '../discovery/client.js';
 import { DvrClient } from '../dvr/client.js';
 import type { ApiName } from '../http/errors.js';
 import { type ApiError, isApiError } from '../http/errors.js';
@@ -20,6 +21,7 @@ export interface Upstream {
   metrics: MetricsClient;
   dvr: DvrClient;
   recorder: RecorderClient;
+  inventory: InventoryClient;
   /** Runs one request through the gate; a 429 pauses and slows the gate, a success lets it climb back. */
   call<T>(fn: () => Promise<T>): Promise<T>;
 }
@@ -58,6 +60,7 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
     metrics: new MetricsClient(http, opts.parseTraffic),
     dvr: new DvrClient(http),
     recorder: new RecorderClient(http),
+    inventory: new InventoryClient(http),
     async call<T>(fn: () => Promise<T>): Promise<T> {
       for (let attempt = 0; ; attempt++) {
         // No token (a login refused or not done yet): fail before taking a place in the gate.

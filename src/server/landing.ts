@@ -62,7 +62,7 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
 
   const accountRows = status.accounts.map(
     (a) =>
-      `<tr><td>${t(a.name)}</td><td>${t(a.api)}</td>${upCell(a)}` +
+      `<tr><td>${t(a.name)}${a.discovered ? ' <span class="none">(discovered)</span>' : ''}</td><td>${t(a.api)}</td>${upCell(a)}` +
       `<td class="ts">${a.cursor ? isoMinute(a.cursor) : '-'}</td>` +
       `<td class="num">${a.lagSeconds === undefined ? '-' : formatDuration(a.lagSeconds)}</td>` +
       `<td class="num">${a.windowMinutes === undefined ? '-' : `${escapeHtml(String(a.windowMinutes))}m`}</td>` +

@@ -20,6 +20,8 @@ export interface AccountStatus {
   windowMinutes?: number;
   /** The last failure's description; shown only after redaction. */
   lastError?: string;
+  /** Polled because accounts_discovery found it (not listed in the configuration). */
+  discovered?: boolean;
   /** Why the account is down when that is not the API's doing: `login refused`, `login failed`. */
   cause?: string;
   lastSuccess?: Date;

@@ -8,9 +8,18 @@ import { createHash } from 'node:crypto';
 import express, { type Router } from 'express';
 import type { SimContext } from './types.js';
 
-export function createInventoryApi(ctx: SimContext): Router {
+/** `failure()`: a status to answer instead (a test control: 503 for an inventory that is down), or undefined. */
+export function createInventoryApi(
+  ctx: SimContext,
+  failure: () => number | undefined = () => undefined,
+): Router {
   const router = express.Router();
   router.get(['/accounts/', '/accounts'], (req, res) => {
+    const fail = failure();
+    if (fail !== undefined) {
+      res.status(fail).type('text/plain').send('Service Unavailable');
+      return;
+    }
     const token = req.get('cdn-auth-token');
     const names = token ? ctx.accountsForToken(token) : undefined;
     if (!names) {

@@ -106,6 +106,8 @@ export interface SimulatorControls {
   removeAccount(name: string): void;
   /** Its status in the inventory (`active`, or anything else: `inactive`, `blocked`, ...). */
   setAccountStatus(name: string, status: string): void;
+  /** The inventory answers this status (503: down) instead of the list; undefined: it works again. */
+  failInventory(status: number | undefined): void;
 }
 
 export type SimulatorApp = Express & { simulator: SimulatorControls & { dispose(): void } };
@@ -217,7 +219,11 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
     next();
   });
   app.use('/app/oauth/v1', auth.router());
-  app.use('/app/inventory/v1', createInventoryApi(ctx));
+  let inventoryFailure: number | undefined;
+  app.use(
+    '/app/inventory/v1',
+    createInventoryApi(ctx, () => inventoryFailure),
+  );
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     const api = apiOf(req.path);
@@ -357,6 +363,9 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
         accountList.findIndex((a) => a.name === name),
         1,
       );
+    },
+    failInventory(status) {
+      inventoryFailure = status;
     },
     setAccountStatus(name, status) {
       const acc = accounts.get(name);
