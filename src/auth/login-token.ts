@@ -8,8 +8,8 @@
  *   That works from lifetimes of seconds (renewed after 85 % of them) to the documented 6 hours (renewed 54 minutes
  *   before expiry). Two logins are never closer than MIN_GAP_MS (the API allows 20 logins per minute), so a
  *   lifetime under about 4 s cannot be covered.
- * - `refresh()` (called after a 401/403 of any API) asks for a renewal at once, at most once per minute, and never
- *   while the login is refused (the ban rule below decides then).
+ * - `refresh()` (called after a 401/403 of any API) asks for a renewal at once, at most once per minute (after 3
+ *   such renewals in a row, once per 15 minutes), and never while the login is refused (the ban rule decides then).
  * - The ban rule (7 wrong passwords ban the user for hours, from the API and the web portal): a refused login is
  *   retried with the same password after 20 min, 40 min, 80 min, then every 3 hours. That is at most 3 attempts in
  *   any hour and at most 4 in any 3 hours. A change of the password (the file's content, read on a cheap `stat`
@@ -34,6 +34,12 @@ export const RENEW_FRACTION = 0.85;
 export const MIN_GAP_MS = 3_000;
 /** After a 401/403 of an API, a renewal at once, at most this often. */
 export const FORCED_RENEWAL_MS = 60_000;
+/**
+ * After this many forced renewals in a row (no scheduled renewal between), at most one every FORCED_SLOW_MS: a
+ * 403 that a new token does not cure (an account the user may not see) must not cost a login every minute.
+ */
+export const FORCED_IN_A_ROW = 3;
+export const FORCED_SLOW_MS = 15 * 60_000;
 /** How often the password file is looked at while the login is refused or the file is unreadable. */
 export const PASSWORD_CHECK_MS = 10_000;
 /** Waits before retrying a refused login with the same password, by consecutive refusals; the last repeats. */
@@ -136,6 +142,7 @@ export class LoginToken implements TokenSource {
   #errorUntil = 0;
   #forceRenew = false;
   #lastForced = Number.NEGATIVE_INFINITY;
+  #forcedInARow = 0;
   #busy = false;
   #wake: (() => void) | undefined;
   #listeners = new Set<() => void>();
@@ -200,8 +207,10 @@ export class LoginToken implements TokenSource {
   /** After a 401/403: renew at once (at most once per minute, never while refused); returns get()'s answer. */
   refresh(): string {
     const now = this.opts.clock.now();
-    if (this.#state === 'ok' && !this.#busy && now - this.#lastForced >= FORCED_RENEWAL_MS) {
+    const gap = this.#forcedInARow >= FORCED_IN_A_ROW ? FORCED_SLOW_MS : FORCED_RENEWAL_MS;
+    if (this.#state === 'ok' && !this.#busy && now - this.#lastForced >= gap) {
       this.#lastForced = now;
+      this.#forcedInARow++;
       this.#forceRenew = true;
       this.#wake?.();
     }
@@ -285,6 +294,8 @@ export class LoginToken implements TokenSource {
     const { clock, log } = this.opts;
     const sentAt = clock.now();
     this.#lastAttempt = sentAt;
+    // A renewal that was due anyway ends a run of forced ones.
+    if (!this.#forceRenew && this.#token !== undefined) this.#forcedInARow = 0;
     this.#forceRenew = false;
     this.#busy = true;
     let outcome: LoginOutcome;

@@ -200,7 +200,7 @@ export class Exporter {
       { accounts: this.accounts, shard: config.sharding.shard, shards: config.sharding.shards },
       'polling started',
     );
-    if (this.accounts.length === 0) {
+    if (this.accounts.length === 0 && !config.discovery.enabled) {
       // Ready and empty is a valid state (more shards than accounts need one), but rarely the intended one.
       log.warn(
         { configured: config.accounts.length, shard: config.sharding.shard, shards: config.sharding.shards },

@@ -205,6 +205,33 @@ describe('LoginToken', () => {
     await loop;
   });
 
+  it('a 401/403 that new tokens do not cure costs a login every 15 minutes after 3 in a row, not every minute', async () => {
+    const clock = new FakeClock();
+    let i = 0;
+    const { calls, send } = scripted(clock, [() => ok(`t${i++}`, 6 * 3600_000)]);
+    const source = new LoginToken({
+      credential: { username: 'u', password: 'p' },
+      baseUrl: 'http://x',
+      clock,
+      log: silentLogger,
+      send,
+    });
+    const ctl = new AbortController();
+    const loop = source.run(ctl.signal);
+    await source.firstAttempt;
+    // An account the user may not see: every poll (once a minute) gets 403 and asks for a new token.
+    for (let m = 0; m < 60; m++) {
+      await clock.advance(60_000);
+      source.refresh();
+      await clock.advance(0);
+    }
+    const forced = calls.slice(1).map((c) => c.at - calls[0]!.at);
+    expect(forced.slice(0, 3)).toEqual([60_000, 120_000, 180_000]);
+    expect(forced.slice(3)).toEqual([18 * 60_000, 33 * 60_000, 48 * 60_000]);
+    ctl.abort();
+    await loop;
+  });
+
   it('backs off on errors (at least Retry-After) and keeps serving a valid token while renewal fails', async () => {
     const clock = new FakeClock();
     const error: LoginOutcome = {
