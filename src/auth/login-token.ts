@@ -330,6 +330,7 @@ export class LoginToken implements TokenSource {
       this.#generation++;
       this.opts.onLogin?.('ok');
       this.opts.onExpiry?.(this.#expiresAt);
+      const logged = this.#logged === 'ok';
       this.#note('ok', () =>
         log.info(
           {
@@ -340,11 +341,9 @@ export class LoginToken implements TokenSource {
           'logged in',
         ),
       );
-      if (renewed)
-        log.debug(
-          { login: this.username, expires: new Date(this.#expiresAt).toISOString() },
-          'token renewed',
-        );
+      // One line per renewal (4 a day with 6-hour tokens): the operator sees renewal work.
+      if (logged && renewed)
+        log.info({ login: this.username, expires: new Date(this.#expiresAt).toISOString() }, 'token renewed');
       for (const l of [...this.#listeners]) l();
     } else if (outcome.result === 'refused') {
       this.#refusals++;
