@@ -6,6 +6,7 @@
 import { exporterBenchmarks } from './exporter.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
 import { storeBenchmarks } from './store.js';
+import { webBenchmarks } from './web.js';
 
 interface Suite {
   name: string;
@@ -15,6 +16,7 @@ interface Suite {
 const SUITES: Suite[] = [
   { name: 'series store vs prom-client', run: storeBenchmarks },
   { name: 'exporter: polls, stalls, catch-up', run: exporterBenchmarks },
+  { name: 'web config: HTTPS and basic auth on a scrape', run: webBenchmarks },
 ];
 
 async function main(): Promise<void> {

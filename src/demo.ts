@@ -40,3 +40,64 @@ export function demoConfig(simulatorUrl: string): Config {
   const text = stringify(file);
   return loadConfig({ file: 'demo.yml', env: {}, readFile: () => text });
 }
+
+/** The scrape target of examples/prometheus.yml: the demo on its default port. */
+export const EXAMPLE_PROMETHEUS_TARGET = '127.0.0.1:9877';
+const EXAMPLE_PROMETHEUS_CONFIG = 'examples/prometheus.yml';
+
+/**
+ * What the demo prints on stderr once it serves, for a person: where to look and how to scrape it. `address` is
+ * the bound address (`[::]:9877`, `127.0.0.1:41234`); on every interface, the browser and Prometheus are sent to
+ * the loopback address.
+ */
+export function demoBanner(address: string, simulatorUrl: string, scheme: 'http' | 'https' = 'http'): string {
+  const port = address.slice(address.lastIndexOf(':') + 1);
+  const everywhere = address.startsWith('[::]:') || address.startsWith('0.0.0.0:');
+  const browse = everywhere ? `localhost:${port}` : address;
+  const target = everywhere ? `127.0.0.1:${port}` : address;
+  const command = `prometheus --config.file=${EXAMPLE_PROMETHEUS_CONFIG}`;
+  const prometheus =
+    target === EXAMPLE_PROMETHEUS_TARGET
+      ? [`  Prometheus    ${command}   (scrapes ${target})`]
+      : [
+          `  Prometheus    scrape ${target}: ${EXAMPLE_PROMETHEUS_CONFIG} scrapes ${EXAMPLE_PROMETHEUS_TARGET}, set its`,
+          `                target to ${target}, then ${command}`,
+        ];
+  return [
+    '',
+    'cdn-exporter demo: the exporter polling its built-in CDN simulator (accounts demo and acme). It starts an',
+    'hour back, so /metrics fills within seconds.',
+    '',
+    `  Landing page  ${scheme}://${browse}/`,
+    `  Metrics       ${scheme}://${browse}/metrics`,
+    ...prometheus,
+    `  Simulator     ${simulatorUrl}`,
+    '',
+    'Stop with Ctrl-C.',
+    '',
+    '',
+  ].join('\n');
+}
+
+export function demoUsage(): string {
+  return `Usage: cdn-exporter demo [--web.listen-address ADDR] [--log.level LEVEL] [--log.format FORMAT]
+
+Runs the CDN simulator and the exporter in one process, the exporter polling the simulator: nothing to
+configure, no CDN account needed. The simulator listens on a free loopback port and serves two accounts, demo
+(five resources, DVR streams live/main, news/hd and sport/4k, four recording settings, one in each status) and
+acme (three resources, stream tv/channel1). The exporter asks for 1-minute windows with a 1-minute delay and
+starts an hour back, so /metrics is full within seconds.
+
+Once it serves, it prints on stderr where to look: the landing page, /metrics, and how to point Prometheus at
+it (${EXAMPLE_PROMETHEUS_CONFIG} scrapes ${EXAMPLE_PROMETHEUS_TARGET}). Its log lines follow, as for run.
+Stop it with Ctrl-C.
+
+Flags:
+  --web.listen-address ADDR     host:port or :port the exporter serves on (default :9877)
+  --log.level LEVEL             debug | info | warn | error (default info)
+  --log.format FORMAT           json | logfmt (default json)
+  -h, --help                    show this help
+
+Through npm: npm run demo -- --web.listen-address :9900
+`;
+}

@@ -7,7 +7,7 @@
  * a 30 s scrape) they show zeros and spikes, so they are read over `$window_range` too, like
  * `cdn_metrics_windows_total` and `cdn_metrics_skipped_seconds_total`, which step once per window.
  * `cdn_metrics_window_seconds{account}` (the largest window asked for now; it shrinks after 504s) is not in
- * design.md's first catalogue; it is proposed with this dashboard and exported by src/traffic/metrics.ts.
+ * the first metric catalogue; it is proposed with this dashboard and exported by src/traffic/metrics.ts.
  */
 import {
   type Dashboard,

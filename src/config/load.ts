@@ -18,6 +18,7 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { isRecord } from '../http/parse.js';
 import { type Config, type ConfigIssue, crossCheck, fileSchema, toConfig } from './schema.js';
 
 export type Env = Record<string, string | undefined>;
@@ -119,8 +120,6 @@ function fromZod(issue: z.core.$ZodIssue): ConfigIssue[] {
   }
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const present = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';
 
 function parseYaml(text: string, file: string): { raw: Record<string, unknown>; issues: ConfigIssue[] } {

@@ -1,5 +1,5 @@
 /**
- * The configuration file (design.md section 3): a zod schema of its YAML, strict at every level (an unknown key is
+ * The configuration file (the README's Configuration section): a zod schema of its YAML, strict at every level (an unknown key is
  * an error, so a typo never silently falls back to a default), and the typed `Config` the rest of the exporter
  * reads. The file's keys are snake_case, as in Prometheus' own files; `Config` is camelCase with every duration in
  * milliseconds (`windowMs`, `timeoutMs`, ...). Defaults live here and nowhere else.
@@ -9,23 +9,13 @@
  * with the schema's.
  */
 import { z } from 'zod';
-import { STATUS_CLASSES, STATUS_CODES } from '../traffic/response.js';
+import { BREAKDOWNS, type Breakdown, METRIC_NAMES } from '../api/vocabulary.js';
+import { isRecord } from '../http/parse.js';
 import { formatDuration, parseDuration } from './duration.js';
 
-/** Every metric name the traffic API documents (api/metrics.md). Origin has no hit metrics. */
-export const METRIC_NAMES: readonly string[] = (() => {
-  const names: string[] = [];
-  for (const side of ['edge', 'origin'] as const) {
-    for (const suffix of [...STATUS_CODES, ...STATUS_CLASSES]) names.push(`${side}_status_${suffix}`);
-    names.push(`${side}_bandwidth`, `${side}_requests_total`, `${side}_request_time`);
-  }
-  names.push('edge_hit_ratio', 'edge_hit_bytes');
-  return names;
-})();
-const METRIC_SET = new Set(METRIC_NAMES);
+export { BREAKDOWNS, type Breakdown, METRIC_NAMES };
 
-export const BREAKDOWNS = ['resource', 'account'] as const;
-export type Breakdown = (typeof BREAKDOWNS)[number];
+const METRIC_SET = new Set(METRIC_NAMES);
 
 const MINUTE = 60_000;
 
@@ -110,6 +100,18 @@ const resourceId = z.unknown().transform((value, ctx) => {
   return z.NEVER;
 });
 
+/**
+ * Every default of the file, in one place: the schema fills them in, and crossCheck reads an absent key as its
+ * default. Durations as a user would write them.
+ */
+export const DEFAULTS = {
+  api: { timeout: '30s', requests_per_second: 5, concurrency: 4 },
+  metrics: { breakdown: 'resource', window: '5m', delay: '5m', lookback: '1h', window_gauges: false },
+  interval: '1m',
+  accounts_discovery: { enabled: false, interval: '10m', include: '.*', recordings: false },
+  sharding: { shard: 0, shards: 1 },
+} as const;
+
 /** A password is taken as it is (spaces may be part of it); only an empty one is refused. */
 const password = z.string().min(1, { error: 'must not be empty' });
 
@@ -133,33 +135,33 @@ const accountPattern = z.string().transform((text, ctx) => {
 });
 
 const discoverySchema = z.strictObject({
-  enabled: z.boolean().default(false),
-  interval: duration({ min: 10_000 }).prefault('10m'),
-  include: z.string().default('.*').pipe(accountPattern),
+  enabled: z.boolean().default(DEFAULTS.accounts_discovery.enabled),
+  interval: duration({ min: 10_000 }).prefault(DEFAULTS.accounts_discovery.interval),
+  include: z.string().default(DEFAULTS.accounts_discovery.include).pipe(accountPattern),
   /** Absent: nothing is excluded. */
   exclude: accountPattern.optional(),
-  recordings: z.boolean().default(false),
+  recordings: z.boolean().default(DEFAULTS.accounts_discovery.recordings),
 });
 
 const apiSchema = z.strictObject({
   base_url: baseUrl,
   ...credentialKeys,
-  timeout: duration({ min: 1 }).prefault('30s'),
-  requests_per_second: z.number().positive().default(5),
-  concurrency: z.int().min(1).default(4),
+  timeout: duration({ min: 1 }).prefault(DEFAULTS.api.timeout),
+  requests_per_second: z.number().positive().default(DEFAULTS.api.requests_per_second),
+  concurrency: z.int().min(1).default(DEFAULTS.api.concurrency),
 });
 
 const metricsSchema = z.strictObject({
-  breakdown: z.enum(BREAKDOWNS).default('resource'),
-  window: duration({ min: MINUTE, max: 10 * MINUTE, wholeMinutes: true }).prefault('5m'),
-  delay: duration({ wholeMinutes: true }).prefault('5m'),
-  lookback: duration({ min: MINUTE, wholeMinutes: true }).prefault('1h'),
+  breakdown: z.enum(BREAKDOWNS).default(DEFAULTS.metrics.breakdown),
+  window: duration({ min: MINUTE, max: 10 * MINUTE, wholeMinutes: true }).prefault(DEFAULTS.metrics.window),
+  delay: duration({ wholeMinutes: true }).prefault(DEFAULTS.metrics.delay),
+  lookback: duration({ min: MINUTE, wholeMinutes: true }).prefault(DEFAULTS.metrics.lookback),
   metrics: z.array(metricName).default([]).transform(unique),
   resources: z.array(resourceId).default([]).transform(unique),
-  window_gauges: z.boolean().default(false),
+  window_gauges: z.boolean().default(DEFAULTS.metrics.window_gauges),
 });
 
-const intervalSchema = z.strictObject({ interval: duration({ min: 1000 }).prefault('1m') });
+const intervalSchema = z.strictObject({ interval: duration({ min: 1000 }).prefault(DEFAULTS.interval) });
 
 const accountSchema = z.strictObject({
   name: nonEmpty,
@@ -169,8 +171,8 @@ const accountSchema = z.strictObject({
 });
 
 const shardingSchema = z.strictObject({
-  shard: z.int().min(0).default(0),
-  shards: z.int().min(1).default(1),
+  shard: z.int().min(0).default(DEFAULTS.sharding.shard),
+  shards: z.int().min(1).default(DEFAULTS.sharding.shards),
 });
 
 /** The YAML document, snake_case. Sections may be left out; their keys then take their defaults. */
@@ -322,14 +324,12 @@ export interface ConfigIssue {
   message: string;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const hasKey = (o: Record<string, unknown>, key: string) => o[key] !== undefined;
 
 /** A duration in the raw document, or `fallback` when absent; undefined when unreadable (the schema reports it). */
-function rawDuration(section: Record<string, unknown>, key: string, fallback: number): number | undefined {
+function rawDuration(section: Record<string, unknown>, key: string, fallback: string): number | undefined {
   const v = section[key];
-  if (v === undefined) return fallback;
+  if (v === undefined) return parseDuration(fallback);
   if (v === 0) return 0;
   return typeof v === 'string' ? parseDuration(v) : undefined;
 }
@@ -376,8 +376,8 @@ export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
   const api = isRecord(raw.api) ? raw.api : {};
   const metrics = isRecord(raw.metrics) ? raw.metrics : {};
 
-  const window = rawDuration(metrics, 'window', 5 * MINUTE);
-  const lookback = rawDuration(metrics, 'lookback', 60 * MINUTE);
+  const window = rawDuration(metrics, 'window', DEFAULTS.metrics.window);
+  const lookback = rawDuration(metrics, 'lookback', DEFAULTS.metrics.lookback);
   if (window !== undefined && lookback !== undefined && lookback < window) {
     issues.push({
       path: 'metrics.lookback',
@@ -386,8 +386,8 @@ export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
   }
 
   const sharding = isRecord(raw.sharding) ? raw.sharding : {};
-  const shard = sharding.shard ?? 0;
-  const shards = sharding.shards ?? 1;
+  const shard = sharding.shard ?? DEFAULTS.sharding.shard;
+  const shards = sharding.shards ?? DEFAULTS.sharding.shards;
   if (Number.isInteger(shard) && Number.isInteger(shards) && (shards as number) >= 1 && shard >= shards) {
     issues.push({
       path: 'sharding.shard',

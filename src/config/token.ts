@@ -15,6 +15,12 @@ import { readFileSync, statSync } from 'node:fs';
 import type { Config } from './schema.js';
 
 export class TokenError extends Error {
+  /**
+   * A missing or unreadable token is a configuration problem, not a failure of the API: no request was sent.
+   * Callers that sort failures by `kind` (the traffic walker) see it as such.
+   */
+  readonly kind = 'configuration';
+
   constructor(message: string) {
     super(message);
     this.name = 'TokenError';

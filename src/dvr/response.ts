@@ -1,10 +1,9 @@
 /**
- * Network-DVR API (../shared/api/dvr-net.md): typed records and the tolerant parser of its answers.
+ * Network-DVR API (docs/upstream-api.md): typed records and the tolerant parser of its answers.
  * The document does not show the units of `dvr.window`, `dvr.duration` and `ranges[].duration`: seconds is
  * assumed (the DELETE form speaks in seconds, and timestamps have second precision).
  */
-import { describeValue, isRecord, malformed, ParseReport } from '../http/parse.js';
-import type { FieldIssue } from '../traffic/response.js';
+import { describeValue, type FieldIssue, isRecord, malformed, ParseReport } from '../http/parse.js';
 
 export interface DvrRange {
   /** Start, Unix seconds. */
@@ -117,25 +116,4 @@ function parseEntry(
     }
   }
   return entry;
-}
-
-/** A successful DELETE: `status` and the echoed parameters. */
-export interface DvrDeleteResponse {
-  status?: string;
-  streamName?: string;
-  /** The echoed request parameters (host, from_ts, duration_sec, to_ts, all), as sent back. */
-  echoed: Record<string, unknown>;
-  issues: FieldIssue[];
-}
-
-/** Parses a DELETE answer; the top level must be an object (an empty body is accepted as success). */
-export function parseDvrDeleteResponse(raw: unknown): DvrDeleteResponse {
-  if (raw === undefined) return { echoed: {}, issues: [] };
-  if (!isRecord(raw)) throw malformed('dvr-net', `top level is ${describeValue(raw)}, not an object`);
-  const report = new ParseReport();
-  const { status, stream_name, ...echoed } = raw;
-  const out: DvrDeleteResponse = { echoed, issues: report.issues };
-  if (status !== undefined) out.status = report.string(status, 'status');
-  if (stream_name !== undefined) out.streamName = report.string(stream_name, 'stream_name');
-  return out;
 }

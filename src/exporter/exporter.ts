@@ -1,6 +1,9 @@
 /**
- * The exporter without the process: configuration in, pollers, series store, registry and the HTTP app out.
- * `main` owns listen, signals and shutdown; tests build an Exporter on a fake clock and a loopback simulator.
+ * The exporter without the process: the composition root. Configuration in; one upstream per token source (a fixed
+ * token or a login, src/auth), one TrafficPipeline (src/traffic/poller.ts) with a poller per account, the DVR and
+ * recordings rounds, account discovery (src/discovery), the status board, the cursor book, the series store, the
+ * registry and the HTTP app out. It wires them and does nothing else. `main` owns listen, signals and shutdown;
+ * tests build an Exporter on a fake clock and a loopback simulator.
  */
 import type { Express } from 'express';
 import { Registry } from 'prom-client';
@@ -20,33 +23,31 @@ import {
 } from '../config/index.js';
 import { type DiscoverySource, discoveryRound } from '../discovery/discovery.js';
 import { createDvrFamilies } from '../dvr/metrics.js';
-import { DvrProcess, type StreamHealth } from '../dvr/process.js';
+import { DvrProcess } from '../dvr/process.js';
+import { AnswerAudit } from '../http/answers.js';
+import { describeError } from '../http/errors.js';
 import { type AgentOptions, createAgent } from '../http/request.js';
 import type { Logger } from '../log.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
 import { pollEvery } from '../poll/interval.js';
 import { createRecordingFamilies } from '../recordings/metrics.js';
-import { type RecordingSummary, RecordingsProcess } from '../recordings/process.js';
+import { RecordingsProcess } from '../recordings/process.js';
 import { createApp } from '../server/app.js';
 import { createSelfMetrics, type SelfMetrics } from '../server/self-metrics.js';
-import type { AccountStatus, DvrProblem, ExporterStatus, RecordingProblem } from '../server/status.js';
+import type { ExporterStatus, SettingsSummary } from '../server/status.js';
 import { accountsForShard } from '../sharding.js';
-import { StateFile } from '../state.js';
+import { refreshSoon } from '../store/refresh-soon.js';
 import { SeriesStore } from '../store/series-store.js';
-import { TrafficApplier } from '../traffic/batches.js';
-import { createTrafficFamilies } from '../traffic/metrics.js';
-import { type WorkerParserOptions, WorkerTrafficParser } from '../traffic/parser.js';
-import { TrafficProcess } from '../traffic/process.js';
-import { AccountWalker, type WalkerStatus } from '../traffic/walker.js';
-import { AnswerAudit } from './answers.js';
-import { describeError, dvrRound, type RoundReporter, recordingsRound } from './pollers.js';
+import { type WorkerParserOptions, WorkerTrafficParser } from '../traffic/parse-pool.js';
+import { TrafficPipeline } from '../traffic/poller.js';
+import type { AccountWalker } from '../traffic/walker.js';
+import { CursorBook } from './cursor-book.js';
+import { dvrRound, type RoundReporter, recordingsRound } from './pollers.js';
+import { APIS, type Api, StatusBoard } from './status-board.js';
+import { rereadIfRefused, rereadToken } from './token-refresh.js';
 import { createUpstream, type Upstream } from './upstream.js';
 
-export const APIS = ['metrics', 'dvr-net', 'recorder-cloud'] as const;
-export type Api = (typeof APIS)[number];
-
-/** A DVR host is listed as a problem below this coverage of its window. */
-const COVERAGE_PROBLEM = 0.9;
+export { APIS, type Api };
 
 export interface ExporterOptions {
   config: Config;
@@ -62,7 +63,7 @@ export interface ExporterOptions {
   agent?: AgentOptions;
   /** prom-client's process and Node.js metrics (default on). */
   defaultMetrics?: boolean;
-  /** Where big traffic answers are parsed (default: a worker thread, src/traffic/parser.ts). */
+  /** Where big traffic answers are parsed (default: a worker thread, src/traffic/parse-pool.ts). */
   trafficParser?: WorkerParserOptions;
 }
 
@@ -79,19 +80,15 @@ export class Exporter {
   private readonly agent: Agent;
   private readonly parser: WorkerTrafficParser;
   private readonly upstreams = new Map<string, Upstream>();
-  private readonly statuses = new Map<string, AccountStatus>();
-  private readonly dvrHealth = new Map<string, StreamHealth[]>();
-  private readonly recordingSummary = new Map<string, RecordingSummary[]>();
-  private readonly cursors = new Map<string, number>();
-  private readonly stateFile: StateFile | undefined;
+  private readonly board: StatusBoard;
+  private readonly cursors: CursorBook;
   private readonly audit: AnswerAudit;
-  private readonly startedAt: Date;
+  private readonly storeChanged: () => void;
   private readonly controller = new AbortController();
   private loops: Promise<void>[] = [];
-  private applier: TrafficApplier | undefined;
-  private started = false;
+  private processes: Processes | undefined;
   private walkers: AccountWalker[] = [];
-  /** Every login the configuration names (src/auth): renewal loops started with the pollers. */
+  /** Every login the configuration names (src/auth): renewal loops started before the pollers. */
   private readonly logins: LoginToken[] = [];
   private readonly tokens: TokenSources;
   /** One upstream per token source (accounts sharing a credential share it), discovered accounts' included. */
@@ -100,7 +97,6 @@ export class Exporter {
   private readonly running = new Map<string, AccountPollers>();
   /** Accounts polled because discovery found them (not listed in the configuration). */
   private readonly discovered = new Set<string>();
-  private processes: Processes | undefined;
   private authMetrics: AuthMetrics | undefined;
 
   /** The login metrics, registered on first use: an exporter with fixed tokens and no discovery has none. */
@@ -113,12 +109,12 @@ export class Exporter {
     this.config = opts.config;
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log;
-    this.startedAt = new Date(this.clock.now());
     this.self = createSelfMetrics(this.registry, {
       version: opts.version,
       apis: APIS,
       defaultMetrics: opts.defaultMetrics,
     });
+    this.storeChanged = refreshSoon(this.store, this.log);
     this.audit = new AnswerAudit((api, n) => this.self.parseErrors.inc({ api }, n));
     this.agent = createAgent({
       headersTimeoutMs: this.config.api.timeoutMs,
@@ -131,6 +127,12 @@ export class Exporter {
       this.config.sharding.shards,
     );
     this.accounts = owned.map((a) => a.name);
+    this.board = new StatusBoard(
+      this.self,
+      this.clock,
+      opts.version,
+      settingsSummary(this.config, owned.length),
+    );
     this.parser = new WorkerTrafficParser({ log: this.log, ...opts.trafficParser });
     this.tokens = tokenSources(this.config, opts.tokenFs, (c) => this.createLogin(c));
     for (const account of owned) {
@@ -142,12 +144,13 @@ export class Exporter {
       for (const u of this.allUpstreams) n += u.gate.length;
       return n;
     });
-    this.stateFile = this.config.stateFile ? new StateFile(this.config.stateFile) : undefined;
+    this.cursors = new CursorBook(this.config.stateFile, this.log);
     this.app = createApp({
       registry: this.registry,
       store: this.store,
       status: () => this.status(),
       log: this.log,
+      // Every token handed out and every login's password: redacted (src/redact.ts) wherever text is shown.
       secrets: () =>
         [
           ...new Set([...this.allUpstreams].map((u) => safeToken(u))),
@@ -159,11 +162,8 @@ export class Exporter {
 
   /** Starts every poll loop; resolves once they are running (not when they end). */
   async start(): Promise<void> {
-    const saved = this.stateFile ? await this.stateFile.load() : new Map<string, number>();
-    // Only a started exporter saves: stop() after a failed start must not overwrite the cursors on disk.
-    this.started = true;
-    // Cursors of accounts this replica does not poll now (another shard's, a removed one) are kept on save.
-    for (const [account, cursor] of saved) this.cursors.set(account, cursor);
+    await this.cursors.load();
+    this.board.markStarted();
     const { config, log } = this;
     const signal = this.controller.signal;
     // Logins first: the pollers' first requests then carry a token instead of failing for want of one.
@@ -176,21 +176,22 @@ export class Exporter {
       this.loops.push(login.run(signal));
     }
     await Promise.all(logins.map((l) => l.firstAttempt));
-    const traffic = new TrafficProcess(
-      createTrafficFamilies(this.store, {
+    this.processes = {
+      traffic: new TrafficPipeline(this.store, {
         breakdown: config.metrics.breakdown,
         windowGauges: config.metrics.windowGauges,
+        metrics: config.metrics.metrics,
+        allMetrics: METRIC_NAMES,
+        resources: config.metrics.resources,
+        windowMs: config.metrics.windowMs,
+        delayMs: config.metrics.delayMs,
+        lookbackMs: config.metrics.lookbackMs,
+        maxInFlight: Math.max(1, config.api.concurrency),
+        backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
+        authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
       }),
-      { metrics: config.metrics.metrics, resources: config.metrics.resources },
-    );
-    const applier = new TrafficApplier(traffic);
-    this.applier = applier;
-    this.processes = {
-      traffic,
-      applier,
       dvr: new DvrProcess(createDvrFamilies(this.store)),
       recordings: new RecordingsProcess(createRecordingFamilies(this.store)),
-      saved,
     };
     for (const account of config.accounts.filter((a) => this.accounts.includes(a.name))) {
       this.startAccount(account, this.upstreams.get(account.name)!);
@@ -223,123 +224,23 @@ export class Exporter {
     await settledWithin(settled, 1000);
     await this.parser.close();
     // Windows the walkers handed over are counted before the cursors past them are saved.
-    await this.applier?.idle();
-    if (this.stateFile && this.started) await this.stateFile.save(this.cursors);
+    await this.processes?.traffic.idle();
+    await this.cursors.close();
   }
 
   status(): ExporterStatus {
-    const now = this.clock.now();
-    const accounts = [...this.statuses.values()].map((s) => {
-      const row: AccountStatus = s.cursor
-        ? { ...s, lagSeconds: Math.max(0, (now - s.cursor.getTime()) / 1000) }
-        : { ...s };
-      // The login's own state, not the error text: "login refused" is not a network error.
-      if (this.discovered.has(s.name)) row.discovered = true;
-      const token = this.upstreams.get(s.name)?.token;
-      if (!row.up && token instanceof LoginToken) {
-        const state = token.status.state;
-        if (state === 'login-refused') row.cause = 'login refused';
-        else if (state === 'login-failed') row.cause = 'login failed';
-      }
-      return row;
-    });
-    const dvr: DvrProblem[] = [];
-    for (const rows of this.dvrHealth.values()) {
-      for (const r of rows) {
-        if (!r.alive) dvr.push({ account: r.account, stream: r.stream, host: r.host, problem: 'not alive' });
-        else if (r.coverage !== undefined && r.coverage < COVERAGE_PROBLEM) {
-          dvr.push({
-            account: r.account,
-            stream: r.stream,
-            host: r.host,
-            problem: `coverage ${Math.round(r.coverage * 100)}%`,
-          });
-        }
-      }
-    }
-    const recordings: RecordingProblem[] = [];
-    for (const rows of this.recordingSummary.values()) {
-      for (const r of rows) {
-        if (r.status === 'error') {
-          recordings.push({ account: r.account, id: r.id, status: r.status, problem: 'recording in error' });
-        }
-      }
-    }
-    return {
-      // Before start() there are no statuses yet, and every() of nothing is true: not ready until started.
-      ready: this.started && accounts.every((a) => a.tried),
-      version: this.opts.version,
-      startedAt: this.startedAt,
-      accounts,
-      problems: { dvr, recordings },
-    };
+    return this.board.status();
   }
 
-  private refreshPending = false;
-
-  /** Rebuilds the store's cached text soon (coalesced), off the poll's own stack. */
-  private refreshStore(): void {
-    if (this.refreshPending) return;
-    this.refreshPending = true;
-    setImmediate(() => {
-      this.refreshPending = false;
-      this.store
-        .refresh()
-        .catch((err: unknown) => this.log.error({ err }, 'rebuilding /metrics text failed'));
-    });
-  }
-
-  private setStatus(api: Api, account: string, patch: Partial<AccountStatus>): void {
-    const key = `${api}\u0000${account}`;
-    const prev = this.statuses.get(key) ?? { name: account, api, up: false };
-    this.statuses.set(key, { ...prev, ...patch });
-  }
-
-  private onWalkerStatus(s: WalkerStatus, traffic: TrafficProcess): void {
-    this.setStatus('metrics', s.account, {
-      up: s.up === true,
-      tried: s.tried,
-      cursor: new Date(s.cursor),
-      windowMinutes: s.maxWindowMinutes,
-      lastError: s.lastError,
-      lastSuccess: s.lastSuccess === undefined ? undefined : new Date(s.lastSuccess),
-    });
-    traffic.setWindowSize(s.account, s.maxWindowMinutes);
-    if (s.up !== undefined)
-      this.self.setPollResult('metrics', s.account, s.up, s.lastSuccess ?? this.clock.now());
-    if (this.cursors.get(s.account) !== s.cursor) {
-      this.cursors.set(s.account, s.cursor);
-      this.stateFile
-        ?.save(this.cursors)
-        .catch((err: unknown) => this.log.error({ err: describeError(err) }, 'saving state_file failed'));
-    }
-  }
-
+  /** Where a DVR or recordings round reports: the status board, and a refusal of the token re-reads it. */
   private reporter(api: Api, account: string, up: Upstream, log: Logger): RoundReporter {
     return {
-      result: (ok, error) => {
-        const now = this.clock.now();
-        this.setStatus(api, account, {
-          up: ok,
-          tried: true,
-          lastError: error,
-          ...(ok ? { lastSuccess: new Date(now) } : {}),
-        });
-        this.self.setPollResult(api, account, ok, now);
-        if (!ok && error && /^40[13]:/.test(error)) this.refreshToken(up, log);
+      result: ({ ok, error, failures }) => {
+        this.board.round(api, account, ok, error);
+        rereadIfRefused(failures, up.token, log);
       },
       answer: (res) => this.audit.check(api, log, res),
     };
-  }
-
-  private refreshToken(up: Upstream, log: Logger): void {
-    try {
-      up.token.refresh();
-    } catch (err) {
-      // A login logs its own failures, once per change.
-      if (!(up.token instanceof LoginToken))
-        log.error({ error: describeError(err) }, 'reading the token again failed');
-    }
   }
 
   /**
@@ -347,8 +248,8 @@ export class Exporter {
    * stop it alone (stopAccount). The exporter's stop() still stops it with the rest.
    */
   private startAccount(account: AccountConfig, up: Upstream): void {
-    const { config, clock, log } = this;
-    const { traffic, applier, dvr, recordings, saved } = this.processes!;
+    const { config, clock, log, board } = this;
+    const { traffic, dvr, recordings } = this.processes!;
     const name = account.name;
     const ctl = new AbortController();
     const main = this.controller.signal;
@@ -357,83 +258,61 @@ export class Exporter {
     const signal = ctl.signal;
     const loops: Promise<void>[] = [];
     let active = true;
-    const metricNames = config.metrics.metrics.length ? config.metrics.metrics : METRIC_NAMES;
-    const onlyResource = config.metrics.resources.length === 1 ? config.metrics.resources[0] : undefined;
     const alog = log.child({ account: name });
-    traffic.initAccount(name, 10);
-    this.setStatus('metrics', name, { up: false, tried: false });
-    const walker = new AccountWalker(
-      {
-        account: name,
-        windowMs: config.metrics.windowMs,
-        delayMs: config.metrics.delayMs,
-        lookbackMs: config.metrics.lookbackMs,
-        startCursor: saved.get(name) ?? this.cursors.get(name),
-        maxInFlight: Math.max(1, config.api.concurrency),
-        backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
-        authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
+    const token = up.token;
+    board.note(name, {
+      discovered: this.discovered.has(name),
+      // The login's own state, not the error text: "login refused" is not a network error.
+      downCause: () => {
+        if (!(token instanceof LoginToken)) return undefined;
+        const state = token.status.state;
+        if (state === 'login-refused') return 'login refused';
+        if (state === 'login-failed') return 'login failed';
+        return undefined;
       },
-      {
-        clock,
-        log: alog,
-        random: this.opts.random,
-        fetchWindow: (start, end) =>
-          up.call(() =>
-            up.metrics.fetchTraffic({
-              account: name,
-              start,
-              end,
-              metrics: metricNames,
-              resource: onlyResource,
-              breakdown: config.metrics.breakdown,
-            }),
-          ),
-        // Counted in time slices, in order (a big answer must not stall /metrics); see traffic/batches.ts.
-        apply: (start, end, response) =>
-          applier.apply(name, start, end, response, clock.now(), (r, err) => {
-            if (!r) {
-              alog.error({ error: describeError(err) }, 'counting a traffic window failed');
-              return;
-            }
-            this.audit.check('metrics', alog, response, r.dropped);
-            this.refreshStore();
-          }),
-        skip: (start, end, reason) => {
-          traffic.skip(name, (end - start) / MINUTE, reason);
-          this.refreshStore();
-        },
-        onStatus: (s) => {
-          // A stopped account's last status must not bring back the series stopAccount removed.
-          if (active) this.onWalkerStatus(s, traffic);
-        },
-        authFailed: () => this.refreshToken(up, alog),
+    });
+    const walker = traffic.poller(name, {
+      clock,
+      log: alog,
+      random: this.opts.random,
+      startCursor: this.cursors.get(name),
+      fetchTraffic: (o) => up.call(() => up.metrics.fetchTraffic(o)),
+      onStatus: (s) => {
+        // A stopped account's last status must not bring back the rows stopAccount removed.
+        if (!active) return;
+        board.walker(s);
+        this.cursors.record(s.account, s.cursor);
       },
-    );
+      audit: (answer, dropped) => this.audit.check('metrics', alog, answer, dropped),
+      storeChanged: this.storeChanged,
+      refused: () => rereadToken(token, alog),
+    });
+    board.expect('metrics', name);
     this.walkers.push(walker);
     // A renewed token ends the walker's slow auth backoff at once.
     const unsubscribe =
-      up.token instanceof LoginToken ? up.token.onToken(() => walker.authRestored()) : () => undefined;
+      token instanceof LoginToken ? token.onToken(() => walker.authRestored()) : () => undefined;
     loops.push(walker.run(signal));
 
     if (account.dvrStreams.length) {
-      this.setStatus('dvr-net', name, { up: false, tried: false });
+      board.expect('dvr-net', name);
       const round = dvrRound({
         account: name,
         streams: account.dvrStreams,
         clock,
         log: alog,
-        getStream: (a, st) => up.call(() => up.dvr.getStream(a, st)),
+        getStream: (a, s) => up.call(() => up.dvr.getStream(a, s)),
         process: dvr,
         report: this.reporter('dvr-net', name, up, alog),
-        health: (rows) => {
-          this.dvrHealth.set(name, rows);
-          this.refreshStore();
+        health: (rows, failed) => {
+          board.dvr(name, rows, failed);
+          this.storeChanged();
         },
       });
       loops.push(pollEvery(config.dvr.intervalMs, clock, signal, round, alog));
     }
     if (account.recordings) {
-      this.setStatus('recorder-cloud', name, { up: false, tried: false });
+      board.expect('recorder-cloud', name);
       const round = recordingsRound({
         account: name,
         log: alog,
@@ -441,8 +320,8 @@ export class Exporter {
         process: recordings,
         report: this.reporter('recorder-cloud', name, up, alog),
         summary: (rows) => {
-          this.recordingSummary.set(name, rows);
-          this.refreshStore();
+          board.recordings(name, rows);
+          this.storeChanged();
         },
       });
       loops.push(pollEvery(config.recordings.intervalMs, clock, signal, round, alog));
@@ -450,7 +329,6 @@ export class Exporter {
     this.loops.push(...loops);
     this.running.set(name, {
       account,
-      signal,
       walker,
       stop: async () => {
         active = false;
@@ -463,28 +341,22 @@ export class Exporter {
   }
 
   /**
-   * Stops one account's loops and removes its series, as those of a vanished resource go. Its cursor stays in the
-   * state file, so an account that comes back resumes where it stopped.
+   * Stops one account's loops and removes its series, as those of a vanished resource go, and its rows on the
+   * status board. Its cursor stays in the state file, so an account that comes back resumes where it stopped.
    */
   private async stopAccount(name: string): Promise<void> {
     const pollers = this.running.get(name);
     if (!pollers) return;
     this.running.delete(name);
     await pollers.stop();
-    const { traffic, applier, dvr, recordings } = this.processes!;
+    const { traffic, dvr, recordings } = this.processes!;
     // Windows handed over before the stop are counted first, so none lands after the removal.
-    await applier.idle();
-    traffic.removeAccount(name);
-    for (const stream of pollers.account.dvrStreams) dvr.removeStream(name, stream);
+    await traffic.removeAccount(name);
+    dvr.removeAccount(name, pollers.account.dvrStreams);
     recordings.removeAccount(name);
-    for (const api of APIS) {
-      this.self.removeAccount(api, name);
-      this.statuses.delete(`${api}\u0000${name}`);
-    }
-    this.dvrHealth.delete(name);
-    this.recordingSummary.delete(name);
+    this.board.removeAccount(name);
     this.walkers = this.walkers.filter((w) => w !== pollers.walker);
-    this.refreshStore();
+    this.storeChanged();
   }
 
   /**
@@ -604,20 +476,15 @@ export class Exporter {
 
 interface AccountPollers {
   account: AccountConfig;
-  /** Its own stop signal (aborted by stopAccount or by the exporter's stop). */
-  signal: AbortSignal;
   walker: AccountWalker;
   stop(): Promise<void>;
 }
 
 /** What every account's pollers feed; made in start(). */
 interface Processes {
-  traffic: TrafficProcess;
-  applier: TrafficApplier;
+  traffic: TrafficPipeline;
   dvr: DvrProcess;
   recordings: RecordingsProcess;
-  /** Cursors read from the state file at start. */
-  saved: Map<string, number>;
 }
 
 /** Whether `p` settled within `ms` of real time. */
@@ -630,6 +497,32 @@ async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> 
     return await Promise.race([p.then(() => true), timeout]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** What the landing page's one-line summary shows of the configuration; never a credential. */
+function settingsSummary(config: Config, owned: number): SettingsSummary {
+  const { api, metrics, sharding } = config;
+  return {
+    shard: sharding.shard,
+    shards: sharding.shards,
+    accountsConfigured: config.accounts.length,
+    accountsOwned: owned,
+    apiHost: apiHost(api.baseUrl),
+    windowMs: metrics.windowMs,
+    delayMs: metrics.delayMs,
+    lookbackMs: metrics.lookbackMs,
+    requestsPerSecond: api.requestsPerSecond,
+    concurrency: api.concurrency,
+  };
+}
+
+/** The API's host (and port) for the landing page: never the user info a base_url may carry, nor path or query. */
+export function apiHost(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).host;
+  } catch {
+    return '(invalid base_url)';
   }
 }
 

@@ -13,7 +13,7 @@ import { HttpClient, reportingSends } from '../http/request.js';
 import { RequestGate } from '../poll/request-gate.js';
 import { RecorderClient } from '../recordings/client.js';
 import { MetricsClient } from '../traffic/client.js';
-import type { TrafficBodyParser } from '../traffic/parser.js';
+import type { TrafficBodyParser } from '../traffic/parse-pool.js';
 
 export interface Upstream {
   token: TokenSource;
@@ -37,7 +37,7 @@ export interface UpstreamOptions {
   signal?: AbortSignal;
   /** Every failed request, after the gate has seen it (for counting malformed answers). */
   onError?: (err: ApiError) => void;
-  /** Reads traffic answers (default: inline). One is shared by every upstream: see src/traffic/parser.ts. */
+  /** Reads traffic answers (default: inline). One is shared by every upstream: see src/traffic/parse-pool.ts. */
   parseTraffic?: TrafficBodyParser;
 }
 

@@ -1,11 +1,17 @@
 /**
- * Building blocks of the tolerant parsers (src/{traffic,dvr,recordings}/response.ts). A bad field becomes a
+ * Building blocks of the tolerant parsers (src/traffic/parse.ts, src/{dvr,recordings}/response.ts). A bad field becomes a
  * FieldIssue and is dropped; the rest of the body is kept. Only a wrong top level throws (ApiError `malformed`).
  */
-import type { FieldIssue } from '../traffic/response.js';
 import { ApiError, type ApiName } from './errors.js';
 
 export type Json = Record<string, unknown>;
+
+/** One problem found in a body; the rest of the body is kept. */
+export interface FieldIssue {
+  /** JSON path of the field, e.g. `data[3].edge_status_200`. */
+  path: string;
+  problem: string;
+}
 
 export function isRecord(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

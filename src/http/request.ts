@@ -18,6 +18,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 import { type Clock, systemClock } from '../clock.js';
+import { redactSecrets } from '../redact.js';
 import { ApiError, type ApiName, kindForStatus, parseRetryAfter } from './errors.js';
 
 export type RequestObserver = (api: ApiName, code: string, seconds: number) => void;
@@ -285,7 +286,7 @@ function clip(s: string): string {
 
 /** Replaces the token anywhere in a text (an upstream that echoes it must not carry it into our errors). */
 function scrub(s: string, token: string): string {
-  return token.length >= 4 ? s.split(token).join('[REDACTED]') : s;
+  return redactSecrets(s, [token]);
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {

@@ -1,10 +1,9 @@
 /**
- * Recording settings API (../shared/api/recorder-cloud.md): typed records and the tolerant parser of its answers.
+ * Recording settings API (docs/upstream-api.md): typed records and the tolerant parser of its answers.
  * The document does not show which object carries `status`: it is accepted on the setting and on its records;
  * the setting's own wins, else the newest record's (by start time).
  */
-import { describeValue, isRecord, malformed, ParseReport, parseUtc } from '../http/parse.js';
-import type { FieldIssue } from '../traffic/response.js';
+import { describeValue, type FieldIssue, isRecord, malformed, ParseReport, parseUtc } from '../http/parse.js';
 
 export const RECORDING_STATUSES = ['wait', 'progress', 'finish', 'error'] as const;
 export type RecordingStatus = (typeof RECORDING_STATUSES)[number];
@@ -189,12 +188,4 @@ function parseRecord(r: unknown, path: string, report: ParseReport): RecordingIn
 function parseStatus(v: unknown, path: string, report: ParseReport): RecordingStatus | undefined {
   if (isStatus(v)) return v;
   return report.issue(path, `expected one of ${RECORDING_STATUSES.join(', ')}, got ${describeValue(v)}`);
-}
-
-/** The answer of a create (PUT): `{id}`. */
-export function parseCreateResponse(raw: unknown): { id: string } {
-  if (!isRecord(raw)) throw malformed('recorder-cloud', `top level is ${describeValue(raw)}, not an object`);
-  if (typeof raw.id === 'string' && raw.id !== '') return { id: raw.id };
-  if (typeof raw.id === 'number' && Number.isInteger(raw.id)) return { id: String(raw.id) };
-  throw malformed('recorder-cloud', `no id in the create answer (got ${describeValue(raw.id)})`);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseDvrDeleteResponse, parseDvrStreamResponse } from '../../src/dvr/response.js';
+import { parseDvrStreamResponse } from '../../src/dvr/response.js';
 import { ApiError } from '../../src/http/errors.js';
+import { parseDvrDeleteResponse } from '../helpers/api-write-answers.js';
 
 function entry(host: string, over: Record<string, unknown> = {}, dvr: Record<string, unknown> = {}) {
   return {

@@ -5,9 +5,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../src/clock.js';
 import { ApiError, parseRetryAfter } from '../../src/http/errors.js';
 import { buildQuery, HttpClient, type HttpClientOptions, reportingSends } from '../../src/http/request.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const TOKEN = 'tok-SECRET-4f9a2c';
 
@@ -225,7 +225,7 @@ describe('request', () => {
       }),
     );
     expect(apiError).toMatchObject({ kind: 'malformed', status: 200, endpoint: 'GET /x' });
-    expect(apiError.message).toContain('top level holds [REDACTED]');
+    expect(apiError.message).toContain('top level holds <redacted>');
     expectNoToken(apiError);
   });
 
@@ -284,7 +284,7 @@ describe('request', () => {
       expectNoToken(err);
     }
     const err = await failure(http.request({ api: 'dvr-net', method: 'GET', path: '/json' }));
-    expect(err.description).toBe('token [REDACTED] is invalid');
+    expect(err.description).toBe('token <redacted> is invalid');
   });
 
   it.each([

@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/errors.js';
-import {
-  effectiveStatus,
-  parseCreateResponse,
-  parseRecordingList,
-  type RecordingSetting,
-} from '../../src/recordings/response.js';
+import { effectiveStatus, parseRecordingList, type RecordingSetting } from '../../src/recordings/response.js';
+import { parseCreateResponse } from '../helpers/api-write-answers.js';
 
 function setting(over: Record<string, unknown> = {}) {
   return {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { SIZE_RANGES } from '../../src/api/vocabulary.js';
 import { ApiError } from '../../src/http/errors.js';
-import { parseMetricsResponse, SIZE_RANGES, type TrafficResponse } from '../../src/traffic/response.js';
+import { parseMetricsResponse } from '../../src/traffic/parse.js';
+import type { TrafficResponse } from '../../src/traffic/response.js';
 
 function body(data: unknown[], extra: Record<string, unknown> = {}) {
   return {

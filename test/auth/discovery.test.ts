@@ -4,11 +4,12 @@
  * exclude filter; an explicitly listed account keeps its own settings; two shards split the accounts exactly.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock, floorMinute, MINUTE } from '../../src/clock.js';
+import { floorMinute, MINUTE } from '../../src/clock.js';
 import { shardOf } from '../../src/sharding.js';
 import type { SimAccount } from '../../src/simulator/types.js';
 import { DEMO_PASSWORD, DEMO_USER, demoWorld } from '../../src/simulator/world.js';
 import type { Scrape } from '../helpers/exposition.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import { expectExact, walkers } from '../helpers/ground-truth.js';
 import { type Stack, startStack } from '../helpers/stack.js';
 

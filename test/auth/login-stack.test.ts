@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LoginToken } from '../../src/auth/login-token.js';
-import { FakeClock, floorMinute, MINUTE } from '../../src/clock.js';
+import { floorMinute, MINUTE } from '../../src/clock.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import { answeredWindows, expectExact, expectTiles, walkers } from '../helpers/ground-truth.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
 

@@ -5,8 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { type LoginOutcome, parseLoginAnswer } from '../../src/auth/login.js';
 import { LoginError, LoginToken, type PasswordFs } from '../../src/auth/login-token.js';
-import { FakeClock, MINUTE } from '../../src/clock.js';
+import { MINUTE } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 describe('parseLoginAnswer', () => {
   it('reads the documented answer, auth_token, a nested data object and a numeric string lifetime', () => {

@@ -7,9 +7,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock, MINUTE } from '../../src/clock.js';
+import { MINUTE } from '../../src/clock.js';
 import { checkConfigReport } from '../../src/config/index.js';
 import { captureLog } from '../exporter/failure-checks.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import { configFrom, type Stack, startStack } from '../helpers/stack.js';
 
 const USER = 'sre@example.com';

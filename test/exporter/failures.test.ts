@@ -1,5 +1,5 @@
 /**
- * The failure table of design.md section 4, end to end: the real exporter against the simulator on loopback, real
+ * The failure table (README, "When the API fails"), end to end: the real exporter against the simulator on loopback, real
  * clock, small backoffs. Each test asserts what a user sees on /metrics, on the landing page, on /readyz and in the
  * logs, and checks the counters against the simulator's exact truth and its request log.
  */
@@ -235,7 +235,10 @@ describe('401/403: a refused token', () => {
     const page = await (await fetch(`${s.url}/`)).text();
     const acmeRow = page.split('\n').find((l) => l.startsWith('<tr><td>acme</td><td>metrics</td>'));
     expect(acmeRow).toContain('class="down"');
-    expect(acmeRow).toMatch(/class="err">403: [^<]*Invalid token/);
+    // The last error, with when it happened and how often since the last success (never, here).
+    expect(acmeRow).toMatch(
+      /class="err"><span class="small">\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ .*\d+× since the last success<\/span><br>403: [^<]*Invalid token/,
+    );
     const demoRow = page.split('\n').find((l) => l.startsWith('<tr><td>demo</td><td>metrics</td>'));
     expect(demoRow).toContain('class="up"');
     const metricsText = await s.text();

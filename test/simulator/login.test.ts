@@ -4,10 +4,11 @@
  * list with statuses that tests change.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock, MINUTE } from '../../src/clock.js';
+import { MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { formatApiTime } from '../../src/simulator/traffic.js';
 import { DEMO_PASSWORD, DEMO_USER, demoWorld } from '../../src/simulator/world.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const NOW = Date.UTC(2026, 2, 3, 12, 0, 0);
 let sim: Simulator | undefined;

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../src/clock.js';
+import { parseCommandLine, UsageError } from '../../src/config/flags.js';
 import { parseSimulatorArgs, type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { demoWorld } from '../../src/simulator/world.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const NOW = Date.UTC(2026, 2, 3, 0, 0, 0);
 const METRICS = '/app/metrics/v1/resources?account=demo&start=2026-03-02T10:00:00&end=2026-03-02T10:05:00';
@@ -231,5 +232,34 @@ describe('parseSimulatorArgs', () => {
     expect(() => parseSimulatorArgs(['--fault-500', '1.2'])).toThrow(/--fault-500/);
     expect(() => parseSimulatorArgs(['--request-time-shape', 'list'])).toThrow(/--request-time-shape/);
     expect(() => parseSimulatorArgs(['--fault-500', '0.6', '--fault-reset', '0.6'])).toThrow(/more than 1/);
+  });
+
+  it("speaks the exporter parser's language: same errors for the same mistakes, -h and --help", () => {
+    const both = (args: string[]) => {
+      const messages: string[] = [];
+      for (const parse of [
+        () => parseSimulatorArgs(args),
+        () => parseCommandLine(['check-config', ...args]),
+      ]) {
+        try {
+          parse();
+          messages.push('no error');
+        } catch (e) {
+          expect(e).toBeInstanceOf(UsageError);
+          messages.push((e as Error).message);
+        }
+      }
+      return messages;
+    };
+    expect(both(['--nope'])).toEqual(['unknown flag --nope', 'unknown flag --nope']);
+    expect(both(['--help=yes'])).toEqual(['flag --help takes no value', 'flag --help takes no value']);
+    expect(both(['extra'])[0]).toBe('unexpected argument "extra"');
+    expect(() => parseSimulatorArgs(['--host'])).toThrow('flag --host needs a value');
+    // A negative value is only taken in the --flag=value form, and then checked.
+    expect(() => parseSimulatorArgs(['--lag', '-1'])).toThrow(/--lag=VALUE/);
+    expect(() => parseSimulatorArgs(['--lag=-1'])).toThrow('--lag: expected seconds >= 0, got "-1"');
+    expect(parseSimulatorArgs(['-h']).help).toBe(true);
+    expect(parseSimulatorArgs(['--port', '0', '--help']).help).toBe(true);
+    expect(parseSimulatorArgs(['--port', '0']).help).toBe(false);
   });
 });

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StateFile } from '../../src/state.js';
+import { StateFile } from '../../src/exporter/cursor-book.js';
 
 const T = Date.UTC(2026, 5, 1, 12, 0);
 const MINUTE = 60_000;

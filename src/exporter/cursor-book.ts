@@ -1,11 +1,61 @@
 /**
- * The optional state file (`state_file`): the walking cursor of each account, so a restart resumes where the last
- * run stopped instead of at now - lookback. Written atomically (a temporary file in the same folder, flushed to
+ * The cursor book: the walking cursor of each account (every minute before it has been counted), kept in memory and
+ * in the optional state file (`state_file`), so a restart resumes where the last run stopped instead of at
+ * now - lookback.
+ *
+ * The state file is Written atomically (a temporary file in the same folder, flushed to
  * disk, then renamed over the old one: a crash leaves the old state or the new, never an empty or torn file), one
  * write at a time, the newest state winning.
  */
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { describeError } from '../http/errors.js';
+import type { Logger } from '../log.js';
+
+/**
+ * Cursors by account. `load` reads the state file once; `record` saves on every change of a cursor (a failed save
+ * is logged; the next change tries again); `close` saves once more. Only a loaded book saves: closing after a
+ * failed start must not overwrite the cursors on disk. Cursors of accounts this replica does not poll now (another
+ * shard's, a removed one) are kept on save.
+ */
+export class CursorBook {
+  private readonly cursors = new Map<string, number>();
+  private readonly file: StateFile | undefined;
+  private loaded = false;
+
+  constructor(
+    path: string | undefined,
+    private readonly log: Logger,
+  ) {
+    this.file = path ? new StateFile(path) : undefined;
+  }
+
+  /** Reads the state file (none configured: an empty book). Throws when the file cannot be used. */
+  async load(): Promise<void> {
+    const saved = this.file ? await this.file.load() : new Map<string, number>();
+    this.loaded = true;
+    for (const [account, cursor] of saved) this.cursors.set(account, cursor);
+  }
+
+  /** Where the account's walk resumes; undefined: start at now - lookback. */
+  get(account: string): number | undefined {
+    return this.cursors.get(account);
+  }
+
+  /** The account's cursor moved (or was first published): saved when it changed. */
+  record(account: string, cursor: number): void {
+    if (this.cursors.get(account) === cursor) return;
+    this.cursors.set(account, cursor);
+    this.file
+      ?.save(this.cursors)
+      .catch((err: unknown) => this.log.error({ err: describeError(err) }, 'saving state_file failed'));
+  }
+
+  /** Saves the cursors as they are now (at stop, after every handed-over window has been counted). */
+  async close(): Promise<void> {
+    if (this.file && this.loaded) await this.file.save(this.cursors);
+  }
+}
 
 export interface SavedState {
   version: 1;

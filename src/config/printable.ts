@@ -1,14 +1,14 @@
 /**
  * The effective configuration in printable form: the file's own shape (snake_case keys, durations as strings,
- * defaults filled in), with every token, and the user and password of a base_url, replaced by `<redacted>`. Token file paths are kept: they are not secret
- * and are what an operator needs to check. The output of `checkConfigReport` is itself a valid configuration
+ * defaults filled in), with every token and login password, and the user and password of a base_url, replaced by
+ * the one marker of src/redact.ts. Token and password file paths are kept: they are not secret and are what an
+ * operator needs to check. The output of `checkConfigReport` is itself a valid configuration
  * file (with tokens given by file, it loads back to the same Config).
  */
 import { stringify } from 'yaml';
+import { REDACTED, redactUrl } from '../redact.js';
 import { formatDuration } from './duration.js';
 import type { AccountConfig, Config } from './schema.js';
-
-export const REDACTED = '<redacted>';
 
 export interface PrintableConfig {
   api: Record<string, unknown>;
@@ -19,18 +19,6 @@ export interface PrintableConfig {
   accounts_discovery: Record<string, unknown>;
   state_file?: string;
   sharding: { shard: number; shards: number };
-}
-
-/** `https://user:pw@host/x` -> `https://<redacted>@host/x`; a URL without credentials as it is. */
-export function redactUrl(text: string): string {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return text;
-  }
-  if (url.username === '' && url.password === '') return text;
-  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, `$1${REDACTED}@`);
 }
 
 function tokenKeys(source: {
