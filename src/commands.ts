@@ -148,8 +148,9 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       }
       const sim = await startSimulator(args.options, args.listen);
       const accounts = sim.accounts.map((a) => ({ account: a.name, token: a.token }));
+      // The demo user's password is the simulator's own, published in its README; it is not a real secret.
       log.info(
-        { url: sim.url, seed: args.options.seed, accounts },
+        { url: sim.url, seed: args.options.seed, accounts, login: sim.users.map((u) => u.username) },
         `simulator on ${sim.url}; try: curl -H 'CDN-AUTH-TOKEN: ${accounts[0]?.token}' '${sim.url}/app/metrics/v1/resources?account=${accounts[0]?.account}&start=2026-01-01T00:00:00&end=2026-01-01T00:05:00'`,
       );
       handleSignals({ stop: () => sim.close() }, log);

@@ -201,7 +201,7 @@ Flags:
   -h, --help                    show this help
   --version                     print the version
 
-Environment: CDN_API_URL, CDN_API_TOKEN, CDN_ACCOUNTS fill what the file leaves out; SHARD and SHARDS override
-sharding.
+Environment: CDN_API_URL, CDN_API_TOKEN (or CDN_API_USERNAME and CDN_API_PASSWORD), CDN_ACCOUNTS fill what the
+file leaves out; SHARD and SHARDS override sharding.
 `;
 }

@@ -6,6 +6,8 @@
  * - With a file, the environment fills only what the file leaves out: `api.base_url` <- CDN_API_URL,
  *   `api.token` <- CDN_API_TOKEN (only when the file has neither api.token nor api.token_file),
  *   `accounts` <- CDN_ACCOUNTS (only when the file has no accounts key).
+ * - A login: `api.username` <- CDN_API_USERNAME and `api.password` <- CDN_API_PASSWORD, only where the file
+ *   names no credential of the api section (CDN_API_TOKEN is then not used either when the file names a login).
  * - `SHARD` / `SHARDS` override `sharding` (a StatefulSet passes its pod index this way).
  * Empty variables count as unset.
  *
@@ -78,7 +80,7 @@ function join(base: string, key: string): string {
 function kind(input: unknown, path = ''): string {
   if (input === null) return 'null';
   if (Array.isArray(input)) return 'a list';
-  const secret = /(^|\.)token$/.test(path);
+  const secret = /(^|\.)(token|password)$/.test(path);
   if ((typeof input === 'number' || typeof input === 'boolean') && !secret) return String(input);
   if (typeof input === 'object') return 'a mapping';
   return `a ${typeof input}`;
@@ -207,10 +209,35 @@ function applyEnv(raw: Record<string, unknown>, env: Env, issues: ConfigIssue[])
       api.base_url = url.trim();
       filled.set('api.base_url', 'CDN_API_URL');
     }
+    const hasLogin = ['username', 'password', 'password_file'].some((k) => api[k] !== undefined);
     const token = env.CDN_API_TOKEN;
-    if (api.token === undefined && api.token_file === undefined && present(token)) {
+    if (api.token === undefined && api.token_file === undefined && !hasLogin && present(token)) {
       api.token = token;
       filled.set('api.token', 'CDN_API_TOKEN');
+    }
+    // A login from the environment fills only a place the file leaves without any credential.
+    const username = env.CDN_API_USERNAME;
+    if (
+      api.username === undefined &&
+      api.token === undefined &&
+      api.token_file === undefined &&
+      present(username)
+    ) {
+      api.username = username.trim();
+      filled.set('api.username', 'CDN_API_USERNAME');
+    }
+    const password = env.CDN_API_PASSWORD;
+    if (
+      api.password === undefined &&
+      api.password_file === undefined &&
+      api.username !== undefined &&
+      api.token === undefined &&
+      api.token_file === undefined &&
+      password !== undefined &&
+      password !== ''
+    ) {
+      api.password = password;
+      filled.set('api.password', 'CDN_API_PASSWORD');
     }
   }
   const accounts = env.CDN_ACCOUNTS;
@@ -262,7 +289,7 @@ export function loadConfig(options: LoadOptions): Config {
     raw = parsed.raw;
   }
   // A section whose keys are all commented out (`dvr:` alone) is null in YAML: the same as leaving it out.
-  for (const key of ['api', 'metrics', 'dvr', 'recordings', 'sharding', 'accounts']) {
+  for (const key of ['api', 'metrics', 'dvr', 'recordings', 'sharding', 'accounts', 'accounts_discovery']) {
     if (raw[key] === null) delete raw[key];
   }
   const filled = applyEnv(raw, env, issues);

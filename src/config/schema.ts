@@ -156,13 +156,46 @@ export const DEFAULTS = {
     window_gauges: false,
   },
   interval: '1m',
+  accounts_discovery: { enabled: false, interval: '10m', include: '.*', recordings: false },
   sharding: { shard: 0, shards: 1 },
 } as const;
 
-const apiSchema = z.strictObject({
-  base_url: baseUrl,
+/** A password is taken as it is (spaces may be part of it); only an empty one is refused. */
+const password = z.string().min(1, { error: 'must not be empty' });
+
+/** A credential: a token (token, token_file) or a login (username with password or password_file). */
+const credentialKeys = {
   token: token.optional(),
   token_file: nonEmpty.optional(),
+  username: nonEmpty.optional(),
+  password: password.optional(),
+  password_file: nonEmpty.optional(),
+};
+
+/** An anchored regular expression on account names; the message names the problem, never a secret. */
+const accountPattern = z.string().transform((text, ctx) => {
+  try {
+    return new RegExp(`^(?:${text})$`);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: `must be a regular expression: ${(e as Error).message}` });
+    return z.NEVER;
+  }
+});
+
+const discoverySchema = z.strictObject({
+  enabled: z.boolean().default(DEFAULTS.accounts_discovery.enabled),
+  interval: duration({ min: 10_000, max: CEILINGS.intervalMs }).prefault(
+    DEFAULTS.accounts_discovery.interval,
+  ),
+  include: z.string().default(DEFAULTS.accounts_discovery.include).pipe(accountPattern),
+  /** Absent: nothing is excluded. */
+  exclude: accountPattern.optional(),
+  recordings: z.boolean().default(DEFAULTS.accounts_discovery.recordings),
+});
+
+const apiSchema = z.strictObject({
+  base_url: baseUrl,
+  ...credentialKeys,
   timeout: duration({ min: 1, max: CEILINGS.timeoutMs }).prefault(DEFAULTS.api.timeout),
   requests_per_second: z
     .number()
@@ -194,8 +227,7 @@ const intervalSchema = z.strictObject({
 
 const accountSchema = z.strictObject({
   name: nonEmpty,
-  token: token.optional(),
-  token_file: nonEmpty.optional(),
+  ...credentialKeys,
   dvr_streams: z.array(nonEmpty).default([]).transform(unique),
   recordings: z.boolean().default(false),
 });
@@ -212,7 +244,9 @@ export const fileSchema = z.strictObject({
   metrics: metricsSchema.prefault({}),
   dvr: intervalSchema.prefault({}),
   recordings: intervalSchema.prefault({}),
-  accounts: z.array(accountSchema).min(1, { error: 'must list at least one account' }),
+  // Required, and not empty, unless accounts_discovery.enabled (crossCheck says so).
+  accounts: z.array(accountSchema).optional(),
+  accounts_discovery: discoverySchema.prefault({}),
   state_file: nonEmpty.optional(),
   sharding: shardingSchema.prefault({}),
 });
@@ -222,9 +256,13 @@ export type FileConfig = z.output<typeof fileSchema>;
 export interface ApiConfig {
   /** No trailing slash; API paths (`/app/metrics/v1/`, ...) are appended to it. */
   baseUrl: string;
-  /** At most one of token / tokenFile is set; when neither is, every account has its own. */
+  /** At most one of token / tokenFile / a login is set; when none is, every account has its own. */
   token?: string;
   tokenFile?: string;
+  /** A login (src/auth): username with password or passwordFile. */
+  username?: string;
+  password?: string;
+  passwordFile?: string;
   timeoutMs: number;
   /** Ceiling per token, across all accounts sharing it. May be fractional (0.5 = one request every 2s). */
   requestsPerSecond: number;
@@ -255,10 +293,24 @@ export interface MetricsConfig {
 
 export interface AccountConfig {
   name: string;
-  /** Per-account override of the api token; at most one of token / tokenFile. */
+  /** Per-account override of the api credential; at most one of token / tokenFile / a login. */
   token?: string;
   tokenFile?: string;
+  username?: string;
+  password?: string;
+  passwordFile?: string;
   dvrStreams: string[];
+  recordings: boolean;
+}
+
+export interface DiscoveryConfig {
+  enabled: boolean;
+  intervalMs: number;
+  /** Anchored. */
+  include: RegExp;
+  /** Anchored; absent: nothing is excluded. */
+  exclude?: RegExp;
+  /** Discovered accounts' recordings are polled too. */
   recordings: boolean;
 }
 
@@ -267,8 +319,10 @@ export interface Config {
   metrics: MetricsConfig;
   dvr: { intervalMs: number };
   recordings: { intervalMs: number };
-  /** At least one; names unique. All accounts of the file, before sharding picks this replica's share. */
+  /** Names unique; empty only with discovery. All accounts of the file, before sharding picks this replica's share. */
   accounts: AccountConfig[];
+  /** Accounts found at run time through the inventory API (src/discovery). */
+  discovery: DiscoveryConfig;
   stateFile?: string;
   /** 0 <= shard < shards. */
   sharding: { shard: number; shards: number };
@@ -293,7 +347,13 @@ export function toConfig(file: FileConfig): Config {
           concurrency: api.concurrency,
           maxBodyBytes: api.max_body_bytes,
         } as ApiConfig,
-        { token: api.token, tokenFile: api.token_file },
+        {
+          token: api.token,
+          tokenFile: api.token_file,
+          username: api.username,
+          password: api.password,
+          passwordFile: api.password_file,
+        },
       ),
       metrics: {
         breakdown: metrics.breakdown,
@@ -307,12 +367,22 @@ export function toConfig(file: FileConfig): Config {
       },
       dvr: { intervalMs: file.dvr.interval },
       recordings: { intervalMs: file.recordings.interval },
-      accounts: file.accounts.map((a) =>
+      accounts: (file.accounts ?? []).map((a) =>
         withOptional({ name: a.name, dvrStreams: a.dvr_streams, recordings: a.recordings } as AccountConfig, {
           token: a.token,
           tokenFile: a.token_file,
+          username: a.username,
+          password: a.password,
+          passwordFile: a.password_file,
         }),
       ),
+      discovery: {
+        enabled: file.accounts_discovery.enabled,
+        intervalMs: file.accounts_discovery.interval,
+        include: file.accounts_discovery.include,
+        recordings: file.accounts_discovery.recordings,
+        ...(file.accounts_discovery.exclude ? { exclude: file.accounts_discovery.exclude } : {}),
+      },
       sharding: { shard: file.sharding.shard, shards: file.sharding.shards },
     } as Config,
     { stateFile: file.state_file },
@@ -333,6 +403,42 @@ function rawDuration(section: Record<string, unknown>, key: string, fallback: st
   if (v === undefined) return parseDuration(fallback);
   if (v === 0) return 0;
   return typeof v === 'string' ? parseDuration(v) : undefined;
+}
+
+const TOKEN_KEYS = ['token', 'token_file'] as const;
+const LOGIN_KEYS = ['username', 'password', 'password_file'] as const;
+
+function hasCredential(o: Record<string, unknown>): boolean {
+  return [...TOKEN_KEYS, ...LOGIN_KEYS].some((k) => hasKey(o, k));
+}
+
+/** One place (api, or one account) names at most one credential: a token or a complete login, never both. */
+function credentialIssues(o: Record<string, unknown>, at: string): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  if (hasKey(o, 'token') && hasKey(o, 'token_file')) {
+    issues.push({ path: at, message: 'set only one of token and token_file' });
+  }
+  if (hasKey(o, 'password') && hasKey(o, 'password_file')) {
+    issues.push({ path: at, message: 'set only one of password and password_file' });
+  }
+  const tokenKey = TOKEN_KEYS.find((k) => hasKey(o, k));
+  const loginKey = LOGIN_KEYS.find((k) => hasKey(o, k));
+  if (tokenKey && loginKey) {
+    issues.push({
+      path: `${at}.${loginKey}`,
+      message: `a token (${at}.${tokenKey}) and a login cannot be set in one place: use one or the other`,
+    });
+  } else if (loginKey) {
+    if (!hasKey(o, 'username')) {
+      issues.push({ path: `${at}.username`, message: `required with ${at}.${loginKey}` });
+    } else if (!hasKey(o, 'password') && !hasKey(o, 'password_file')) {
+      issues.push({
+        path: `${at}.password_file`,
+        message: `required with ${at}.username (or ${at}.password${at === 'api' ? ' / CDN_API_PASSWORD' : ''})`,
+      });
+    }
+  }
+  return issues;
 }
 
 /** Rules spanning several keys, read tolerantly from the raw document so they run even when other keys are bad. */
@@ -360,9 +466,7 @@ export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
     });
   }
 
-  if (hasKey(api, 'token') && hasKey(api, 'token_file')) {
-    issues.push({ path: 'api', message: 'set only one of token and token_file' });
-  }
+  issues.push(...credentialIssues(api, 'api'));
   const accounts = Array.isArray(raw.accounts) ? raw.accounts : [];
   const seen = new Set<string>();
   const withoutToken: string[] = [];
@@ -374,21 +478,23 @@ export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
         issues.push({ path: `accounts[${i}].name`, message: `duplicate account ${JSON.stringify(name)}` });
       seen.add(name);
     }
-    const own = hasKey(account, 'token') || hasKey(account, 'token_file');
-    if (hasKey(account, 'token') && hasKey(account, 'token_file')) {
-      issues.push({ path: `accounts[${i}]`, message: 'set only one of token and token_file' });
-    }
-    if (!own) withoutToken.push(typeof name === 'string' ? name : `accounts[${i}]`);
+    issues.push(...credentialIssues(account, `accounts[${i}]`));
+    if (!hasCredential(account)) withoutToken.push(typeof name === 'string' ? name : `accounts[${i}]`);
   });
-  if (
-    !hasKey(api, 'token') &&
-    !hasKey(api, 'token_file') &&
-    (withoutToken.length > 0 || accounts.length === 0)
-  ) {
+  const discovery = isRecord(raw.accounts_discovery) ? raw.accounts_discovery : {};
+  const discovering = discovery.enabled === true;
+  if (!discovering && raw.accounts === undefined) {
+    issues.push({ path: 'accounts', message: 'required (list them in the file or set CDN_ACCOUNTS)' });
+  } else if (!discovering && Array.isArray(raw.accounts) && accounts.length === 0) {
+    issues.push({ path: 'accounts', message: 'must list at least one account' });
+  }
+  if (!hasCredential(api) && (withoutToken.length > 0 || accounts.length === 0)) {
     const which = withoutToken.length > 0 ? `; without one: ${withoutToken.join(', ')}` : '';
     issues.push({
       path: 'api.token',
-      message: `required (set api.token, api.token_file or CDN_API_TOKEN, or give every account its own token or token_file${which})`,
+      message:
+        'required (set api.token, api.token_file or CDN_API_TOKEN, or a login with api.username and ' +
+        `api.password_file, or give every account its own token or login${which})`,
     });
   }
   return issues;

@@ -4,7 +4,8 @@
  * helper also scrubs it from any text the API sends back, in case an upstream echoes it.
  */
 
-export type ApiName = 'metrics' | 'dvr-net' | 'recorder-cloud';
+/** `inventory`: the account list that accounts_discovery reads (src/discovery). */
+export type ApiName = 'metrics' | 'dvr-net' | 'recorder-cloud' | 'inventory';
 
 export type ErrorKind =
   /** 429: wait for Retry-After, slow the token's queue down. */

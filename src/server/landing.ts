@@ -116,6 +116,8 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
   };
   const upCell = (a: AccountStatus): string => {
     const state = accountState(a);
+    // A cause that is not the API's doing (a login refused) is named beside the state.
+    if (state === 'down' && a.cause) return `<td class="down">down: ${t(a.cause)}</td>`;
     return `<td class="${state}">${STATE_TEXT[state]}</td>`;
   };
   const windowCell = (a: AccountStatus): string => {
@@ -137,7 +139,7 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
 
   const accountRows = status.accounts.map(
     (a) =>
-      `<tr><td>${t(a.name)}</td><td>${t(a.api)}</td>${upCell(a)}` +
+      `<tr><td>${t(a.name)}${a.discovered ? ' <span class="none">(discovered)</span>' : ''}</td><td>${t(a.api)}</td>${upCell(a)}` +
       `<td class="ts">${a.cursor ? isoMinute(a.cursor) : '-'}</td>` +
       `<td class="num">${a.lagSeconds === undefined ? '-' : formatDuration(a.lagSeconds)}</td>` +
       `<td class="num">${windowCell(a)}</td>` +

@@ -22,6 +22,10 @@ export interface AccountStatus {
   maxWindowMinutes?: number;
   /** The last failure's description; shown only after redaction. */
   lastError?: string;
+  /** Polled because accounts_discovery found it (not listed in the configuration). */
+  discovered?: boolean;
+  /** Why the account is down when that is not the API's doing: `login refused`, `login failed`. */
+  cause?: string;
   /** When the last failure happened. */
   lastErrorAt?: Date;
   /**

@@ -137,6 +137,15 @@ export class TrafficPipeline {
     );
   }
 
+  /**
+   * The account is no longer polled (its walker stopped): once the windows it handed over are counted, so none
+   * lands after the removal, every traffic series of the account goes.
+   */
+  async removeAccount(account: string): Promise<void> {
+    await this.applier.idle();
+    this.process.removeAccount(account);
+  }
+
   /** Resolves once every window handed over so far has been counted. */
   idle(): Promise<void> {
     return this.applier.idle();

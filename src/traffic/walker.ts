@@ -146,6 +146,18 @@ export class AccountWalker {
   }
 
   /**
+   * A new token arrived (a login renewed it): windows waiting out the slow auth backoff are tried now, with it.
+   * Without this a renewed token would wait up to the auth backoff's cap (10 minutes) before the first use.
+   */
+  authRestored(): void {
+    if (!this.authDown) return;
+    const now = this.deps.clock.now();
+    for (const s of this.slots) if (s.state === 'waiting') s.notBefore = Math.min(s.notBefore, now);
+    this.authAttempts = 0;
+    this.wake?.();
+  }
+
+  /**
    * Runs until `signal` aborts. Then it launches nothing more, waits for the windows in flight to settle (the
    * caller bounds that wait by cancelling the requests), counts the finished ones that join the cursor, and returns.
    * Windows that did not finish are not counted; the cursor stays before them.

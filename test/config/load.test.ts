@@ -391,6 +391,12 @@ describe('loadConfig: defaults', () => {
       dvr: { intervalMs: 60_000 },
       recordings: { intervalMs: 60_000 },
       accounts: [{ name: 'acme', dvrStreams: [], recordings: false }],
+      discovery: {
+        enabled: false,
+        intervalMs: 600_000,
+        include: /^(?:.*)$/,
+        recordings: false,
+      },
       sharding: { shard: 0, shards: 1 },
     } satisfies Config);
   });

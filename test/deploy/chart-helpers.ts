@@ -52,6 +52,7 @@ export function mergeValues(base: unknown, over: unknown): unknown {
 
 export const TOKEN_PATH = '/etc/cdn-exporter/secret/token';
 export const STATE_PATH = '/var/lib/cdn-exporter/state.json';
+export const PASSWORD_PATH = '/etc/cdn-exporter/login/password';
 
 /** What templates/configmap.yaml renders into config.yml (see `cdn-exporter.config` in _helpers.tpl). */
 export function renderedConfig(values: Values): Record<string, unknown> {
@@ -59,6 +60,13 @@ export function renderedConfig(values: Values): Record<string, unknown> {
   const api = isMap(config.api) ? config.api : {};
   const secret = isMap(values.existingSecret) && values.existingSecret.name ? true : Boolean(values.token);
   if (secret) api.token_file = TOKEN_PATH;
+  const login = isMap(values.login) ? values.login : {};
+  const loginSecret =
+    isMap(login.existingSecret) && login.existingSecret.name ? true : Boolean(login.password);
+  if (!secret && login.username && loginSecret) {
+    api.username = login.username;
+    api.password_file = PASSWORD_PATH;
+  }
   config.api = api;
   config.state_file = STATE_PATH;
   return config;

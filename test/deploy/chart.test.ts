@@ -89,6 +89,7 @@ describe('values.schema.json', () => {
     expect(ciValueFiles()).toEqual([
       'default-values.yaml',
       'existing-secret-values.yaml',
+      'login-values.yaml',
       'monitoring-on-values.yaml',
       'sharded-values.yaml',
       'tls-values.yaml',
@@ -342,6 +343,19 @@ describe('templates', () => {
     );
     expect(pod).toMatch(/- name: SHARDS\s+value: \{\{ \.Values\.sharding\.replicas/);
     expect(readText('helm/cdn-exporter/templates/statefulset.yaml')).toMatch(/semverCompare "<1\.28\.0-0"/);
+  });
+
+  it('print the password only into the login Secret; elsewhere it is only tested or hashed', () => {
+    const uses = templates.flatMap(({ file, text }) =>
+      actions(text)
+        .filter((a) => /\.Values\.login\.password\b/.test(a))
+        .map((action) => ({ file, action })),
+    );
+    expect(uses.some(({ file }) => file === 'login-secret.yaml')).toBe(true);
+    for (const { file, action } of uses) {
+      if (file === 'login-secret.yaml' && !/^(if|else)\b/.test(action)) expect(action).toMatch(/\| b64enc/);
+      else expect(action, `${file}: ${action}`).toMatch(/^(if|else if|and)\b|\| sha256sum/);
+    }
   });
 
   it('print the token only into the Secret; elsewhere it is only tested or hashed', () => {

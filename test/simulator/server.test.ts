@@ -78,10 +78,19 @@ describe('startSimulator', () => {
           metric: ['edge_status_200', 'edge_status_5xx'],
         },
         api: 'metrics',
+        token: 'static',
         status: 200,
       },
-      { time: NOW + 1500, method: 'GET', path: DVR, query: {}, api: 'dvr-net', status: 200 },
-      { time: NOW + 1500, method: 'GET', path: RECORDER, query: {}, api: 'recorder-cloud', status: 401 },
+      { time: NOW + 1500, method: 'GET', path: DVR, query: {}, api: 'dvr-net', token: 'static', status: 200 },
+      {
+        time: NOW + 1500,
+        method: 'GET',
+        path: RECORDER,
+        query: {},
+        api: 'recorder-cloud',
+        token: 'unknown',
+        status: 401,
+      },
     ]);
     expect(JSON.stringify(sim.requestLog)).not.toContain(secret);
   });

@@ -69,10 +69,25 @@ app.kubernetes.io/part-of: cdn-exporter
 {{- if .Values.existingSecret.name }}{{ .Values.existingSecret.key }}{{ else }}token{{ end }}
 {{- end }}
 
+{{/* The Secret that holds the login's password: an existing one, the chart's own, or none (empty). */}}
+{{- define "cdn-exporter.loginSecretName" -}}
+{{- if .Values.login.existingSecret.name }}
+{{- .Values.login.existingSecret.name }}
+{{- else if .Values.login.password }}
+{{- include "cdn-exporter.fullname" . }}-login
+{{- end }}
+{{- end }}
+
+{{- define "cdn-exporter.loginSecretKey" -}}
+{{- if .Values.login.existingSecret.name }}{{ .Values.login.existingSecret.key }}{{ else }}password{{ end }}
+{{- end }}
+
 {{/* Paths inside the container; the config file points at them. */}}
 {{- define "cdn-exporter.configPath" -}}/etc/cdn-exporter/config.yml{{- end }}
 {{- define "cdn-exporter.tokenDir" -}}/etc/cdn-exporter/secret{{- end }}
 {{- define "cdn-exporter.tokenPath" -}}/etc/cdn-exporter/secret/token{{- end }}
+{{- define "cdn-exporter.passwordDir" -}}/etc/cdn-exporter/login{{- end }}
+{{- define "cdn-exporter.passwordPath" -}}/etc/cdn-exporter/login/password{{- end }}
 {{- define "cdn-exporter.stateDir" -}}/var/lib/cdn-exporter{{- end }}
 {{- define "cdn-exporter.statePath" -}}/var/lib/cdn-exporter/state.json{{- end }}
 
@@ -82,19 +97,29 @@ and state_file on the state volume. Fails early on settings the exporter would r
 */}}
 {{- define "cdn-exporter.config" -}}
 {{- $config := deepCopy .Values.config }}
-{{- if not $config.accounts }}
-{{- fail "config.accounts: list at least one account to poll (name, and optionally dvr_streams, recordings, token_file)" }}
+{{- $discovery := default (dict) $config.accounts_discovery }}
+{{- if and (not $config.accounts) (not $discovery.enabled) }}
+{{- fail "config.accounts: list at least one account to poll (name, and optionally dvr_streams, recordings, token_file), or enable config.accounts_discovery" }}
 {{- end }}
 {{- $api := default (dict) $config.api }}
+{{- if and .Values.login.username (include "cdn-exporter.secretName" .) }}
+{{- fail "login.username: set either a token (token, existingSecret.name) or a login, not both" }}
+{{- end }}
+{{- if and .Values.login.username (not (include "cdn-exporter.loginSecretName" .)) }}
+{{- fail "login.username: set login.password or login.existingSecret.name" }}
+{{- end }}
 {{- if include "cdn-exporter.secretName" . }}
 {{- $_ := set $api "token_file" (include "cdn-exporter.tokenPath" .) }}
-{{- else if not $api.token_file }}
+{{- else if .Values.login.username }}
+{{- $_ := set $api "username" .Values.login.username }}
+{{- $_ := set $api "password_file" (include "cdn-exporter.passwordPath" .) }}
+{{- else if and (not $api.token_file) (not $api.password_file) }}
 {{- $perAccount := true }}
 {{- range $config.accounts }}
-{{- if not .token_file }}{{ $perAccount = false }}{{ end }}
+{{- if and (not .token_file) (not .password_file) }}{{ $perAccount = false }}{{ end }}
 {{- end }}
 {{- if not $perAccount }}
-{{- fail "no CDN token: set token, existingSecret.name, config.api.token_file or a token_file on every account" }}
+{{- fail "no CDN token: set token, existingSecret.name, login.username, config.api.token_file or a token_file on every account" }}
 {{- end }}
 {{- end }}
 {{- $_ := set $config "api" $api }}

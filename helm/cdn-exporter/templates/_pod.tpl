@@ -12,6 +12,9 @@ metadata:
     {{- if .Values.token }}
     checksum/secret: {{ .Values.token | sha256sum }}
     {{- end }}
+    {{- if .Values.login.password }}
+    checksum/login: {{ .Values.login.password | sha256sum }}
+    {{- end }}
     {{- with .Values.podAnnotations }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
@@ -93,6 +96,11 @@ spec:
           mountPath: {{ include "cdn-exporter.tokenDir" . }}
           readOnly: true
         {{- end }}
+        {{- if and .Values.login.username (include "cdn-exporter.loginSecretName" .) }}
+        - name: login
+          mountPath: {{ include "cdn-exporter.passwordDir" . }}
+          readOnly: true
+        {{- end }}
         - name: state
           mountPath: {{ include "cdn-exporter.stateDir" . }}
         - name: tmp
@@ -123,6 +131,16 @@ spec:
         items:
           - key: {{ include "cdn-exporter.secretKey" . }}
             path: token
+    {{- end }}
+    {{- if and .Values.login.username (include "cdn-exporter.loginSecretName" .) }}
+    # Mounted as a folder (no subPath), so an updated Secret reaches the running pod.
+    - name: login
+      secret:
+        secretName: {{ include "cdn-exporter.loginSecretName" . }}
+        defaultMode: 0440
+        items:
+          - key: {{ include "cdn-exporter.loginSecretKey" . }}
+            path: password
     {{- end }}
     {{- if not (include "cdn-exporter.sharded" .) }}
     - name: state
