@@ -6,7 +6,7 @@
  *   /resources with every documented metric and `*_request_time` as an object keyed by size range (its traffic
  *   model and its metricValues). Steady state (every series exists) and first poll (every series created) are
  *   separate rows; the store's refresh() after a steady poll is a row of its own (it runs off the poll's stack).
- *   The exporter parses a body this big in its parse worker (src/traffic/parser.ts): the row that counts is the
+ *   The exporter parses a body this big in its parse worker (src/traffic/parse-pool.ts): the row that counts is the
  *   event loop's active time for such a poll (unpacking and counting, GC included), against 3x JSON.parse.
  * - stall: the longest event-loop stall while a poll is counted into a store of ~100k and ~1M series, through
  *   the exporter's path (TrafficApplier: time slices, yielding between them; then store.refresh()), against a
@@ -22,18 +22,20 @@
  */
 import { Worker } from 'node:worker_threads';
 import { stringify } from 'yaml';
+import { METRIC_NAMES } from '../src/api/vocabulary.js';
 import { MINUTE } from '../src/clock.js';
 import { loadConfig } from '../src/config/index.js';
 import { Exporter } from '../src/exporter/exporter.js';
 import { silentLogger } from '../src/log.js';
 import type { RequestLogEntry, SimulatorOptions } from '../src/simulator/server.js';
-import { formatApiTime, METRIC_NAMES, metricValues, TrafficModel } from '../src/simulator/traffic.js';
+import { formatApiTime, metricValues, TrafficModel } from '../src/simulator/traffic.js';
 import { SeriesStore } from '../src/store/series-store.js';
-import { TrafficApplier } from '../src/traffic/batches.js';
+import { TrafficApplier } from '../src/traffic/applier.js';
 import { createTrafficFamilies, type TrafficFamilies } from '../src/traffic/metrics.js';
-import { WorkerTrafficParser } from '../src/traffic/parser.js';
+import { parseMetricsResponse } from '../src/traffic/parse.js';
+import { WorkerTrafficParser } from '../src/traffic/parse-pool.js';
 import { type ApplyResult, TrafficProcess } from '../src/traffic/process.js';
-import { parseMetricsResponse, type TrafficResponse } from '../src/traffic/response.js';
+import type { TrafficResponse } from '../src/traffic/response.js';
 import { fullGc, maxStall, median } from './measure.js';
 import type { BenchRow } from './report.js';
 

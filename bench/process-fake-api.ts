@@ -9,8 +9,9 @@
  */
 import { createServer } from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
+import { METRIC_NAMES } from '../src/api/vocabulary.js';
 import { MINUTE } from '../src/clock.js';
-import { METRIC_NAMES, metricValues, TrafficModel } from '../src/simulator/traffic.js';
+import { metricValues, TrafficModel } from '../src/simulator/traffic.js';
 
 const { resources, account } = workerData as { resources: number; account: string };
 const port = parentPort!;

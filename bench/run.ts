@@ -4,9 +4,11 @@
  */
 
 import { exporterBenchmarks } from './exporter.js';
+import { httpBenchmarks } from './http.js';
 import { process1M, process100k } from './process.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
 import { storeBenchmarks } from './store.js';
+import { webBenchmarks } from './web.js';
 
 interface Suite {
   name: string;
@@ -19,6 +21,8 @@ const SUITES: Suite[] = [
   // `node dist/bench/run.js process-100k` runs the quick one alone.
   { name: 'exporter process: process-100k series', run: process100k },
   { name: 'exporter process: process-1M series', run: process1M },
+  { name: 'http: reading big answers', run: httpBenchmarks },
+  { name: 'web config: HTTPS and basic auth on a scrape', run: webBenchmarks },
 ];
 
 async function main(): Promise<void> {

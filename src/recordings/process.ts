@@ -21,6 +21,8 @@ export interface RecordingSummary {
   id: string;
   status?: RecordingStatus;
   sourcePath?: string;
+  sourceDomain?: string;
+  resourceId?: string;
 }
 
 export interface RecordingLimits {
@@ -94,7 +96,15 @@ export class RecordingsProcess {
         this.f.storage,
         s.storageTime === undefined || s.storageTime < 0 ? s.storageTime : s.storageTime * 86_400,
       );
-      out.push({ account, id: s.id, status, sourcePath: s.sourcePath });
+      out.push({
+        account,
+        id: s.id,
+        status,
+        // The landing page shows these: cut as the labels are.
+        sourcePath: s.sourcePath === undefined ? undefined : infoLabels[6],
+        sourceDomain: s.sourceDomain === undefined ? undefined : infoLabels[5],
+        resourceId: s.resourceId === undefined ? undefined : infoLabels[2],
+      });
     }
     for (const gone of before) if (!now.has(gone)) this.remove(account, gone);
     this.ids.set(account, now);
@@ -134,6 +144,7 @@ export class RecordingsProcess {
     return cut;
   }
 
+  /** Removes every series of an account (discovery stopped polling it). */
   removeAccount(account: string): void {
     for (const id of this.ids.get(account) ?? []) this.remove(account, id);
     this.ids.delete(account);

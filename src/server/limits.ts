@@ -14,10 +14,15 @@
  * - Scrapes: at most `maxScrapesInFlight` /metrics responses are being written; more get 503 with
  *   `Retry-After: 1` (scrapeGate).
  *
- * Applied by main to whatever node:http or node:https server it creates (both are net.Server-based and emit
- * 'connection' and 'request' the same way).
+ * Applied by `serve` (src/web/server.ts) to whichever server it creates: node:http, node:https or node:http2's
+ * secure server (HTTP/2 with HTTP/1.1 fallback). All three are net.Server-based: 'connection' gives the raw TCP
+ * socket, while a request's `socket` is that socket (http), the TLS socket over it (https) or a proxy of the
+ * session's TLS socket (HTTP/2). A request is matched to its connection by the peer's address and port, which
+ * all three report alike.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Http2SecureServer, Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 
 export interface ServerLimits {
@@ -42,8 +47,16 @@ export interface ConnectionStats {
 }
 
 interface Tracked {
-  /** Requests in flight on it. */
+  /** Requests in flight on it (HTTP/2: streams). */
   busy: number;
+}
+
+/** Which connection a socket (raw, TLS, or an HTTP/2 session's proxy of it) belongs to. */
+function peerKey(
+  socket: { remoteAddress?: string; remotePort?: number } | null | undefined,
+): string | undefined {
+  if (!socket || socket.remoteAddress === undefined || socket.remotePort === undefined) return undefined;
+  return `${socket.remoteAddress}|${socket.remotePort}`;
 }
 
 /**
@@ -51,18 +64,22 @@ interface Tracked {
  * the landing page.
  */
 export function applyServerLimits(
-  server: Server,
+  server: Server | HttpsServer | Http2SecureServer,
   limits: ServerLimits = DEFAULT_SERVER_LIMITS,
 ): ConnectionStats {
   const stats: ConnectionStats = { open: 0, shed: 0 };
   // Insertion order is connection order: the first idle one found is the oldest idle connection.
   const sockets = new Map<Socket, Tracked>();
+  const byPeer = new Map<string, Tracked>();
 
-  server.keepAliveTimeout = limits.idleTimeoutMs;
-  server.headersTimeout = limits.idleTimeoutMs;
-  server.requestTimeout = limits.idleTimeoutMs;
+  if ('keepAliveTimeout' in server) {
+    server.keepAliveTimeout = limits.idleTimeoutMs;
+    server.headersTimeout = limits.idleTimeoutMs;
+    server.requestTimeout = limits.idleTimeoutMs;
+  }
   // Node checks headersTimeout/requestTimeout every connectionsCheckingInterval (30 s by default, fixed at
-  // construction); the socket inactivity timeout also closes a connection that sends and reads nothing.
+  // construction); the socket inactivity timeout also closes a connection that sends and reads nothing. On the
+  // HTTP/2 server it is the session's inactivity timeout.
   server.setTimeout(limits.writeTimeoutMs);
 
   server.on('connection', (socket: Socket) => {
@@ -82,27 +99,35 @@ export function applyServerLimits(
       victim.destroy();
       sockets.delete(victim);
     }
-    sockets.set(socket, { busy: 0 });
+    const tracked: Tracked = { busy: 0 };
+    const peer = peerKey(socket);
+    sockets.set(socket, tracked);
+    if (peer !== undefined) byPeer.set(peer, tracked);
     stats.open = sockets.size;
     socket.once('close', () => {
       sockets.delete(socket);
+      if (peer !== undefined && byPeer.get(peer) === tracked) byPeer.delete(peer);
       stats.open = sockets.size;
     });
   });
 
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const t = sockets.get(req.socket);
-    if (t) t.busy++;
-    const timer = setTimeout(() => {
-      // A client that stopped reading: its response can never finish.
-      res.destroy();
-    }, limits.writeTimeoutMs);
-    timer.unref();
-    res.once('close', () => {
-      clearTimeout(timer);
-      if (t) t.busy--;
-    });
-  });
+  server.on(
+    'request',
+    (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => {
+      const key = peerKey(req.socket);
+      const t = key === undefined ? undefined : byPeer.get(key);
+      if (t) t.busy++;
+      const timer = setTimeout(() => {
+        // A client that stopped reading: its response can never finish.
+        res.destroy();
+      }, limits.writeTimeoutMs);
+      timer.unref();
+      res.once('close', () => {
+        clearTimeout(timer);
+        if (t) t.busy--;
+      });
+    },
+  );
   return stats;
 }
 

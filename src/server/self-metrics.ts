@@ -1,10 +1,11 @@
 /**
- * The exporter's own metrics (design.md section 5, "The exporter itself"), kept in prom-client on the registry
+ * The exporter's own metrics (README, "The exporter itself"), kept in prom-client on the registry
  * given (never prom-client's global one), plus prom-client's process and Node.js defaults (no prefix).
  *
  * Label values of `api` are chosen by the callers; the pollers use the API names `metrics`, `dvr-net`, `recorder-cloud`.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Registry } from 'prom-client';
+import { REFUSAL_REASONS } from '../store/limits.js';
 
 /** Seconds; HTTP APIs answer in tens of ms to tens of seconds (the default client timeout is 30 s). */
 export const REQUEST_DURATION_BUCKETS: readonly number[] = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
@@ -145,6 +146,7 @@ export function createSelfMetrics(registry: Registry, opts: SelfMetricsOptions):
     removeAccount(api, account) {
       up.remove({ api, account });
       lastSuccess.remove({ api, account });
+      for (const reason of REFUSAL_REASONS) seriesRefused.remove({ account, reason });
     },
   };
 }

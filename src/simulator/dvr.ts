@@ -1,5 +1,5 @@
 /**
- * Simulator of the network-DVR API (../shared/api/dvr-net.md), mounted at /app/dvr-net/v1.
+ * Simulator of the network-DVR API (docs/upstream-api.md), mounted at /app/dvr-net/v1.
  *
  * Assumptions where the document is silent (the exporter's README repeats them):
  * - `dvr.window`, `dvr.duration` and `ranges[].duration` are seconds.
@@ -15,6 +15,7 @@
  *   (500 with `failed_hosts`), the other hosts of the same request still apply it.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { isRecord } from '../http/parse.js';
 import { HostTimeline, type SecRange } from './dvr-ranges.js';
 import { intBetween } from './random.js';
 import type { DvrSim, SimContext, SimDvrStream } from './types.js';
@@ -159,10 +160,6 @@ export interface DvrEntry {
 
 function envelope(res: Response, code: number, status: string, description: string): void {
   res.status(code).json({ status, description });
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function isInt(v: unknown): v is number {

@@ -3,6 +3,7 @@
  * The document does not show the shape of the 422 "errors data": we answer `{errors: {field: [messages]}}`,
  * the common shape of such APIs.
  */
+import { isRecord } from '../http/parse.js';
 
 export const STREAM_TYPES = ['short', 'long'] as const;
 export const LAUNCH_TYPES = ['stream_start', 'button', 'schedule'] as const;
@@ -51,10 +52,6 @@ export const CHANGEABLE_KEYS = [
 ] as const;
 
 export type Result<T> = { ok: true; value: T } | { ok: false; errors: FieldErrors };
-
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 const REQUIRED = 'This field is required.';
 

@@ -1,5 +1,5 @@
 /**
- * Simulator of the recording-settings API (../shared/api/recorder-cloud.md), mounted at /app/recorder-cloud/v1.
+ * Simulator of the recording-settings API (docs/upstream-api.md), mounted at /app/recorder-cloud/v1.
  * The lifecycle and its assumptions are in recorder-state.ts, the validation in recorder-validate.ts.
  *
  * HTTP assumptions where the document is silent:
@@ -14,10 +14,10 @@
  *   endpoint is 404 `Not found`; PATCH of an unknown but well-formed id is the endpoint's 400 without a body.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { isRecord } from '../http/parse.js';
 import { RecorderState } from './recorder-state.js';
 import {
   type FieldErrors,
-  isRecord,
   isValidPath,
   parseAction,
   validateChange,

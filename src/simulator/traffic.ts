@@ -1,5 +1,5 @@
 /**
- * The traffic metrics API (../shared/api/metrics.md) of the simulator: a deterministic traffic model and the two
+ * The traffic metrics API (docs/upstream-api.md) of the simulator: a deterministic traffic model and the two
  * endpoints `GET /app/metrics/v1/` and `GET /app/metrics/v1/resources`.
  *
  * The model generates, per (seed, account, resource, minute), integer counts per exact status code plus counts of
@@ -20,49 +20,20 @@
  *   the documented text.
  */
 import express, { type Request, type Response } from 'express';
+import {
+  STATUS_CLASSES as CLASSES,
+  STATUS_CODES as CODES,
+  CODES_BY_CLASS,
+  METRIC_NAMES,
+  SIZE_RANGES as RANGES,
+  type Side,
+  type StatusClass,
+} from '../api/vocabulary.js';
 import { MINUTE } from '../clock.js';
 import { between, intBetween, unit } from './random.js';
 import type { SimAccount, SimContext } from './types.js';
 
-/** Exact codes, as the API document lists them, by class. */
-export const CODES_BY_CLASS = {
-  '2xx': ['200', '204', '206'],
-  '3xx': ['301', '302', '304'],
-  '4xx': ['400', '401', '403', '404', '416', '429'],
-  '5xx': ['500', '501', '502', '503', '504', '505'],
-} as const;
-export type StatusClass = keyof typeof CODES_BY_CLASS;
-export const CLASSES = Object.keys(CODES_BY_CLASS) as StatusClass[];
-export const CODES: string[] = CLASSES.flatMap((c) => [...CODES_BY_CLASS[c]]);
-/** The suffixes of `*_status_<suffix>`, in the document's order. */
-export const STATUS_SUFFIXES: string[] = CLASSES.flatMap((c) => [...CODES_BY_CLASS[c], c]);
-export const RANGES = [
-  '0_250k',
-  '250k_500k',
-  '500k_750k',
-  '750k_1m',
-  '1m_2m',
-  '2m_3m',
-  '3m_4m',
-  '4M+',
-] as const;
-
-/** Every documented metric name, in the document's order. */
-export const METRIC_NAMES: string[] = [
-  'origin_bandwidth',
-  ...STATUS_SUFFIXES.map((s) => `origin_status_${s}`),
-  'origin_request_time',
-  'origin_requests_total',
-  'edge_bandwidth',
-  ...STATUS_SUFFIXES.map((s) => `edge_status_${s}`),
-  'edge_request_time',
-  'edge_requests_total',
-  'edge_hit_ratio',
-  'edge_hit_bytes',
-];
-
 export type RequestTimeShape = 'object' | 'flat' | 'number';
-type Side = 'edge' | 'origin';
 
 /** One side of one minute, as generated: leaf counts only, so partial (late) minutes keep every identity. */
 interface SideMinute {
@@ -418,7 +389,7 @@ interface ParsedQuery {
   end: string;
   startMs: number;
   endMs: number;
-  metrics: string[];
+  metrics: readonly string[];
   resources: SimAccount['resources'];
 }
 

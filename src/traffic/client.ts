@@ -1,14 +1,13 @@
 /**
- * Client of the traffic metrics API (../shared/api/metrics.md). Knows the endpoints and the query format;
+ * Client of the traffic metrics API (docs/upstream-api.md). Knows the endpoints and the query format;
  * failures come out as ApiError (src/http/errors.ts), bodies through parseMetricsResponse.
  */
+import type { Breakdown } from '../api/vocabulary.js';
 import type { HttpClient, QueryParam } from '../http/request.js';
-import { parseInline, type TrafficBodyParser } from './parser.js';
+import { parseInline, type TrafficBodyParser } from './parse-pool.js';
 import type { TrafficResponse } from './response.js';
 
 const PREFIX = '/app/metrics/v1';
-
-export type Breakdown = 'resource' | 'account';
 
 export interface FetchTrafficOptions {
   account: string;
@@ -44,7 +43,7 @@ export function formatApiTime(t: Date | number): string {
 }
 
 export class MetricsClient {
-  /** `parse` reads a 2xx body: inline by default, or a WorkerTrafficParser's (./parser.ts) off the event loop. */
+  /** `parse` reads a 2xx body: inline by default, or a WorkerTrafficParser's (./parse-pool.ts) off the event loop. */
   constructor(
     private readonly http: HttpClient,
     private readonly parse: TrafficBodyParser = parseInline,
@@ -59,7 +58,12 @@ export class MetricsClient {
     for (const m of opts.metrics ?? []) query.push(['metric', m]);
     if (opts.resource !== undefined) query.push(['resource', opts.resource]);
     const path = opts.breakdown === 'resource' ? `${PREFIX}/resources` : `${PREFIX}/`;
-    const parseOpts = { account: opts.account, breakdown: opts.breakdown };
+    const parseOpts = {
+      account: opts.account,
+      breakdown: opts.breakdown,
+      start: new Date(opts.start).getTime(),
+      end: new Date(opts.end).getTime(),
+    };
     const { body } = await this.http.request({
       api: 'metrics',
       method: 'GET',

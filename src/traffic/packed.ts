@@ -6,8 +6,10 @@
  * Per record: 3 labels; per side, 4 scalars (NaN: absent; the parser never keeps a NaN) and 3 keyed fields, each
  * an index into the distinct key lists (-1: empty) and an offset into one array of values.
  */
+
+import type { FieldIssue } from '../http/parse.js';
 import { KeyedNumbers, NO_KEYS } from './keyed.js';
-import type { FieldIssue, SideRecord, TrafficRecord, TrafficResponse } from './response.js';
+import type { SideRecord, TrafficRecord, TrafficResponse } from './response.js';
 
 const SIDES = ['edge', 'origin'] as const;
 const SCALARS = ['requests', 'bandwidthBitsPerSecond', 'hitBytes', 'hitRatio'] as const;

@@ -1,10 +1,10 @@
 /**
- * The traffic parse worker (a worker_threads entry; see ./parser.ts): takes `{id, bytes, opts}`, answers
+ * The traffic parse worker (a worker_threads entry; see ./parse-pool.ts): takes `{id, bytes, opts}`, answers
  * `{id, packed}` (./packed.ts, its buffers transferred) or `{id, error}`. It holds no state between messages.
  */
 import { parentPort } from 'node:worker_threads';
 import { type PackedTrafficResponse, packTrafficResponse, transferables } from './packed.js';
-import { type ParseMetricsOptions, parseTrafficBody } from './response.js';
+import { type ParseMetricsOptions, parseTrafficBody } from './parse.js';
 
 export interface ParseRequest {
   id: number;
@@ -17,7 +17,7 @@ export type ParseReply =
   | { id: number; error: { malformed: boolean; detail: string } };
 
 const port = parentPort;
-if (!port) throw new Error('parse-worker.js runs as a worker thread (see src/traffic/parser.ts)');
+if (!port) throw new Error('parse-worker.js runs as a worker thread (see src/traffic/parse-pool.ts)');
 
 port.on('message', (req: ParseRequest) => {
   let reply: ParseReply;

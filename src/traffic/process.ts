@@ -2,7 +2,7 @@
  * Maps traffic answers onto the traffic families: counters once per window, gauges from the newest window.
  * No I/O: time comes in as an argument.
  *
- * Stale series (design.md section 5): a resource missing from an answer loses its gauges at once; its counters
+ * Stale series (docs/architecture.md): a resource missing from an answer loses its gauges at once; its counters
  * stay until it has been missing for `counterRetentionMs` (a day), so rate() sees no false reset when it returns.
  *
  * Speed: a poll of 10k resources touches ~700k series. Looking each one up by its label text every window costs
@@ -10,10 +10,12 @@
  * per family, one map per keyed family). Only this class creates or deletes traffic series; every deletion goes
  * through that record, so a cached slot is never one the store has freed (and maybe handed to another series).
  */
+import type { Side } from '../api/vocabulary.js';
 import { overLength, type RefusalReason, truncateLabel } from '../store/limits.js';
 import type { Family, Slot } from '../store/types.js';
 import type { SideFamilies, TrafficFamilies } from './metrics.js';
-import type { Side, SideRecord, TrafficRecord, TrafficResponse } from './response.js';
+import type { SideRecord, TrafficRecord, TrafficResponse } from './response.js';
+import { addOne, deleteKeyed, type Keyed, type KeyedCall, KeyIndex, keyed, NONE, setOne } from './slots.js';
 
 export interface ProcessOptions {
   /** API metric names to keep; empty: all. Applied before a series exists. */
@@ -56,7 +58,7 @@ export interface ApplyResult {
 }
 
 /**
- * One window being counted in pieces (see ./batches.ts): `records` over consecutive ranges of
+ * One window being counted in pieces (see ./applier.ts): `records` over consecutive ranges of
  * `response.records`, then `finish` once. Between two calls the event loop may run, but no other window of any
  * account may be applied until `finish`.
  */
@@ -69,54 +71,6 @@ export interface WindowApply {
 }
 
 const DAY_MS = 86_400_000;
-/** Not created yet. */
-const NONE = -1;
-/** Never created: the metric is not in the allow-list. */
-const OFF = -2;
-
-/**
- * Small integers for the keys of keyed families (status codes, classes, size ranges): a few dozen in all, shared
- * by every resource, so a resource's slots of a keyed family are an array indexed by them.
- */
-class KeyIndex {
-  private readonly map = new Map<string, number>();
-  readonly keys: string[] = [];
-  /**
-   * The keys of the last map walked, in its order, and their indexes: records of one answer list their keys in
-   * the same order, so `at` is mostly a pointer comparison instead of a hash lookup.
-   */
-  private readonly order: string[] = [];
-  private readonly orderIndex: number[] = [];
-
-  /** The index of the j-th key of a map being walked. */
-  at(j: number, key: string): number {
-    if (this.order[j] === key) return this.orderIndex[j]!;
-    const i = this.of(key);
-    if (j <= this.order.length) {
-      this.order[j] = key;
-      this.orderIndex[j] = i;
-    }
-    return i;
-  }
-
-  of(key: string): number {
-    let i = this.map.get(key);
-    if (i === undefined) {
-      i = this.keys.length;
-      this.keys.push(key);
-      this.map.set(key, i);
-    }
-    return i;
-  }
-}
-
-/** One resource's series of one keyed family: slot by key index (NONE or missing: no series; OFF: not allowed). */
-interface Keyed {
-  slots: Slot[];
-  /** Series that exist (slots >= 0). */
-  live: number;
-}
-
 interface WindowSlots {
   /** A code not allowed is OFF in the counter's Keyed and skipped here. */
   codes: Keyed;
@@ -167,10 +121,6 @@ interface SideAllow {
   requestTime: boolean;
   hitBytes: boolean;
   hitRatio: boolean;
-}
-
-function keyed(): Keyed {
-  return { slots: [], live: 0 };
 }
 
 function emptyWindow(): WindowSlots {
@@ -342,9 +292,15 @@ export class TrafficProcess {
     this.f.windowSize.set(this.f.windowSize.slot([account]), minutes * 60);
   }
 
-  /** Removes every series of an account (it left this shard or the configuration). */
+  /** Removes every series of an account (discovery stopped polling it: gone from the inventory, or inactive). */
   removeAccount(account: string): void {
-    for (const family of this.allFamilies()) family.deleteWhere((labels) => labels[0] === account);
+    const state = this.accounts.get(account);
+    for (const entry of state?.entries.values() ?? []) {
+      this.deleteGauges(entry);
+      this.deleteCounters(entry);
+    }
+    for (const family of [this.f.windowEnd, this.f.windows, this.f.skippedSeconds, this.f.windowSize])
+      family.deleteWhere((labels) => labels[0] === account);
     this.accounts.delete(account);
   }
 
@@ -627,40 +583,6 @@ export class TrafficProcess {
     }
   }
 
-  private gaugeFamilies(): Family[] {
-    const out: Family[] = [];
-    for (const s of [this.f.edge, this.f.origin]) {
-      out.push(s.bandwidth, s.requestDurationMedian);
-      if (s.cacheHitRatio) out.push(s.cacheHitRatio);
-      if (s.window) {
-        out.push(s.window.responses, s.window.responsesByClass, s.window.requests, s.window.transferredBytes);
-        if (s.window.cacheHitBytes) out.push(s.window.cacheHitBytes);
-      }
-    }
-    if (this.f.resourceInfo) out.push(this.f.resourceInfo);
-    return out;
-  }
-
-  private counterFamilies(): Family[] {
-    const out: Family[] = [];
-    for (const s of [this.f.edge, this.f.origin]) {
-      out.push(s.responses, s.responsesByClass, s.requests, s.transferredBytes);
-      if (s.cacheHitBytes) out.push(s.cacheHitBytes);
-    }
-    return out;
-  }
-
-  private allFamilies(): Family[] {
-    return [
-      ...this.gaugeFamilies(),
-      ...this.counterFamilies(),
-      this.f.windowEnd,
-      this.f.windows,
-      this.f.skippedSeconds,
-      this.f.windowSize,
-    ];
-  }
-
   /** Resources that were in an earlier answer but not in this one lose their gauges. */
   private dropVanishedGauges(state: AccountState, stamp: number): void {
     for (const entry of state.entries.values()) {
@@ -676,50 +598,6 @@ export class TrafficProcess {
       state.entries.delete(id);
     }
   }
-}
-
-interface KeyedCall {
-  allowed(name: string): boolean;
-  side: Side;
-  family: Family;
-  base: readonly string[];
-  k: Keyed;
-  index: KeyIndex;
-  gate: Keyed | undefined;
-  /** Keys set by this call of setKeyed. */
-  set: number;
-  /** Position in the map being walked. */
-  j: number;
-}
-
-function addOne(this: KeyedCall, n: number, key: string): void {
-  const slots = this.k.slots;
-  const i = this.index.at(this.j++, key);
-  let slot = slots[i];
-  if (slot === undefined || slot === NONE) {
-    if (this.allowed(`${this.side}_status_${key}`)) {
-      slot = this.family.slot([...this.base, key]);
-      this.k.live++;
-    } else slot = OFF;
-    fill(slots, i);
-    slots[i] = slot;
-  }
-  if (slot !== OFF) this.family.add(slot, n);
-}
-
-function setOne(this: KeyedCall, v: number, key: string): void {
-  const slots = this.k.slots;
-  const i = this.index.at(this.j++, key);
-  if (this.gate !== undefined && this.gate.slots[i] === OFF) return;
-  let slot = slots[i];
-  if (slot === undefined || slot === NONE) {
-    slot = this.family.slot([...this.base, key]);
-    fill(slots, i);
-    slots[i] = slot;
-    this.k.live++;
-  }
-  this.family.set(slot, v);
-  this.set++;
 }
 
 function sideSeries(s: SideSlots): number {
@@ -744,17 +622,4 @@ function accountSeries(state: AccountState): number {
   let n = 0;
   for (const e of state.entries.values()) n += sideSeries(e.edge) + sideSeries(e.origin) + (e.info ? 1 : 0);
   return n;
-}
-
-/** Deletes every series of a keyed family this base has. */
-function deleteKeyed(family: Family, base: readonly string[], k: Keyed, index: KeyIndex): void {
-  const slots = k.slots;
-  for (let i = 0; i < slots.length; i++) if (slots[i]! >= 0) family.delete([...base, index.keys[i]!]);
-  k.slots = [];
-  k.live = 0;
-}
-
-/** Pads with NONE up to index i (exclusive), so the array has no holes. */
-function fill(slots: Slot[], i: number): void {
-  while (slots.length < i) slots.push(NONE);
 }

@@ -3,7 +3,7 @@
  * time; keys the document does not name are logged once per API and place.
  */
 import { describe, expect, it } from 'vitest';
-import { AnswerAudit } from '../../src/exporter/answers.js';
+import { AnswerAudit } from '../../src/http/answers.js';
 import { captureLog } from './failure-checks.js';
 
 function audit() {

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import type { Simulator } from '../../src/simulator/server.js';
 import { demoWorld } from '../../src/simulator/world.js';
-import type { WorkerTrafficParser } from '../../src/traffic/parser.js';
+import type { WorkerTrafficParser } from '../../src/traffic/parse-pool.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
 

@@ -52,11 +52,20 @@ function logLines() {
 
 async function start(config: Record<string, unknown>, log = createLogger({ level: 'silent' })) {
   expect(existsSync(WORKER), 'dist/src/traffic/parse-worker.js is missing: run npm run build').toBe(true);
+  // `api` keys given by a test are added to these (api.max_body_bytes for the 50 MB answer).
+  const { api: apiKeys, ...rest } = config;
   exporter = new Exporter({
     config: configFrom({
-      api: { base_url: api!.url, token: 't', requests_per_second: 100, concurrency: 2, timeout: '20s' },
+      api: {
+        base_url: api!.url,
+        token: 't',
+        requests_per_second: 100,
+        concurrency: 2,
+        timeout: '20s',
+        ...(apiKeys as Record<string, unknown> | undefined),
+      },
       accounts: [{ name: 'acme' }],
-      ...config,
+      ...rest,
     }),
     log,
     version: '0.0.0-test',
@@ -173,6 +182,8 @@ describe('series caps against a hostile API', () => {
     ];
     api = await startHostileApi(() => answer);
     const url = await start({
+      // The 50 MiB id is in the answer three times (resource, cname, name): ~152 MiB, over the 64MiB default.
+      api: { max_body_bytes: '256MiB' },
       metrics: { window: '1m', delay: 0, lookback: '10m', metrics: ['edge_requests_total'] },
     });
     await waitFor(

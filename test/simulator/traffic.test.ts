@@ -1,16 +1,15 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FakeClock, MINUTE } from '../../src/clock.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import {
-  CLASSES,
-  CODES,
+  STATUS_CLASSES as CLASSES,
+  STATUS_CODES as CODES,
   CODES_BY_CLASS,
-  formatApiTime,
   METRIC_NAMES,
-  RANGES,
-  type SideTotals,
-  type TrafficTotals,
-} from '../../src/simulator/traffic.js';
+  SIZE_RANGES as RANGES,
+} from '../../src/api/vocabulary.js';
+import { MINUTE } from '../../src/clock.js';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { formatApiTime, type SideTotals, type TrafficTotals } from '../../src/simulator/traffic.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const HOUR = 60 * MINUTE;
 /** 2026-03-02T10:00:00Z: the range the window tests walk. */

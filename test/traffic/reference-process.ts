@@ -5,12 +5,19 @@
  * Maps traffic answers onto the traffic families: counters once per window, gauges from the newest window.
  * No I/O: time comes in as an argument.
  *
- * Stale series (design.md section 5): a resource missing from an answer loses its gauges at once; its counters
+ * Stale series (docs/architecture.md): a resource missing from an answer loses its gauges at once; its counters
  * stay until it has been missing for `counterRetentionMs` (a day), so rate() sees no false reset when it returns.
  */
+
+import type { Side } from '../../src/api/vocabulary.js';
 import type { Family } from '../../src/store/types.js';
-import type { SideFamilies, TrafficFamilies } from '../../src/traffic/metrics.js';
-import type { Side, SideRecord, TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
+import {
+  counterFamilies,
+  gaugeFamilies,
+  type SideFamilies,
+  type TrafficFamilies,
+} from '../../src/traffic/metrics.js';
+import type { SideRecord, TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
 
 interface ProcessOptions {
   /** API metric names to keep; empty: all. Applied before a series exists. */
@@ -119,17 +126,6 @@ export class ReferenceTrafficProcess {
     this.f.windowSize.set(this.f.windowSize.slot([account]), minutes * 60);
   }
 
-  /** Removes every series of an account (it left this shard or the configuration). */
-  removeAccount(account: string): void {
-    for (const family of this.allFamilies()) family.deleteWhere((labels) => labels[0] === account);
-    this.lastSeen.delete(account);
-    this.previous.delete(account);
-    for (const byBase of this.keyed.values()) {
-      for (const id of [...byBase.keys()])
-        if (id === account || id.startsWith(`${account}\u0000`)) byBase.delete(id);
-    }
-  }
-
   private seenOf(account: string): Map<string, number> {
     let seen = this.lastSeen.get(account);
     if (!seen) {
@@ -215,40 +211,6 @@ export class ReferenceTrafficProcess {
     byBase.set(id, now);
   }
 
-  private gaugeFamilies(): Family[] {
-    const out: Family[] = [];
-    for (const s of [this.f.edge, this.f.origin]) {
-      out.push(s.bandwidth, s.requestDurationMedian);
-      if (s.cacheHitRatio) out.push(s.cacheHitRatio);
-      if (s.window) {
-        out.push(s.window.responses, s.window.responsesByClass, s.window.requests, s.window.transferredBytes);
-        if (s.window.cacheHitBytes) out.push(s.window.cacheHitBytes);
-      }
-    }
-    if (this.f.resourceInfo) out.push(this.f.resourceInfo);
-    return out;
-  }
-
-  private counterFamilies(): Family[] {
-    const out: Family[] = [];
-    for (const s of [this.f.edge, this.f.origin]) {
-      out.push(s.responses, s.responsesByClass, s.requests, s.transferredBytes);
-      if (s.cacheHitBytes) out.push(s.cacheHitBytes);
-    }
-    return out;
-  }
-
-  private allFamilies(): Family[] {
-    return [
-      ...this.gaugeFamilies(),
-      ...this.counterFamilies(),
-      this.f.windowEnd,
-      this.f.windows,
-      this.f.skippedSeconds,
-      this.f.windowSize,
-    ];
-  }
-
   private dropVanishedGauges(account: string, present: Set<string>): void {
     const before = this.previous.get(account);
     this.previous.set(account, present);
@@ -258,7 +220,7 @@ export class ReferenceTrafficProcess {
     if (vanished.size === 0) return;
     const byResource = this.f.breakdown === 'resource';
     const gone = (l: readonly string[]) => l[0] === account && vanished.has(byResource ? (l[1] ?? '') : '');
-    for (const family of this.gaugeFamilies()) family.deleteWhere(gone);
+    for (const family of gaugeFamilies(this.f)) family.deleteWhere(gone);
     for (const byBase of this.keyed.values()) {
       for (const id of vanished) byBase.delete(byResource ? `${account}\u0000${id}` : account);
     }
@@ -273,6 +235,6 @@ export class ReferenceTrafficProcess {
     for (const id of expired) seen.delete(id);
     const byResource = this.f.breakdown === 'resource';
     const match = (l: readonly string[]) => l[0] === account && expired.has(byResource ? (l[1] ?? '') : '');
-    for (const family of this.counterFamilies()) family.deleteWhere(match);
+    for (const family of counterFamilies(this.f)) family.deleteWhere(match);
   }
 }

@@ -1,13 +1,14 @@
 /**
- * What an API answer had that the exporter could not use. Nothing is dropped silently (design.md section 4):
+ * What an API answer had that the exporter could not use. Nothing is dropped silently (docs/architecture.md):
  * - a bad field (a string where a count belongs, a negative count, ...) or a record that cannot be attributed is
  *   counted in `cdn_exporter_parse_errors_total{api}` and logged with a few examples, every answer that has one;
  * - a key the API document does not name is ignored (the document may simply be behind the API) but logged once
  *   per API and place (`data[].edge_new_metric`): a renamed field shows up in the log the first time it appears,
  *   without a line per poll. At most MAX_KEYS distinct places are remembered; past that, nothing more is logged.
  */
+
+import type { FieldIssue } from '../http/parse.js';
 import type { Logger } from '../log.js';
-import type { FieldIssue } from '../traffic/response.js';
 
 export interface ParsedAnswer {
   issues: readonly FieldIssue[];

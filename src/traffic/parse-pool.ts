@@ -14,8 +14,9 @@ import { Worker } from 'node:worker_threads';
 import { malformed } from '../http/parse.js';
 import type { Logger } from '../log.js';
 import { unpackTrafficResponseSliced } from './packed.js';
+import { type ParseMetricsOptions, parseTrafficBody } from './parse.js';
 import type { ParseReply, ParseRequest } from './parse-worker.js';
-import { type ParseMetricsOptions, parseTrafficBody, type TrafficResponse } from './response.js';
+import type { TrafficResponse } from './response.js';
 
 /** Reads a traffic answer's 2xx body. */
 export type TrafficBodyParser = (bytes: Uint8Array, opts: ParseMetricsOptions) => Promise<TrafficResponse>;

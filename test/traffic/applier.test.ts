@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SeriesStore } from '../../src/store/series-store.js';
-import { type AppliedCallback, TrafficApplier } from '../../src/traffic/batches.js';
+import { type AppliedCallback, TrafficApplier } from '../../src/traffic/applier.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
 import { type ApplyResult, TrafficProcess } from '../../src/traffic/process.js';
 import type { TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';

@@ -10,9 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { METRIC_NAMES } from '../../src/api/vocabulary.js';
 import { MINUTE } from '../../src/clock.js';
 import { ApiError } from '../../src/http/errors.js';
-import { METRIC_NAMES, metricValues, TrafficModel } from '../../src/simulator/traffic.js';
+import { metricValues, TrafficModel } from '../../src/simulator/traffic.js';
 import { SeriesStore } from '../../src/store/series-store.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
 import {
@@ -20,7 +21,7 @@ import {
   unpackTrafficResponse,
   unpackTrafficResponseSliced,
 } from '../../src/traffic/packed.js';
-import { parseInline, WorkerTrafficParser } from '../../src/traffic/parser.js';
+import { parseInline, WorkerTrafficParser } from '../../src/traffic/parse-pool.js';
 import { TrafficProcess } from '../../src/traffic/process.js';
 import type { TrafficResponse } from '../../src/traffic/response.js';
 import { captureLog } from '../exporter/failure-checks.js';
