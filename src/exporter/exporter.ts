@@ -129,10 +129,11 @@ export class Exporter {
       for (const g of gates) n += g.length;
       return n;
     });
-    this.cursors = new CursorBook(this.config.stateFile, this.log);
+    this.cursors = new CursorBook(this.config.stateFile, this.log, () => this.self.stateSaveFailures.inc());
     this.app = createApp({
       registry: this.registry,
       store: this.store,
+      beforeServe: (counted) => this.cursors.commit(counted),
       status: () => this.status(),
       log: this.log,
       secrets: () =>
@@ -147,19 +148,23 @@ export class Exporter {
     this.board.markStarted();
     const { config, clock, log, board } = this;
     const signal = this.controller.signal;
-    const traffic = new TrafficPipeline(this.store, {
-      breakdown: config.metrics.breakdown,
-      windowGauges: config.metrics.windowGauges,
-      metrics: config.metrics.metrics,
-      allMetrics: METRIC_NAMES,
-      resources: config.metrics.resources,
-      windowMs: config.metrics.windowMs,
-      delayMs: config.metrics.delayMs,
-      lookbackMs: config.metrics.lookbackMs,
-      maxInFlight: Math.max(1, config.api.concurrency),
-      backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
-      authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
-    });
+    const traffic = new TrafficPipeline(
+      this.store,
+      {
+        breakdown: config.metrics.breakdown,
+        windowGauges: config.metrics.windowGauges,
+        metrics: config.metrics.metrics,
+        allMetrics: METRIC_NAMES,
+        resources: config.metrics.resources,
+        windowMs: config.metrics.windowMs,
+        delayMs: config.metrics.delayMs,
+        lookbackMs: config.metrics.lookbackMs,
+        maxInFlight: Math.max(1, config.api.concurrency),
+        backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
+        authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
+      },
+      this.store,
+    );
     this.traffic = traffic;
     const dvr = new DvrProcess(createDvrFamilies(this.store));
     const recordings = new RecordingsProcess(createRecordingFamilies(this.store));
@@ -174,10 +179,7 @@ export class Exporter {
         random: this.opts.random,
         startCursor: this.cursors.get(name),
         fetchTraffic: (o) => up.call(() => up.metrics.fetchTraffic(o)),
-        onStatus: (s) => {
-          board.walker(s);
-          this.cursors.record(s.account, s.cursor);
-        },
+        onStatus: (s) => board.walker(s),
         audit: (answer, dropped) => this.audit.check('metrics', alog, answer, dropped),
         storeChanged: this.storeChanged,
         refused: () => rereadToken(up.token, alog),
@@ -232,21 +234,25 @@ export class Exporter {
   }
 
   /**
-   * Stops polling: nothing new is sent, requests in flight get up to `graceMs` (real time) to finish and their
-   * windows are counted; then the rest are cancelled, the cursors saved and connections closed. A window that did
-   * not finish is not counted and the saved cursor stays before it, so the next run asks for it again.
+   * Stops polling, within about `graceMs` + 1 s of real time whatever is in flight: nothing new is sent,
+   * requests in flight get up to `graceMs` to finish and their windows are counted (the app keeps serving
+   * meanwhile: a scrape then may see them); then the rest are cancelled and connections closed. Nothing is saved
+   * here: the state file holds the cursors a served scrape saw (./cursor-book.ts), so windows counted but never
+   * scraped are asked for again by the next run.
    */
   async stop(graceMs = 5000): Promise<void> {
+    const until = Date.now() + graceMs;
     this.controller.abort();
     const settled = Promise.allSettled(this.loops);
     if (!(await settledWithin(settled, graceMs)))
       this.log.warn({ graceMs }, 'requests still in flight at shutdown: cancelled');
-    await this.agent.destroy();
-    await settledWithin(settled, 1000);
-    await this.parser.close();
-    // Windows the walkers handed over are counted before the cursors past them are saved.
-    await this.traffic?.idle();
-    await this.cursors.close();
+    // Each step bounded: a closing agent or worker that hangs must not hold the process past its bound.
+    await settledWithin(this.agent.destroy(), 250);
+    await settledWithin(settled, 250);
+    await settledWithin(this.parser.close(), 250);
+    // Counting what the applier holds helps only a scrape that still comes; never past the grace.
+    if (this.traffic) await settledWithin(this.traffic.idle(), Math.max(0, until - Date.now()));
+    await settledWithin(this.cursors.close(), 250);
   }
 
   status(): ExporterStatus {
@@ -272,7 +278,13 @@ async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> 
     timer = setTimeout(() => resolve(false), ms);
   });
   try {
-    return await Promise.race([p.then(() => true), timeout]);
+    return await Promise.race([
+      p.then(
+        () => true,
+        () => true,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }

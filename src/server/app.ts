@@ -11,7 +11,7 @@ import type { Registry } from 'prom-client';
 import { type Clock, systemClock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { redactSecrets } from '../redact.js';
-import type { Exposition } from '../store/types.js';
+import type { CountedCursors, Exposition } from '../store/types.js';
 import { assertDistinctFamilies, duplicateFamilies, renderMetrics } from './exposition.js';
 import { renderLanding } from './landing.js';
 import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from './negotiate.js';
@@ -28,6 +28,11 @@ export interface AppDeps {
   /** A snapshot for the landing page and /readyz; must return at once. */
   status: () => ExporterStatus;
   log: Logger;
+  /**
+   * Makes the counted cursors of the exposition about to be served durable (the state file); /metrics sends its
+   * bytes only once this resolves. Must not reject (a failed save is the callee's to log and count).
+   */
+  beforeServe?: (counted: CountedCursors) => Promise<void>;
   /** The CDN tokens: redacted from everything the app shows. */
   secrets?: () => Iterable<string>;
   clock?: Clock;
@@ -71,7 +76,8 @@ export function createApp(deps: AppDeps): Express {
 
       const format = negotiateFormat(req);
       const gzip = acceptsGzip(req);
-      const body = await renderMetrics(registry, store, format, gzip);
+      const { body, counted } = await renderMetrics(registry, store, format, gzip);
+      if (counted && deps.beforeServe) await deps.beforeServe(counted);
       res.status(200);
       res.set('Content-Type', CONTENT_TYPES[format]);
       res.set('Cache-Control', 'no-store');

@@ -42,6 +42,8 @@ export interface SelfMetrics {
   readonly lastSuccess: Gauge<ApiAccountLabels>;
   readonly parseErrors: Counter<'api'>;
   readonly buildInfo: Gauge<'version'>;
+  /** cdn_exporter_state_save_failures_total: saves of state_file that failed (the scrape was served anyway). */
+  readonly stateSaveFailures: Counter;
   /** Counts one finished API request: its status code (or `error`) and its duration. */
   observeRequest(api: string, code: number | 'error', seconds: number): void;
   /** Records one poll's outcome for an account: up 1 and the success time (ms, the injected clock's), or up 0. */
@@ -102,6 +104,11 @@ export function createSelfMetrics(registry: Registry, opts: SelfMetricsOptions):
     registers,
   });
   buildInfo.set({ version: opts.version }, 1);
+  const stateSaveFailures = new Counter({
+    name: 'cdn_exporter_state_save_failures_total',
+    help: 'Saves of state_file that failed; the scrape was served, and a crash before the next good save may count its windows twice.',
+    registers,
+  });
 
   for (const api of opts.apis ?? []) {
     parseErrors.inc({ api }, 0);
@@ -121,6 +128,7 @@ export function createSelfMetrics(registry: Registry, opts: SelfMetricsOptions):
     lastSuccess,
     parseErrors,
     buildInfo,
+    stateSaveFailures,
     observeRequest(api, code, seconds) {
       requests.inc({ api, code: String(code) });
       requestDuration.observe({ api }, seconds);
