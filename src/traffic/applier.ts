@@ -48,6 +48,8 @@ interface Job {
   next: number;
   /** Inside the lock. */
   entered?: boolean;
+  /** Waiting to be let in (the lock was asked for when the job came and no render let it in at once). */
+  entering?: Promise<void>;
 }
 
 /** Records between two looks at the time. */
@@ -118,9 +120,12 @@ export class TrafficApplier {
   }
 
   private enqueue(job: Job): void {
-    if (this.queue.length === 0 && this.lock.enter() === undefined) {
-      job.entered = true;
-      if (this.slice(job)) return;
+    if (this.queue.length === 0) {
+      job.entering = this.lock.enter();
+      if (job.entering === undefined) {
+        job.entered = true;
+        if (this.slice(job)) return;
+      }
     }
     this.queue.push(job);
     this.draining ??= this.drain().finally(() => {
@@ -138,7 +143,7 @@ export class TrafficApplier {
       const job = this.queue[0]!;
       try {
         if (!job.entered) {
-          await this.lock.enter();
+          await (job.entering ?? this.lock.enter());
           job.entered = true;
         }
         while (!this.slice(job)) await this.yieldToLoop();
