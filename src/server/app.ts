@@ -99,7 +99,7 @@ export function createApp(deps: AppDeps): Express {
     .get((_req, res) => {
       const status = deps.status();
       if (status.ready) sendText(res, 200, 'ready\n');
-      else sendText(res, 503, `${redactSecrets(notReadyReason(status), secrets())}\n`);
+      else sendText(res, 503, `${redactSecrets(notReadyReason(status), secrets(), 'page')}\n`);
     })
     .all(methodNotAllowed);
 
@@ -115,7 +115,8 @@ export function createApp(deps: AppDeps): Express {
         .status(200)
         .set('Content-Type', 'text/html; charset=utf-8')
         .set('Cache-Control', 'no-store')
-        .send(html);
+        // Each dynamic string was redacted before escaping; the whole page once more, as it leaves.
+        .send(redactSecrets(html, secrets(), 'page'));
     })
     .all(methodNotAllowed);
 
