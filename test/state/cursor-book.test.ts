@@ -66,4 +66,3 @@ describe('cursor book', () => {
     expect(onDisk(path)).toEqual({ acme: new Date(T).toISOString() });
   });
 });
-});
