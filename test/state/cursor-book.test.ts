@@ -50,12 +50,12 @@ describe('cursor book', () => {
     dir = mkdtempSync(join(tmpdir(), 'cdn-book-'));
     // The state file's folder is a file: no one, root included, can write there.
     const folder = join(dir, 'blocked');
-    writeFileSync(folder, 'not a folder');
     const path = join(folder, 'state.json');
     const { log, lines } = captureLog();
     let failures = 0;
     const book = new CursorBook(path, log, () => failures++);
     await book.load();
+    writeFileSync(folder, 'not a folder');
     await expect(book.commit(new Map([['acme', T]]))).resolves.toBeUndefined();
     expect(failures).toBe(1);
     expect(lines.some((l) => l.includes('saving state_file failed'))).toBe(true);
