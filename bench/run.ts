@@ -4,6 +4,7 @@
  */
 
 import { exporterBenchmarks } from './exporter.js';
+import { redactBenchmarks } from './redact.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
 import { storeBenchmarks } from './store.js';
 
@@ -14,6 +15,8 @@ interface Suite {
 
 const SUITES: Suite[] = [
   { name: 'series store vs prom-client', run: storeBenchmarks },
+  // First: it measures with and without secrets registered, and an Exporter registers its token.
+  { name: 'redaction: secrets on the hot path', run: redactBenchmarks },
   { name: 'exporter: polls, stalls, catch-up', run: exporterBenchmarks },
 ];
 

@@ -83,7 +83,7 @@ export class SeriesFamily implements Family {
    */
   private keyOf(labelValues: readonly string[]): { key: string; masked: boolean } {
     const key = labelText(this.template, labelValues);
-    if (SECRETS.size === 0 || !SECRETS.contains(key)) return { key, masked: false };
+    if (SECRETS.size === 0 || labelValues.every((v) => SECRETS.isClean(v))) return { key, masked: false };
     return {
       key: labelText(
         this.template,
