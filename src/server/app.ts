@@ -77,7 +77,8 @@ export function createApp(deps: AppDeps): Express {
       const format = negotiateFormat(req);
       const gzip = acceptsGzip(req);
       const { body, counted } = await renderMetrics(registry, store, format, gzip);
-      if (counted && deps.beforeServe) await deps.beforeServe(counted);
+      // A HEAD sends no counts: it must not mark them as seen.
+      if (counted && deps.beforeServe && req.method !== 'HEAD') await deps.beforeServe(counted);
       res.status(200);
       res.set('Content-Type', CONTENT_TYPES[format]);
       res.set('Cache-Control', 'no-store');
