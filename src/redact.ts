@@ -83,6 +83,8 @@ export class SecretRegistry {
   /** Registers a secret (idempotent; trimmed values are what the token sources hold). */
   add(secret: string): void {
     if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH || this.secrets.has(secret)) return;
+    // A printed configuration loaded again has the marker as its token: masking the marker would garble output.
+    if (REDACTED.includes(secret)) return;
     this.secrets.add(secret);
     this.clean.clear();
     for (const form of encodedForms(secret)) {

@@ -55,6 +55,12 @@ describe('the secret registry', () => {
     expect(r.redact('x pw12 y ab')).toBe(`x ${REDACTED} y ab`);
   });
 
+  it('never takes the marker itself for a secret (a printed configuration loaded again)', () => {
+    const r = registry();
+    r.add(REDACTED);
+    expect(r.redact(`tokens ${REDACTED}`)).toBe(`tokens ${REDACTED}`);
+  });
+
   it('knows a secret added later (a password, an issued login token)', () => {
     const r = registry();
     const issued = 'eyJhbGciOiJIUzI1NiJ9.issued';
