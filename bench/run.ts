@@ -4,9 +4,11 @@
  */
 
 import { exporterBenchmarks } from './exporter.js';
+import { httpBenchmarks } from './http.js';
 import { redactBenchmarks } from './redact.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
 import { storeBenchmarks } from './store.js';
+import { webBenchmarks } from './web.js';
 
 interface Suite {
   name: string;
@@ -18,6 +20,8 @@ const SUITES: Suite[] = [
   // First: it measures with and without secrets registered, and an Exporter registers its token.
   { name: 'redaction: secrets on the hot path', run: redactBenchmarks },
   { name: 'exporter: polls, stalls, catch-up', run: exporterBenchmarks },
+  { name: 'http: reading big answers', run: httpBenchmarks },
+  { name: 'web config: HTTPS and basic auth on a scrape', run: webBenchmarks },
 ];
 
 async function main(): Promise<void> {

@@ -14,6 +14,12 @@ export function abortError(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new Error('aborted');
 }
 
+/**
+ * The longest delay Node's setTimeout honours (2^31-1 ms, about 24.8 days); a longer one fires after 1 ms with
+ * a warning. systemClock.sleep waits out a longer delay in steps of at most this.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   sleep: (ms, signal) =>
@@ -22,14 +28,29 @@ export const systemClock: Clock = {
         reject(abortError(signal));
         return;
       }
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
+      if (Number.isNaN(ms)) {
+        reject(new RangeError('sleep: the delay is not a number'));
+        return;
+      }
+      let left = Math.max(0, ms);
+      let timer: NodeJS.Timeout;
+      const step = () => {
+        const now = Math.min(left, MAX_TIMER_MS);
+        left -= now;
+        timer = setTimeout(() => {
+          if (left > 0) {
+            step();
+            return;
+          }
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        }, now);
+      };
       const onAbort = () => {
         clearTimeout(timer);
         reject(abortError(signal!));
       };
+      step();
       signal?.addEventListener('abort', onAbort, { once: true });
     }),
 };

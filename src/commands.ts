@@ -18,9 +18,10 @@ import {
 import { demoBanner, demoConfig, demoUsage, startDemoSimulator } from './demo.js';
 import { Exporter } from './exporter/exporter.js';
 import { createLogger, type Logger } from './log.js';
-import { boundAddress, closeServer, handleSignals, listen } from './main.js';
+import { boundAddress, handleSignals, serve } from './main.js';
 import { simulatorUsage } from './simulator/options.js';
 import { parseSimulatorArgs, startSimulator } from './simulator/server.js';
+import { WebConfigError, WebConfigSource, webConfigReport } from './web/index.js';
 
 /**
  * Shutdown is bounded at about 4.5 s, under the 5 s a supervisor may be told to wait (and far under Kubernetes'
@@ -36,23 +37,51 @@ export function packageVersion(): string {
   return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
 }
 
-async function runExporter(cl: CommandLine, config: Config, log: Logger, extraStop?: () => Promise<void>) {
+/** The web config named by --web.config.file, loaded and checked; a WebConfigError when unusable. */
+function webSource(cl: CommandLine, log: Logger): WebConfigSource | undefined {
+  return cl.webConfigFile === undefined ? undefined : new WebConfigSource(cl.webConfigFile, log);
+}
+
+async function runExporter(
+  cl: CommandLine,
+  config: Config,
+  log: Logger,
+  web: WebConfigSource | undefined,
+  extraStop?: () => Promise<void>,
+) {
   const exporter = new Exporter({ config, log, version: packageVersion() });
-  const server = await listen(exporter.app, cl.listen);
+  const served = await serve({
+    app: exporter.app,
+    listen: cl.listen,
+    ...(web ? { source: web } : {}),
+    openPaths: new Set(cl.healthzOpen ? ['/healthz'] : []),
+    log,
+  });
+  const server = served.server;
   const address = boundAddress(server);
-  log.info({ address, version: packageVersion() }, `serving /metrics on http://${address}/metrics`);
+  const state = web?.current();
+  log.info(
+    {
+      address,
+      version: packageVersion(),
+      tls: Boolean(state?.tls),
+      http2: Boolean(state?.tls && state.config.http2),
+      basicAuth: (state?.config.users.size ?? 0) > 0,
+    },
+    `serving /metrics on ${served.scheme}://${address}/metrics`,
+  );
   await exporter.start();
   handleSignals(
     {
       stop: async () => {
         await exporter.stop(SHUTDOWN_GRACE_MS);
-        await closeServer(server, 1000);
+        await served.close(1000);
         await extraStop?.();
       },
     },
     log,
   );
-  return { exporter, server, address };
+  return { exporter, server, address, scheme: served.scheme };
 }
 
 async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -89,11 +118,22 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
         }
         throw err;
       }
+      let web: WebConfigSource | undefined;
+      try {
+        web = webSource(cl, log);
+      } catch (err) {
+        if (err instanceof WebConfigError) {
+          process.stderr.write(`cdn-exporter: ${err.message}\n`);
+          return 2;
+        }
+        throw err;
+      }
       if (cl.command === 'check-config') {
         process.stdout.write(checkConfigReport(config));
+        if (web) process.stdout.write(webConfigReport(web));
         return 0;
       }
-      await runExporter(cl, config, log);
+      await runExporter(cl, config, log, web);
       return -1;
     }
     case 'simulate': {
@@ -110,17 +150,28 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       }
       const sim = await startSimulator(args.options, args.listen);
       const accounts = sim.accounts.map((a) => ({ account: a.name, token: a.token }));
+      // The demo user's password is the simulator's own, published in its README; it is not a real secret.
       log.info(
-        { url: sim.url, seed: args.options.seed, accounts },
+        { url: sim.url, seed: args.options.seed, accounts, login: sim.users.map((u) => u.username) },
         `simulator on ${sim.url}; try: curl -H 'CDN-AUTH-TOKEN: ${accounts[0]?.token}' '${sim.url}/app/metrics/v1/resources?account=${accounts[0]?.account}&start=2026-01-01T00:00:00&end=2026-01-01T00:05:00'`,
       );
       handleSignals({ stop: () => sim.close() }, log);
       return -1;
     }
     case 'demo': {
+      let web: WebConfigSource | undefined;
+      try {
+        web = webSource(cl, log);
+      } catch (err) {
+        if (err instanceof WebConfigError) {
+          process.stderr.write(`cdn-exporter: ${err.message}\n`);
+          return 2;
+        }
+        throw err;
+      }
       const sim = await startDemoSimulator();
-      const { address } = await runExporter(cl, demoConfig(sim.url), log, () => sim.close());
-      process.stderr.write(demoBanner(address, sim.url));
+      const { address, scheme } = await runExporter(cl, demoConfig(sim.url), log, web, () => sim.close());
+      process.stderr.write(demoBanner(address, sim.url, scheme));
       return -1;
     }
   }

@@ -6,21 +6,35 @@
 import { stringify } from 'yaml';
 import { type Config, loadConfig } from './config/index.js';
 import { type Simulator, startSimulator } from './simulator/server.js';
+import { DEMO_PASSWORD, DEMO_USER } from './simulator/world.js';
+
+/**
+ * Tokens of the demo's login live 3 minutes (the real ones 6 hours), so renewal is seen within minutes: on the
+ * landing page, in the log (debug) and in cdn_auth_token_expiry_timestamp_seconds.
+ */
+export const DEMO_TOKEN_LIFETIME_MS = 3 * 60_000;
 
 export async function startDemoSimulator(seed = 1): Promise<Simulator> {
-  return startSimulator({ seed }, { host: '127.0.0.1', port: 0 });
+  return startSimulator({ seed, tokenLifetimeMs: DEMO_TOKEN_LIFETIME_MS }, { host: '127.0.0.1', port: 0 });
 }
 
 /** The exporter configuration of the demo, parsed by the real loader. */
 export function demoConfig(simulatorUrl: string): Config {
   const file = {
-    api: { base_url: simulatorUrl, token: 'demo-token', requests_per_second: 20, concurrency: 4 },
+    // The demo logs in (as a real deployment does) instead of using a fixed token.
+    api: {
+      base_url: simulatorUrl,
+      username: DEMO_USER,
+      password: DEMO_PASSWORD,
+      requests_per_second: 20,
+      concurrency: 4,
+    },
     metrics: { window: '1m', delay: '1m', lookback: '1h' },
     dvr: { interval: '15s' },
     recordings: { interval: '15s' },
     accounts: [
       { name: 'demo', dvr_streams: ['live/main', 'news/hd', 'sport/4k'], recordings: true },
-      { name: 'acme', token: 'acme-token', dvr_streams: ['tv/channel1'], recordings: true },
+      { name: 'acme', dvr_streams: ['tv/channel1'], recordings: true },
     ],
   };
   const text = stringify(file);
@@ -36,7 +50,7 @@ const EXAMPLE_PROMETHEUS_CONFIG = 'examples/prometheus.yml';
  * the bound address (`[::]:9877`, `127.0.0.1:41234`); on every interface, the browser and Prometheus are sent to
  * the loopback address.
  */
-export function demoBanner(address: string, simulatorUrl: string): string {
+export function demoBanner(address: string, simulatorUrl: string, scheme: 'http' | 'https' = 'http'): string {
   const port = address.slice(address.lastIndexOf(':') + 1);
   const everywhere = address.startsWith('[::]:') || address.startsWith('0.0.0.0:');
   const browse = everywhere ? `localhost:${port}` : address;
@@ -54,8 +68,8 @@ export function demoBanner(address: string, simulatorUrl: string): string {
     'cdn-exporter demo: the exporter polling its built-in CDN simulator (accounts demo and acme). It starts an',
     'hour back, so /metrics fills within seconds.',
     '',
-    `  Landing page  http://${browse}/`,
-    `  Metrics       http://${browse}/metrics`,
+    `  Landing page  ${scheme}://${browse}/`,
+    `  Metrics       ${scheme}://${browse}/metrics`,
     ...prometheus,
     `  Simulator     ${simulatorUrl}`,
     '',

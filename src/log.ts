@@ -17,6 +17,10 @@ const REDACT = [
   '*.headers["cdn-auth-token"]',
   'config.api.token',
   'config.accounts[*].token',
+  'password',
+  '*.password',
+  'config.api.password',
+  'config.accounts[*].password',
 ];
 
 function logfmtValue(v: unknown): string {

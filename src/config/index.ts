@@ -24,6 +24,7 @@ export {
   type Breakdown,
   type Config,
   type ConfigIssue,
+  type DiscoveryConfig,
   METRIC_NAMES,
   type MetricsConfig,
 } from './schema.js';
@@ -31,8 +32,11 @@ export {
   accountTokenSources,
   FileToken,
   InlineToken,
+  type LoginCredential,
   TokenError,
   type TokenFs,
   type TokenSource,
+  type TokenSources,
   tokenSource,
+  tokenSources,
 } from './token.js';

@@ -1,13 +1,15 @@
 /**
  * The effective configuration in printable form: the file's own shape (snake_case keys, durations as strings,
- * defaults filled in), with every token, and the user and password of a base_url, replaced by the one marker of src/redact.ts. Token file paths are kept: they
- * are not secret and are what an operator needs to check. The output of `checkConfigReport` is itself a valid configuration
+ * defaults filled in), with every token and login password, and the user and password of a base_url, replaced by
+ * the one marker of src/redact.ts. Token and password file paths are kept: they are not secret and are what an
+ * operator needs to check. The output of `checkConfigReport` is itself a valid configuration
  * file (with tokens given by file, it loads back to the same Config).
  */
 import { stringify } from 'yaml';
 import { REDACTED, redactSecrets, redactUrl } from '../redact.js';
 import { formatDuration } from './duration.js';
 import type { AccountConfig, Config } from './schema.js';
+import { formatSize } from './size.js';
 
 export interface PrintableConfig {
   api: Record<string, unknown>;
@@ -15,19 +17,35 @@ export interface PrintableConfig {
   dvr: { interval: string };
   recordings: { interval: string };
   accounts: Record<string, unknown>[];
+  accounts_discovery: Record<string, unknown>;
   state_file?: string;
   sharding: { shard: number; shards: number };
 }
 
-function tokenKeys(source: { token?: string; tokenFile?: string }): Record<string, string> {
+function tokenKeys(source: {
+  token?: string;
+  tokenFile?: string;
+  username?: string;
+  password?: string;
+  passwordFile?: string;
+}): Record<string, string> {
   const out: Record<string, string> = {};
   if (source.token !== undefined) out.token = REDACTED;
   if (source.tokenFile !== undefined) out.token_file = source.tokenFile;
+  // The username names a user, it is not a secret; the password is.
+  if (source.username !== undefined) out.username = source.username;
+  if (source.password !== undefined) out.password = REDACTED;
+  if (source.passwordFile !== undefined) out.password_file = source.passwordFile;
   return out;
 }
 
 function account(a: AccountConfig): Record<string, unknown> {
   return { name: a.name, ...tokenKeys(a), dvr_streams: [...a.dvrStreams], recordings: a.recordings };
+}
+
+/** The pattern as written: the anchoring `^(?:...)$` the loader added is taken off. */
+function patternText(re: RegExp): string {
+  return re.source.replace(/^\^\(\?:/, '').replace(/\)\$$/, '');
 }
 
 export function redactConfig(config: Config): PrintableConfig {
@@ -39,12 +57,14 @@ export function redactConfig(config: Config): PrintableConfig {
       timeout: formatDuration(api.timeoutMs),
       requests_per_second: api.requestsPerSecond,
       concurrency: api.concurrency,
+      max_body_bytes: formatSize(api.maxBodyBytes),
     },
     metrics: {
       breakdown: metrics.breakdown,
       window: formatDuration(metrics.windowMs),
       delay: formatDuration(metrics.delayMs),
       lookback: formatDuration(metrics.lookbackMs),
+      max_catch_up: formatDuration(metrics.maxCatchUpMs),
       metrics: [...metrics.metrics],
       resources: [...metrics.resources],
       window_gauges: metrics.windowGauges,
@@ -52,6 +72,13 @@ export function redactConfig(config: Config): PrintableConfig {
     dvr: { interval: formatDuration(config.dvr.intervalMs) },
     recordings: { interval: formatDuration(config.recordings.intervalMs) },
     accounts: config.accounts.map(account),
+    accounts_discovery: {
+      enabled: config.discovery.enabled,
+      interval: formatDuration(config.discovery.intervalMs),
+      include: patternText(config.discovery.include),
+      ...(config.discovery.exclude ? { exclude: patternText(config.discovery.exclude) } : {}),
+      recordings: config.discovery.recordings,
+    },
     sharding: { ...config.sharding },
   };
   if (config.stateFile !== undefined) out.state_file = config.stateFile;
@@ -62,9 +89,12 @@ export function redactConfig(config: Config): PrintableConfig {
 export function checkConfigReport(config: Config): string {
   const header =
     '# cdn-exporter: effective configuration (defaults filled in, environment applied, tokens redacted)\n';
-  // A token given inline that also appears elsewhere (a base_url query, an account name) is masked there too.
-  const inline = [config.api.token, ...config.accounts.map((a) => a.token)].filter(
-    (t): t is string => typeof t === 'string',
-  );
+  // A token or password given inline that also appears elsewhere (a base_url query, an account name) is masked
+  // there too.
+  const inline = [
+    config.api.token,
+    config.api.password,
+    ...config.accounts.flatMap((a) => [a.token, a.password]),
+  ].filter((t): t is string => typeof t === 'string');
   return redactSecrets(header + stringify(redactConfig(config), { lineWidth: 0 }), inline, 'config');
 }

@@ -92,6 +92,14 @@ export class DvrProcess {
     this.hosts.delete(key);
   }
 
+  /** The account is no longer polled (discovery stopped it): every series of its streams goes, stream_up too. */
+  removeAccount(account: string, streams: readonly string[]): void {
+    for (const stream of streams) {
+      this.removeStream(account, stream);
+      this.f.streamUp.delete([account, stream]);
+    }
+  }
+
   private removeHost(account: string, stream: string, host: string): void {
     for (const family of this.families()) family.delete([account, stream, host]);
   }

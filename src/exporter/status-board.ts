@@ -23,12 +23,26 @@ export type Api = (typeof APIS)[number];
 /** A DVR host is listed as a problem below this coverage of its window. */
 export const COVERAGE_PROBLEM = 0.9;
 
+/** What the board says of an account beyond its pollers' reports. */
+export interface AccountNote {
+  /** Polled because accounts_discovery found it (not listed in the configuration). */
+  discovered?: boolean;
+  /**
+   * Why the account is down when that is not the API's doing (`login refused`, `login failed`): read when the
+   * status is built, from the login's own state, never from an error's text.
+   */
+  downCause?: () => string | undefined;
+}
+
 export class StatusBoard {
   private readonly statuses = new Map<string, AccountStatus>();
   private readonly dvrHealth = new Map<string, StreamHealth[]>();
   /** Per account, the configured streams whose last poll failed (stream -> error). */
   private readonly dvrFailed = new Map<string, ReadonlyMap<string, StreamFailure>>();
   private readonly recordingSummary = new Map<string, RecordingSummary[]>();
+  /** Problems found at start that the landing page shows until the process restarts (a bad state file). */
+  private readonly startProblems: string[] = [];
+  private readonly notes = new Map<string, AccountNote>();
   private readonly startedAt: Date;
   private started = false;
 
@@ -45,6 +59,31 @@ export class StatusBoard {
   /** Polling has begun: from now on, ready once every row has been tried. */
   markStarted(): void {
     this.started = true;
+  }
+
+  /** Problems of the exporter itself found at start, one line each (already logged). */
+  problemsAtStart(...lines: string[]): void {
+    this.startProblems.push(...lines);
+  }
+
+  /** Notes on every row of the account (discovered, the cause of a down that is the login's). */
+  note(account: string, note: AccountNote): void {
+    this.notes.set(account, note);
+  }
+
+  /**
+   * The account is no longer polled (discovery stopped it): its rows, its DVR and recording problems and its
+   * cdn_up / cdn_last_success_timestamp_seconds series go.
+   */
+  removeAccount(account: string): void {
+    for (const api of APIS) {
+      this.statuses.delete(key(api, account));
+      this.self.removeAccount(api, account);
+    }
+    this.dvrHealth.delete(account);
+    this.dvrFailed.delete(account);
+    this.recordingSummary.delete(account);
+    this.notes.delete(account);
   }
 
   /** A row for a poller that has not reported yet (not ready until it has tried). */
@@ -98,9 +137,16 @@ export class StatusBoard {
 
   status(): ExporterStatus {
     const now = this.clock.now();
-    const accounts = [...this.statuses.values()].map((s) =>
-      s.cursor ? { ...s, lagSeconds: Math.max(0, (now - s.cursor.getTime()) / 1000) } : { ...s },
-    );
+    const accounts = [...this.statuses.values()].map((s) => {
+      const row: AccountStatus = s.cursor
+        ? { ...s, lagSeconds: Math.max(0, (now - s.cursor.getTime()) / 1000) }
+        : { ...s };
+      const note = this.notes.get(s.name);
+      if (note?.discovered) row.discovered = true;
+      const cause = row.up ? undefined : note?.downCause?.();
+      if (cause) row.cause = cause;
+      return row;
+    });
     const dvr: DvrProblem[] = [];
     for (const [account, failed] of this.dvrFailed) {
       for (const [stream, f] of failed) {
@@ -148,6 +194,7 @@ export class StatusBoard {
       accounts,
       problems: { dvr, recordings },
       ...(this.settings ? { settings: this.settings } : {}),
+      notes: [...this.startProblems],
     };
   }
 

@@ -6,7 +6,8 @@ import { SECRETS } from '../redact.js';
  * helper also scrubs it from any text the API sends back, in case an upstream echoes it.
  */
 
-export type ApiName = 'metrics' | 'dvr-net' | 'recorder-cloud';
+/** `inventory`: the account list that accounts_discovery reads (src/discovery). */
+export type ApiName = 'metrics' | 'dvr-net' | 'recorder-cloud' | 'inventory';
 
 export type ErrorKind =
   /** 429: wait for Retry-After, slow the token's queue down. */
@@ -21,8 +22,10 @@ export type ErrorKind =
   | 'invalid'
   /** No HTTP answer: reset, refused, DNS, connect/headers/body timeout. */
   | 'network'
-  /** An answer that is not the documented shape: non-JSON, truncated, wrong top-level shape. */
-  | 'malformed';
+  /** An answer that is not the documented shape: non-JSON, truncated, wrong top-level shape, undecodable. */
+  | 'malformed'
+  /** A body over api.max_body_bytes, as sent or decoded: given up at the limit; traffic asks for less. */
+  | 'too_large';
 
 export const ERROR_KINDS: readonly ErrorKind[] = [
   'rate-limited',
@@ -32,6 +35,7 @@ export const ERROR_KINDS: readonly ErrorKind[] = [
   'invalid',
   'network',
   'malformed',
+  'too_large',
 ];
 
 const RETRYABLE: Record<ErrorKind, boolean> = {
@@ -42,6 +46,7 @@ const RETRYABLE: Record<ErrorKind, boolean> = {
   invalid: false,
   network: true,
   malformed: true,
+  too_large: true,
 };
 
 export interface ApiErrorInit {

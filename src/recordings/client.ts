@@ -31,15 +31,19 @@ export class RecorderClient {
   constructor(protected readonly http: HttpClient) {}
 
   async listSettings(account: string, opts: ListOptions = {}): Promise<RecordingListResponse> {
-    return this.get(`${PREFIX}/${encodeURIComponent(account)}/record`, opts);
+    return this.get(account, `${PREFIX}/${encodeURIComponent(account)}/record`, opts);
   }
 
   /** The API answers with an array (the sample shows one element). */
   async getSetting(account: string, id: string, opts: ListOptions = {}): Promise<RecordingListResponse> {
-    return this.get(`${PREFIX}/${encodeURIComponent(account)}/record/${encodeURIComponent(id)}`, opts);
+    return this.get(
+      account,
+      `${PREFIX}/${encodeURIComponent(account)}/record/${encodeURIComponent(id)}`,
+      opts,
+    );
   }
 
-  private async get(path: string, opts: ListOptions): Promise<RecordingListResponse> {
+  private async get(account: string, path: string, opts: ListOptions): Promise<RecordingListResponse> {
     const res = await this.http.request({
       api: 'recorder-cloud',
       method: 'GET',
@@ -47,6 +51,6 @@ export class RecorderClient {
       query: listQuery(opts),
       signal: opts.signal,
     });
-    return parseAnswer(res.status, `GET ${path}`, () => parseRecordingList(res.body));
+    return parseAnswer(res.status, `GET ${path}`, () => parseRecordingList(res.body, account));
   }
 }

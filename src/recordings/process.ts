@@ -87,6 +87,12 @@ export class RecordingsProcess {
     return out;
   }
 
+  /** Removes every series of an account (discovery stopped polling it). */
+  removeAccount(account: string): void {
+    for (const id of this.ids.get(account) ?? []) this.remove(account, id);
+    this.ids.delete(account);
+  }
+
   private remove(account: string, id: string): void {
     for (const family of Object.values(this.f) as Family[])
       family.deleteWhere((l) => l[0] === account && l[1] === id);

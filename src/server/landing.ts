@@ -116,6 +116,8 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
   };
   const upCell = (a: AccountStatus): string => {
     const state = accountState(a);
+    // A cause that is not the API's doing (a login refused) is named beside the state.
+    if (state === 'down' && a.cause) return `<td class="down">down: ${t(a.cause)}</td>`;
     return `<td class="${state}">${STATE_TEXT[state]}</td>`;
   };
   const windowCell = (a: AccountStatus): string => {
@@ -137,7 +139,7 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
 
   const accountRows = status.accounts.map(
     (a) =>
-      `<tr><td>${t(a.name)}</td><td>${t(a.api)}</td>${upCell(a)}` +
+      `<tr><td>${t(a.name)}${a.discovered ? ' <span class="none">(discovered)</span>' : ''}</td><td>${t(a.api)}</td>${upCell(a)}` +
       `<td class="ts">${a.cursor ? isoMinute(a.cursor) : '-'}</td>` +
       `<td class="num">${a.lagSeconds === undefined ? '-' : formatDuration(a.lagSeconds)}</td>` +
       `<td class="num">${windowCell(a)}</td>` +
@@ -159,6 +161,9 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
         `<tbody>\n${rows.join('\n')}\n</tbody></table>`;
 
   const uptime = formatDuration((opts.now - status.startedAt.getTime()) / 1000);
+  const notes = status.notes?.length
+    ? `<h2>Problems found at start</h2>\n<ul class="err">${status.notes.map((n) => `<li>${t(n)}</li>`).join('')}</ul>\n`
+    : '';
   const refresh = opts.refresh ?? true;
   // Relative links keep the page working behind a path prefix (a proxy, kubectl proxy).
   const refreshLine = refresh
@@ -181,7 +186,7 @@ ${refreshLine}
 <nav><a href="/metrics">/metrics</a><a href="/healthz">/healthz</a><a href="/readyz">/readyz</a>` +
     `<a href="${DOC_LINKS.runbook}">Runbook</a><a href="${DOC_LINKS.dashboards}">Dashboards</a>` +
     `<a href="${DOC_LINKS.troubleshooting}">Troubleshooting</a></nav>
-<h2>Accounts</h2>
+${notes}<h2>Accounts</h2>
 ${table('accounts', ['Account', 'API', 'State', 'Cursor', 'Lag', 'Window', 'Last success', 'Last error'], accountRows, 'No accounts configured.')}
 <h2>DVR streams with problems</h2>
 ${table('dvr problems', ['Account', 'Stream', 'Host', 'Problem'], dvrRows, 'None.')}

@@ -22,6 +22,10 @@ export interface AccountStatus {
   maxWindowMinutes?: number;
   /** The last failure's description; shown only after redaction. */
   lastError?: string;
+  /** Polled because accounts_discovery found it (not listed in the configuration). */
+  discovered?: boolean;
+  /** Why the account is down when that is not the API's doing: `login refused`, `login failed`. */
+  cause?: string;
   /** When the last failure happened. */
   lastErrorAt?: Date;
   /**
@@ -79,6 +83,8 @@ export interface ExporterStatus {
   problems: { dvr: DvrProblem[]; recordings: RecordingProblem[] };
   /** The effective settings (absent in tests that build a status by hand). */
   settings?: SettingsSummary;
+  /** Problems of the exporter itself found at start (a bad state file kept aside), one line each. */
+  notes?: string[];
 }
 
 export function accountTried(a: AccountStatus): boolean {

@@ -4,6 +4,7 @@
 import type { ParseArgsOptionsConfig } from 'node:util';
 import type { Clock } from '../clock.js';
 import { parseFlags, UsageError } from '../config/flags.js';
+import type { SimUser } from './auth.js';
 import { checkFaultRates, FAULT_KINDS, type FaultRates } from './faults.js';
 import type { RequestTimeShape, TrafficScale } from './traffic.js';
 import type { SimAccount } from './types.js';
@@ -23,8 +24,18 @@ export interface SimulatorOptions {
   rateLimit?: number;
   /** Delay of a `slow` fault, real milliseconds (default 5000). */
   slowMs?: number;
+  /** Real milliseconds between the bytes of a `trickle` fault's body (default 1000). */
+  trickleMs?: number;
+  /** Answers gzip-compressed when the request's Accept-Encoding allows it (default false). */
+  gzip?: boolean;
   /** How `*_request_time` appears in traffic answers (default `object`). */
   requestTimeShape?: RequestTimeShape;
+  /** Login users (default: DEMO_USER with DEMO_PASSWORD, seeing every account). */
+  users?: SimUser[];
+  /** Lifetime of issued tokens, ms (default 21,599,000: just under 6 hours). */
+  tokenLifetimeMs?: number;
+  /** How long 7 wrong passwords ban a user, ms (default 3 hours). */
+  banDurationMs?: number;
 }
 
 export interface ListenOptions {
@@ -60,7 +71,11 @@ const OPTIONS = {
   lag: { type: 'string' },
   'rate-limit': { type: 'string' },
   'slow-ms': { type: 'string' },
+  'trickle-ms': { type: 'string' },
+  gzip: { type: 'string' },
   'request-time-shape': { type: 'string' },
+  'token-lifetime': { type: 'string' },
+  'ban-duration': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   ...Object.fromEntries(FAULT_KINDS.map((kind) => [`fault-${kind}`, { type: 'string' }] as const)),
 } satisfies ParseArgsOptionsConfig;
@@ -68,9 +83,10 @@ const OPTIONS = {
 /**
  * Parses the simulator's flags with the exporter's parser (`node:util` parseArgs, src/config/flags.ts):
  * `--flag value` or `--flag=value`. Flags: --host, --port, --seed, --lag (seconds), --rate-limit (requests/s per
- * token), --slow-ms, --request-time-shape (object|flat|number), one --fault-<kind> rate per fault kind
- * (--fault-429, --fault-500, --fault-502, --fault-503, --fault-504, --fault-reset, --fault-slow,
- * --fault-malformed), and -h/--help. Throws a UsageError naming the flag on anything else.
+ * token), --slow-ms, --trickle-ms, --gzip (on|off), --request-time-shape (object|flat|number), one --fault-<kind>
+ * rate per fault kind (--fault-429, --fault-500, --fault-502, --fault-503, --fault-504, --fault-reset,
+ * --fault-slow, --fault-malformed, --fault-trickle), --token-lifetime and --ban-duration (seconds), and -h/--help.
+ * Throws a UsageError naming the flag on anything else.
  */
 export function parseSimulatorArgs(argv: readonly string[]): SimulatorArgs {
   const { values } = parseFlags([...argv], OPTIONS, false);
@@ -98,6 +114,18 @@ export function parseSimulatorArgs(argv: readonly string[]): SimulatorArgs {
   if (rateLimit !== undefined) options.rateLimit = rateLimit;
   const slowMs = num('slow-ms', (n) => n >= 0, 'milliseconds >= 0');
   if (slowMs !== undefined) options.slowMs = slowMs;
+  const trickleMs = num('trickle-ms', (n) => n >= 1, 'milliseconds >= 1');
+  if (trickleMs !== undefined) options.trickleMs = trickleMs;
+  const gzip = str('gzip');
+  if (gzip !== undefined) {
+    if (gzip !== 'on' && gzip !== 'off')
+      throw new UsageError(`--gzip: expected on or off, got ${JSON.stringify(gzip)}`);
+    options.gzip = gzip === 'on';
+  }
+  const tokenLifetime = num('token-lifetime', (n) => n > 0, 'seconds > 0');
+  if (tokenLifetime !== undefined) options.tokenLifetimeMs = tokenLifetime * 1000;
+  const banDuration = num('ban-duration', (n) => n >= 0, 'seconds >= 0');
+  if (banDuration !== undefined) options.banDurationMs = banDuration * 1000;
   const shape = str('request-time-shape');
   if (shape !== undefined) {
     if (!(SHAPES as readonly string[]).includes(shape)) {
@@ -133,6 +161,10 @@ Flags (--flag value or --flag=value; a value starting with '-' only as --flag=VA
   --rate-limit N              requests per second per token; above it 429 with Retry-After (default: none)
   --request-time-shape S      how *_request_time appears: ${SHAPES.join(' | ')} (default object)
   --slow-ms MS                delay of a 'slow' fault (default 5000)
+  --trickle-ms MS             time between the body bytes of a 'trickle' fault (default 1000)
+  --gzip on|off               gzip answers when Accept-Encoding allows it (default off)
+  --token-lifetime SECONDS    lifetime of tokens the login issues (default 21599, just under 6 hours)
+  --ban-duration SECONDS      how long 7 wrong passwords ban a login user (default 10800)
   --fault-KIND RATE           share of requests answered with fault KIND, 0..1; KIND is one of
                               ${FAULT_KINDS.join(', ')}
   -h, --help                  show this help

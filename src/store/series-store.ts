@@ -140,6 +140,10 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     this.counted.set(account, cursor);
   }
 
+  forgetCounted(account: string): void {
+    this.counted.delete(account);
+  }
+
   countedIn(format: ExpositionFormat): CountedCursors | undefined {
     return this.exposed[format]?.counted;
   }

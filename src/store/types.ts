@@ -75,6 +75,8 @@ export interface CountingLock {
   leave(): void;
   /** Every window of `account` before `cursor` is counted in the values (called inside enter/leave, in order). */
   setCounted(account: string, cursor: number): void;
+  /** `account` is no longer counted (its series were removed): expositions carry no cursor for it (inside enter/leave). */
+  forgetCounted(account: string): void;
 }
 
 export interface SeriesStoreApi extends Exposition {

@@ -30,6 +30,7 @@ const NO_LOCK: CountingLock = {
   enter: () => undefined,
   leave: () => {},
   setCounted: () => {},
+  forgetCounted: () => {},
 };
 
 /** Called once the window is counted; `error` when counting it threw (the window is then lost). Must not throw. */
@@ -44,6 +45,8 @@ interface Job {
   nowMs: number;
   done: AppliedCallback;
   skipped?: () => void;
+  /** The account is removed (`skipped` removes its series): its counted cursor goes, not moves. */
+  forget?: boolean;
   window?: WindowApply;
   next: number;
   /** Inside the lock. */
@@ -116,6 +119,32 @@ export class TrafficApplier {
       done: () => {},
       skipped,
       next: 0,
+    });
+  }
+
+  /**
+   * `account` is no longer counted: `removed` runs in its turn, after the windows handed in before it, inside the
+   * lock, and the account's counted cursor is dropped with it. Resolves once done.
+   */
+  remove(account: string, removed: () => void): Promise<void> {
+    return new Promise((resolve) => {
+      this.enqueue({
+        account,
+        startMs: 0,
+        endMs: 0,
+        response: undefined,
+        nowMs: 0,
+        done: () => {},
+        skipped: () => {
+          try {
+            removed();
+          } finally {
+            resolve();
+          }
+        },
+        forget: true,
+        next: 0,
+      });
     });
   }
 
@@ -193,7 +222,8 @@ export class TrafficApplier {
 
   /** The window is counted (or lost, logged by `done`): the account's counted cursor moves past it either way. */
   private finished(job: Job): void {
-    this.lock.setCounted(job.account, job.endMs);
+    if (job.forget) this.lock.forgetCounted(job.account);
+    else this.lock.setCounted(job.account, job.endMs);
     job.entered = false;
     this.lock.leave();
   }

@@ -58,7 +58,12 @@ export class MetricsClient {
     for (const m of opts.metrics ?? []) query.push(['metric', m]);
     if (opts.resource !== undefined) query.push(['resource', opts.resource]);
     const path = opts.breakdown === 'resource' ? `${PREFIX}/resources` : `${PREFIX}/`;
-    const parseOpts = { account: opts.account, breakdown: opts.breakdown };
+    const parseOpts = {
+      account: opts.account,
+      breakdown: opts.breakdown,
+      start: new Date(opts.start).getTime(),
+      end: new Date(opts.end).getTime(),
+    };
     const { body } = await this.http.request({
       api: 'metrics',
       method: 'GET',

@@ -49,6 +49,11 @@ export interface TrafficPollerDeps {
   random?: () => number;
   /** Where the walk resumes (from the state file); undefined: now - lookback. */
   startCursor: number | undefined;
+  /**
+   * Minutes [from, to) before `startCursor` that will never be asked for: a saved cursor older than
+   * metrics.max_catch_up was moved up to it. Counted as skipped (reason catch_up_limit), not lost silently.
+   */
+  givenUp?: { from: number; to: number };
   /** One metrics API request, through the token's request gate; failures are ApiError values. */
   fetchTraffic(o: FetchTrafficOptions): Promise<TrafficResponse>;
   /** The walker's status after every change (cursor, up, window size, errors). */
@@ -89,6 +94,9 @@ export class TrafficPipeline {
   poller(account: string, d: TrafficPollerDeps): AccountWalker {
     const { opts, process, applier } = this;
     process.initAccount(account, 10);
+    // The span the state file's cursor was moved over at start: counted as skipped at once. The counted cursor
+    // starts past it (startAt below), at the walker's first cursor.
+    if (d.givenUp) process.skip(account, (d.givenUp.to - d.givenUp.from) / MINUTE, 'catch_up_limit');
     const walker = new AccountWalker(
       {
         account,
@@ -138,6 +146,17 @@ export class TrafficPipeline {
     );
     applier.startAt(account, walker.current.cursor);
     return walker;
+  }
+
+  /**
+   * The account is no longer polled (its walker stopped): once the windows it handed over are counted, so none
+   * lands after the removal, every traffic series of the account goes.
+   */
+  async removeAccount(account: string): Promise<void> {
+    await this.applier.idle();
+    // In the counting lock, with its counted cursor: an exposition either shows the account's series with its
+    // cursor or neither. A cursor left behind would let a later scrape save windows it never showed.
+    await this.applier.remove(account, () => this.process.removeAccount(account));
   }
 
   /** Resolves once every window handed over so far has been counted. */

@@ -255,6 +255,18 @@ export class TrafficProcess {
     this.f.windowSize.set(this.f.windowSize.slot([account]), minutes * 60);
   }
 
+  /** Removes every series of an account (discovery stopped polling it: gone from the inventory, or inactive). */
+  removeAccount(account: string): void {
+    const state = this.accounts.get(account);
+    for (const entry of state?.entries.values() ?? []) {
+      this.deleteGauges(entry);
+      this.deleteCounters(entry);
+    }
+    for (const family of [this.f.windowEnd, this.f.windows, this.f.skippedSeconds, this.f.windowSize])
+      family.deleteWhere((labels) => labels[0] === account);
+    this.accounts.delete(account);
+  }
+
   private stateOf(account: string): AccountState {
     let state = this.accounts.get(account);
     if (!state) {

@@ -146,6 +146,18 @@ export class AccountWalker {
   }
 
   /**
+   * A new token arrived (a login renewed it): windows waiting out the slow auth backoff are tried now, with it.
+   * Without this a renewed token would wait up to the auth backoff's cap (10 minutes) before the first use.
+   */
+  authRestored(): void {
+    if (!this.authDown) return;
+    const now = this.deps.clock.now();
+    for (const s of this.slots) if (s.state === 'waiting') s.notBefore = Math.min(s.notBefore, now);
+    this.authAttempts = 0;
+    this.wake?.();
+  }
+
+  /**
    * Runs until `signal` aborts. Then it launches nothing more, waits for the windows in flight to settle (the
    * caller bounds that wait by cancelling the requests), counts the finished ones that join the cursor, and returns.
    * Windows that did not finish are not counted; the cursor stays before them.
@@ -266,8 +278,9 @@ export class AccountWalker {
         slot.notBefore =
           now + (failure.retryAfterMs ?? backoffDelay(slot.attempts, this.opts.backoff, this.random));
         break;
+      case 'too_large':
       case 'timeout': {
-        // 504: the API ran out of time for this window; ask for less.
+        // 504: the API ran out of time for this window; ask for less. An answer over api.max_body_bytes: the same.
         // An older, longer window still in flight must not undo a shrink that already happened.
         const before = this.maxWindow;
         this.maxWindow = Math.max(1, Math.min(this.maxWindow, Math.floor(minutes / 2)));
@@ -279,7 +292,9 @@ export class AccountWalker {
         if (this.maxWindow < before)
           this.deps.log.info(
             { window_minutes: this.maxWindow },
-            'metrics API timed out (504): smaller windows',
+            failure.kind === 'timeout'
+              ? 'metrics API timed out (504): smaller windows'
+              : 'metrics answer over api.max_body_bytes: smaller windows',
           );
         this.setError(describe, false, causeOf(failure));
         break;

@@ -67,6 +67,9 @@ export const CATALOGUE: Readonly<Record<string, readonly string[]>> = {
   cdn_exporter_last_success_timestamp_seconds: ['api', 'account'],
   cdn_exporter_parse_errors_total: ['api'],
   cdn_exporter_build_info: ['version'],
+  cdn_auth_token_expiry_timestamp_seconds: ['login'],
+  cdn_auth_logins_total: ['login', 'result'],
+  cdn_discovered_accounts: ['login'],
 };
 
 /** Histogram families: their samples are NAME_bucket{le}, NAME_sum and NAME_count. */

@@ -52,6 +52,7 @@ export function mergeValues(base: unknown, over: unknown): unknown {
 
 export const TOKEN_PATH = '/etc/cdn-exporter/secret/token';
 export const STATE_PATH = '/var/lib/cdn-exporter/state.json';
+export const PASSWORD_PATH = '/etc/cdn-exporter/login/password';
 
 /** What templates/configmap.yaml renders into config.yml (see `cdn-exporter.config` in _helpers.tpl). */
 export function renderedConfig(values: Values): Record<string, unknown> {
@@ -59,6 +60,13 @@ export function renderedConfig(values: Values): Record<string, unknown> {
   const api = isMap(config.api) ? config.api : {};
   const secret = isMap(values.existingSecret) && values.existingSecret.name ? true : Boolean(values.token);
   if (secret) api.token_file = TOKEN_PATH;
+  const login = isMap(values.login) ? values.login : {};
+  const loginSecret =
+    isMap(login.existingSecret) && login.existingSecret.name ? true : Boolean(login.password);
+  if (!secret && login.username && loginSecret) {
+    api.username = login.username;
+    api.password_file = PASSWORD_PATH;
+  }
   config.api = api;
   config.state_file = STATE_PATH;
   return config;
@@ -198,4 +206,36 @@ export function renderManifest(
     .filter((d) => d !== null && d !== undefined);
   if (docs.length > 1) throw new Error(`${file} rendered ${docs.length} documents`);
   return docs[0] as Record<string, unknown> | undefined;
+}
+
+/** Where the chart mounts the certificate Secret (`cdn-exporter.tlsDir`). */
+export const TLS_DIR = '/etc/cdn-exporter/tls';
+
+/**
+ * What templates/web-secret.yaml renders into web-config.yml (see `cdn-exporter.webConfig` in _helpers.tpl);
+ * `tlsDir` stands for the mount path, so a test can point it at certificates it made.
+ */
+export function renderedWebConfig(values: Values, tlsDir = TLS_DIR): Record<string, unknown> {
+  const web = values.web as {
+    tls: { enabled: boolean; clientAuthType: string; clientCA: boolean; minVersion: string };
+    basicAuth: { users: Record<string, string> };
+    http2: boolean;
+    headers: Record<string, string>;
+  };
+  const out: Record<string, unknown> = {};
+  if (web.tls.enabled) {
+    const tls: Record<string, unknown> = {
+      cert_file: `${tlsDir}/tls.crt`,
+      key_file: `${tlsDir}/tls.key`,
+      min_version: web.tls.minVersion,
+    };
+    if (web.tls.clientAuthType !== 'NoClientCert') tls.client_auth_type = web.tls.clientAuthType;
+    if (web.tls.clientCA) tls.client_ca_file = `${tlsDir}/ca.crt`;
+    out.tls_server_config = tls;
+  }
+  const http: Record<string, unknown> = { http2: web.http2 };
+  if (Object.keys(web.headers).length > 0) http.headers = web.headers;
+  out.http_server_config = http;
+  if (Object.keys(web.basicAuth.users).length > 0) out.basic_auth_users = web.basicAuth.users;
+  return out;
 }

@@ -85,12 +85,14 @@ describe('values.schema.json', () => {
     expect(errorsOf(chartValues())).toBe('');
   });
 
-  it('has the four ci scenarios', () => {
+  it('has the five ci scenarios', () => {
     expect(ciValueFiles()).toEqual([
       'default-values.yaml',
       'existing-secret-values.yaml',
+      'login-values.yaml',
       'monitoring-on-values.yaml',
       'sharded-values.yaml',
+      'tls-values.yaml',
     ]);
   });
 
@@ -324,8 +326,12 @@ describe('templates', () => {
 
   it('probe /healthz and /readyz on the named port http-metrics, which the Service exposes', () => {
     const pod = readText('helm/cdn-exporter/templates/_pod.tpl');
-    expect(pod).toMatch(/livenessProbe:\s+httpGet:\s+path: \/healthz\s+port: http-metrics/);
-    expect(pod).toMatch(/readinessProbe:\s+httpGet:\s+path: \/readyz\s+port: http-metrics/);
+    // Between the probe and httpGet: the web config's choice of a TCP probe (test/deploy/web.test.ts).
+    expect(pod).toMatch(/livenessProbe:[\s\S]*?httpGet:\s+path: \/healthz\s+port: http-metrics/);
+    expect(pod).toMatch(
+      /readinessProbe:[\s\S]*?httpGet:\s+path: \{\{ include "cdn-exporter.readinessPath" \. \}\}\s+port: http-metrics/,
+    );
+    expect(readText('helm/cdn-exporter/templates/_helpers.tpl')).toMatch(/else -\}\}\/readyz\{\{/);
     expect(readText('helm/cdn-exporter/templates/service.yaml')).toMatch(/- name: http-metrics\s/);
     expect(readText('helm/cdn-exporter/templates/servicemonitor.yaml')).toMatch(/- port: http-metrics\s/);
   });
@@ -337,6 +343,19 @@ describe('templates', () => {
     );
     expect(pod).toMatch(/- name: SHARDS\s+value: \{\{ \.Values\.sharding\.replicas/);
     expect(readText('helm/cdn-exporter/templates/statefulset.yaml')).toMatch(/semverCompare "<1\.28\.0-0"/);
+  });
+
+  it('print the password only into the login Secret; elsewhere it is only tested or hashed', () => {
+    const uses = templates.flatMap(({ file, text }) =>
+      actions(text)
+        .filter((a) => /\.Values\.login\.password\b/.test(a))
+        .map((action) => ({ file, action })),
+    );
+    expect(uses.some(({ file }) => file === 'login-secret.yaml')).toBe(true);
+    for (const { file, action } of uses) {
+      if (file === 'login-secret.yaml' && !/^(if|else)\b/.test(action)) expect(action).toMatch(/\| b64enc/);
+      else expect(action, `${file}: ${action}`).toMatch(/^(if|else if|and)\b|\| sha256sum/);
+    }
   });
 
   it('print the token only into the Secret; elsewhere it is only tested or hashed', () => {

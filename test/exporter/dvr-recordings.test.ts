@@ -623,3 +623,82 @@ describe('bodies of the wrong shape', () => {
     for (const stream of DEMO_STREAMS) await expectAgreesWithSim(s, scrape, 'demo', stream, 'demo-token');
   });
 });
+
+describe('answers that repeat an entry or answer another request', () => {
+  it('dvr-net: a host listed twice is counted and its second entry dropped; another stream echoed is refused', async () => {
+    const s = await setup({ proxy: true });
+    const proxy = s.proxy!;
+    let scrape = await s.steps.settled(s.keys);
+    const parseErrors = () => scrape.value('cdn_exporter_parse_errors_total', { api: 'dvr-net' });
+    expect(parseErrors()).toBe(0);
+    const sport = { account: 'demo', stream: 'sport/4k', host: DVR2 };
+    const recorded = scrape.value('cdn_dvr_recorded_seconds', sport)!;
+    const isSport = (req: { method: string; path: string }) =>
+      req.method === 'GET' && req.path.endsWith('/streams/sport/4k');
+
+    // The second entry for DVR2 says the host is dead: dropped, counted, the first one stands.
+    proxy.tamper = (req, up) => {
+      if (!isSport(req)) return undefined;
+      const body = JSON.parse(up.body) as { data: Record<string, unknown>[] };
+      const first = body.data.find((e) => e.host === DVR2)!;
+      body.data.push({ ...first, is_alive: false });
+      return json(body);
+    };
+    scrape = await s.steps.step(INTERVAL, s.keys);
+    expect(parseErrors()).toBe(1);
+    expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(1);
+    expect(scrape.value('cdn_dvr_stream_alive', sport)).toBe(1);
+    expect(scrape.value('cdn_dvr_recorded_seconds', sport)).toBeGreaterThanOrEqual(recorded);
+    await expectAgreesWithSim(s, scrape, 'demo', 'sport/4k', 'demo-token');
+
+    // An answer that echoes another stream is not this stream's: refused, counted, last values kept. Like any
+    // stream whose answer cannot be read, that stream is down (cdn_dvr_stream_up 0) while the API, which answers
+    // for the other streams, stays up (cdn_up 1).
+    proxy.tamper = (req, up) => {
+      if (!isSport(req)) return undefined;
+      const body = JSON.parse(up.body) as { stream_name: string };
+      return json({ ...body, stream_name: 'live/main' });
+    };
+    const kept = scrape.value('cdn_dvr_recorded_seconds', sport);
+    const sportStream = { account: 'demo', stream: 'sport/4k' };
+    scrape = await s.steps.step(INTERVAL, s.keys);
+    expect(parseErrors()).toBe(2);
+    expect(scrape.value('cdn_dvr_stream_up', sportStream)).toBe(0);
+    expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(1);
+    expect(scrape.value('cdn_dvr_recorded_seconds', sport)).toBe(kept);
+
+    proxy.tamper = undefined;
+    scrape = await s.steps.step(INTERVAL, s.keys);
+    expect(scrape.value('cdn_dvr_stream_up', sportStream)).toBe(1);
+    expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(1);
+    expect(parseErrors()).toBe(2);
+  });
+
+  it('recorder-cloud: an id listed twice, or a setting of another account, is counted and dropped', async () => {
+    const s = await setup({ proxy: true });
+    const proxy = s.proxy!;
+    let scrape = await s.steps.settled(s.keys);
+    const parseErrors = () => scrape.value('cdn_exporter_parse_errors_total', { api: 'recorder-cloud' });
+    expect(parseErrors()).toBe(0);
+    const ids = scrape.all('cdn_recording_info', { account: 'demo' }).map((x) => x.labels.id!);
+    expect(ids).toHaveLength(4);
+    proxy.tamper = (req, up) => {
+      if (req.method !== 'GET' || req.path !== '/app/recorder-cloud/v1/demo/record') return undefined;
+      const list = JSON.parse(up.body) as Record<string, unknown>[];
+      return json([
+        ...list,
+        { ...list[0]!, stream_type: 'short' },
+        { ...list[1]!, id: 'other-1', account_name: 'acme' },
+      ]);
+    };
+    scrape = await s.steps.step(INTERVAL, s.keys);
+    expect(parseErrors()).toBe(2);
+    expect(scrape.value('cdn_up', { api: 'recorder-cloud', account: 'demo' })).toBe(1);
+    expect(
+      scrape
+        .all('cdn_recording_info', { account: 'demo' })
+        .map((x) => x.labels.id)
+        .sort(),
+    ).toEqual([...ids].sort());
+  });
+});

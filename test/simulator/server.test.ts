@@ -78,10 +78,19 @@ describe('startSimulator', () => {
           metric: ['edge_status_200', 'edge_status_5xx'],
         },
         api: 'metrics',
+        token: 'static',
         status: 200,
       },
-      { time: NOW + 1500, method: 'GET', path: DVR, query: {}, api: 'dvr-net', status: 200 },
-      { time: NOW + 1500, method: 'GET', path: RECORDER, query: {}, api: 'recorder-cloud', status: 401 },
+      { time: NOW + 1500, method: 'GET', path: DVR, query: {}, api: 'dvr-net', token: 'static', status: 200 },
+      {
+        time: NOW + 1500,
+        method: 'GET',
+        path: RECORDER,
+        query: {},
+        api: 'recorder-cloud',
+        token: 'unknown',
+        status: 401,
+      },
     ]);
     expect(JSON.stringify(sim.requestLog)).not.toContain(secret);
   });
@@ -173,6 +182,9 @@ describe('parseSimulatorArgs', () => {
       '20',
       '--slow-ms',
       '250',
+      '--trickle-ms=40',
+      '--gzip',
+      'on',
       '--request-time-shape',
       'flat',
       '--fault-429',
@@ -190,6 +202,8 @@ describe('parseSimulatorArgs', () => {
       '0.01',
       '--fault-malformed',
       '0.03',
+      '--fault-trickle',
+      '0.02',
     ]);
     expect(listen).toEqual({ host: '0.0.0.0', port: 9100 });
     expect(options).toEqual({
@@ -197,6 +211,8 @@ describe('parseSimulatorArgs', () => {
       lagSeconds: 90,
       rateLimit: 20,
       slowMs: 250,
+      trickleMs: 40,
+      gzip: true,
       requestTimeShape: 'flat',
       faults: {
         '429': 0.05,
@@ -207,6 +223,7 @@ describe('parseSimulatorArgs', () => {
         reset: 0.01,
         slow: 0.01,
         malformed: 0.03,
+        trickle: 0.02,
       },
     });
   });
