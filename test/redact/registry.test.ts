@@ -3,7 +3,11 @@
  * characters of one, is masked in any text; nothing else is touched.
  */
 import { describe, expect, it } from 'vitest';
-import { REDACTED, SecretRegistry } from '../../src/redact.js';
+import type { LoginOutcome } from '../../src/auth/login.js';
+import { LoginToken, type PasswordFs } from '../../src/auth/login-token.js';
+import { silentLogger } from '../../src/log.js';
+import { REDACTED, SECRETS, SecretRegistry } from '../../src/redact.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const TOKEN = 'Zx8-Q/w+e r"t&y9Lm';
 
@@ -67,5 +71,53 @@ describe('the secret registry', () => {
     expect(r.contains(issued)).toBe(false);
     r.add(issued);
     expect(r.redact(`Bearer ${issued}`)).toBe(`Bearer ${REDACTED}`);
+  });
+});
+
+describe('a login registers its secrets', () => {
+  it('masks the inline password, each password read from its file and every token issued, wherever redacted', async () => {
+    const clock = new FakeClock();
+    let content = 'file-password-one';
+    let ino = 1n;
+    const fs: PasswordFs = {
+      stat: () => ({ ino, size: BigInt(content.length), mtimeNs: ino, ctimeNs: ino }),
+      read: () => `${content}\n`,
+    };
+    let n = 0;
+    const issued: string[] = [];
+    const send = async (): Promise<LoginOutcome> => {
+      const token = `issued-token-${n++}-abcdefgh`;
+      issued.push(token);
+      return { ok: true, token, lifetimeMs: 10_000, lifetimeAssumed: false };
+    };
+    new LoginToken({
+      credential: { username: 'u', password: 'inline-password-xyz' },
+      baseUrl: 'http://x',
+      clock,
+      log: silentLogger,
+      send,
+    });
+    expect(SECRETS.redact('pw=inline-password-xyz')).toBe(`pw=${REDACTED}`);
+
+    const source = new LoginToken({
+      credential: { username: 'u', passwordFile: '/pw' },
+      baseUrl: 'http://x',
+      clock,
+      log: silentLogger,
+      fs,
+      send,
+    });
+    const ctl = new AbortController();
+    const loop = source.run(ctl.signal);
+    await source.firstAttempt;
+    content = 'file-password-two';
+    ino = 2n;
+    for (let i = 0; i < 30; i++) await clock.advance(1000);
+    ctl.abort();
+    await loop;
+    expect(issued.length).toBeGreaterThan(1);
+    for (const secret of [...issued, 'file-password-one', 'file-password-two']) {
+      expect(SECRETS.redact(`echo ${secret} echo`)).toBe(`echo ${REDACTED} echo`);
+    }
   });
 });
