@@ -33,7 +33,10 @@ export interface AppDeps {
    * bytes only once this resolves. Must not reject (a failed save is the callee's to log and count).
    */
   beforeServe?: (counted: CountedCursors) => Promise<void>;
-  /** The CDN tokens: redacted from everything the app shows. */
+  /**
+   * Secrets to register before the app redacts what it shows (src/redact.ts). The exporter passes none: its token
+   * sources and logins register every token and password as they read or receive it.
+   */
   secrets?: () => Iterable<string>;
   clock?: Clock;
 }
