@@ -37,9 +37,16 @@ export function packageVersion(): string {
   return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
 }
 
-/** The web config named by --web.config.file, loaded and checked; a WebConfigError when unusable. */
-function webSource(cl: CommandLine, log: Logger): WebConfigSource | undefined {
-  return cl.webConfigFile === undefined ? undefined : new WebConfigSource(cl.webConfigFile, log);
+/** The web config named by --web.config.file, loaded and checked; `refused` (the reason printed) when unusable. */
+function webSource(cl: CommandLine, log: Logger): WebConfigSource | undefined | 'refused' {
+  if (cl.webConfigFile === undefined) return undefined;
+  try {
+    return new WebConfigSource(cl.webConfigFile, log);
+  } catch (err) {
+    if (!(err instanceof WebConfigError)) throw err;
+    process.stderr.write(`cdn-exporter: ${err.message}\n`);
+    return 'refused';
+  }
 }
 
 async function runExporter(
@@ -118,16 +125,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
         }
         throw err;
       }
-      let web: WebConfigSource | undefined;
-      try {
-        web = webSource(cl, log);
-      } catch (err) {
-        if (err instanceof WebConfigError) {
-          process.stderr.write(`cdn-exporter: ${err.message}\n`);
-          return 2;
-        }
-        throw err;
-      }
+      const web = webSource(cl, log);
+      if (web === 'refused') return 2;
       if (cl.command === 'check-config') {
         process.stdout.write(checkConfigReport(config));
         if (web) process.stdout.write(webConfigReport(web));
@@ -159,16 +158,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       return -1;
     }
     case 'demo': {
-      let web: WebConfigSource | undefined;
-      try {
-        web = webSource(cl, log);
-      } catch (err) {
-        if (err instanceof WebConfigError) {
-          process.stderr.write(`cdn-exporter: ${err.message}\n`);
-          return 2;
-        }
-        throw err;
-      }
+      const web = webSource(cl, log);
+      if (web === 'refused') return 2;
       const sim = await startDemoSimulator();
       const { address, scheme } = await runExporter(cl, demoConfig(sim.url), log, web, () => sim.close());
       process.stderr.write(demoBanner(address, sim.url, scheme));
