@@ -6,6 +6,7 @@
 import { exporterBenchmarks } from './exporter.js';
 import { httpBenchmarks } from './http.js';
 import { process1M, process100k } from './process.js';
+import { redactBenchmarks } from './redact.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
 import { storeBenchmarks } from './store.js';
 import { webBenchmarks } from './web.js';
@@ -17,6 +18,8 @@ interface Suite {
 
 const SUITES: Suite[] = [
   { name: 'series store vs prom-client', run: storeBenchmarks },
+  // First: it measures with and without secrets registered, and an Exporter registers its token.
+  { name: 'redaction: secrets on the hot path', run: redactBenchmarks },
   { name: 'exporter: polls, stalls, catch-up', run: exporterBenchmarks },
   // `node dist/bench/run.js process-100k` runs the quick one alone.
   { name: 'exporter process: process-100k series', run: process100k },

@@ -25,8 +25,10 @@ import { WebConfigError, WebConfigSource, webConfigReport } from './web/index.js
 
 /**
  * Shutdown is bounded at about 4.5 s, under the 5 s a supervisor may be told to wait (and far under Kubernetes'
- * default 30 s): requests in flight get this long to finish, then Exporter.stop gives cancelled requests up to
- * 1 s to settle, and closeServer gives scrapes in progress up to 1 s.
+ * default 30 s): requests in flight get this long to finish (and the windows they answer this long to be counted),
+ * then Exporter.stop gives closing the connections, the parse worker and a state file save in progress up to 1 s
+ * together, and closeServer gives scrapes in progress up to 1 s. No step waits unbounded (a long applier queue at
+ * stop once held SIGTERM for 16.7 s: it is no longer drained past the grace, its windows are asked for again).
  */
 const SHUTDOWN_GRACE_MS = 2500;
 
@@ -35,9 +37,16 @@ export function packageVersion(): string {
   return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
 }
 
-/** The web config named by --web.config.file, loaded and checked; a WebConfigError when unusable. */
-function webSource(cl: CommandLine, log: Logger): WebConfigSource | undefined {
-  return cl.webConfigFile === undefined ? undefined : new WebConfigSource(cl.webConfigFile, log);
+/** The web config named by --web.config.file, loaded and checked; `refused` (the reason printed) when unusable. */
+function webSource(cl: CommandLine, log: Logger): WebConfigSource | undefined | 'refused' {
+  if (cl.webConfigFile === undefined) return undefined;
+  try {
+    return new WebConfigSource(cl.webConfigFile, log);
+  } catch (err) {
+    if (!(err instanceof WebConfigError)) throw err;
+    process.stderr.write(`cdn-exporter: ${err.message}\n`);
+    return 'refused';
+  }
 }
 
 async function runExporter(
@@ -117,16 +126,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
         }
         throw err;
       }
-      let web: WebConfigSource | undefined;
-      try {
-        web = webSource(cl, log);
-      } catch (err) {
-        if (err instanceof WebConfigError) {
-          process.stderr.write(`cdn-exporter: ${err.message}\n`);
-          return 2;
-        }
-        throw err;
-      }
+      const web = webSource(cl, log);
+      if (web === 'refused') return 2;
       if (cl.command === 'check-config') {
         process.stdout.write(checkConfigReport(config));
         if (web) process.stdout.write(webConfigReport(web));
@@ -158,16 +159,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       return -1;
     }
     case 'demo': {
-      let web: WebConfigSource | undefined;
-      try {
-        web = webSource(cl, log);
-      } catch (err) {
-        if (err instanceof WebConfigError) {
-          process.stderr.write(`cdn-exporter: ${err.message}\n`);
-          return 2;
-        }
-        throw err;
-      }
+      const web = webSource(cl, log);
+      if (web === 'refused') return 2;
       const sim = await startDemoSimulator();
       const { address, scheme } = await runExporter(cl, demoConfig(sim.url), log, web, () => sim.close());
       process.stderr.write(demoBanner(address, sim.url, scheme));

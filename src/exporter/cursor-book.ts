@@ -1,16 +1,21 @@
 /**
- * The cursor book: the walking cursor of each account (every minute before it has been counted), kept in memory and
- * in the optional state file (`state_file`), so a restart resumes where the last run stopped instead of at
- * now - lookback.
+ * The cursor book: per account, the cursor a restart resumes at, kept in the optional state file (`state_file`).
  *
- * The state file is Written atomically (a temporary file in the same folder, flushed to
- * disk, then renamed over the old one: a crash leaves the old state or the new, never an empty or torn file), one
- * write at a time, the newest state winning.
+ * The rule (README, "How traffic is counted"): the saved cursor covers only windows whose counts a served /metrics
+ * response has included. A scrape hands the counted cursors of the exposition it is about to send to `commit`,
+ * which returns once they are on disk; only then do the bytes leave. So after any crash or stop a restart re-reads
+ * exactly the windows no scrape has seen: the old process's last scraped values, a counter reset, then the new
+ * process's values add up to the truth, nothing lost and nothing twice.
+ *
+ * The state file is written atomically (a temporary file in the same folder, flushed to disk, then renamed over the
+ * old one: a crash leaves the old state or the new, never an empty or torn file), one write at a time, the newest
+ * state winning.
  */
 import { copyFile, mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
+import type { CountedCursors } from '../store/types.js';
 
 const MINUTE = 60_000;
 /** What save() writes: `2026-06-01T12:00:00.000Z`; seconds and milliseconds optional on reading. */
@@ -49,19 +54,24 @@ const describe = (v: unknown): string =>
 const iso = (ms: number) => new Date(ms).toISOString().replace(':00.000Z', 'Z');
 
 /**
- * Cursors by account. `load` reads the state file once; `record` saves on every change of a cursor (a failed save
- * is logged; the next change tries again); `close` saves once more. Only a loaded book saves: closing after a
- * failed start must not overwrite the cursors on disk. Cursors of accounts this replica does not poll now (another
- * shard's, a removed one) are kept on save.
+ * Cursors by account. `load` reads the state file once; `commit` saves the cursors a scrape is about to show; `close`
+ * waits for saves in progress. Only a loaded book saves: after a failed start nothing overwrites the cursors on
+ * disk. Cursors of accounts this replica does not poll now (another shard's, a removed one) are kept on save.
  */
 export class CursorBook {
-  private readonly cursors = new Map<string, number>();
+  /** On disk (as far as this process knows). */
+  private readonly durable = new Map<string, number>();
+  /** Asked to be saved: durable, or newer and being (or failed to be) saved. Never moves back. */
+  private readonly wanted = new Map<string, number>();
   private readonly file: StateFile | undefined;
+  private readonly saving = new Set<Promise<void>>();
   private loaded = false;
 
   constructor(
     path: string | undefined,
     private readonly log: Logger,
+    /** A save failed (it is logged; the bytes are still served). */
+    private readonly saveFailed: () => void = () => {},
   ) {
     this.file = path ? new StateFile(path) : undefined;
   }
@@ -75,27 +85,57 @@ export class CursorBook {
       ? await this.file.load(limits, this.log)
       : { cursors: new Map<string, number>(), clamped: new Map(), problems: [] };
     this.loaded = true;
-    for (const [account, cursor] of loaded.cursors) this.cursors.set(account, cursor);
+    for (const [account, cursor] of loaded.cursors) {
+      this.durable.set(account, cursor);
+      this.wanted.set(account, cursor);
+    }
     return loaded;
   }
 
   /** Where the account's walk resumes; undefined: start at now - lookback. */
   get(account: string): number | undefined {
-    return this.cursors.get(account);
+    return this.durable.get(account);
   }
 
-  /** The account's cursor moved (or was first published): saved when it changed. */
-  record(account: string, cursor: number): void {
-    if (this.cursors.get(account) === cursor) return;
-    this.cursors.set(account, cursor);
-    this.file
-      ?.save(this.cursors)
-      .catch((err: unknown) => this.log.error({ err: describeError(err) }, 'saving state_file failed'));
+  /**
+   * Makes `counted` durable before the exposition showing it is served. Resolves at once when it already is (or
+   * there is no state file); otherwise once it, or a newer state, is on disk. Concurrent calls share writes. Never
+   * rejects: a failed save is logged and counted, the durable cursors stay as they were, and the caller serves
+   * anyway (a crash before the next good save may then count the windows since the last good one twice).
+   */
+  commit(counted: CountedCursors): Promise<void> {
+    if (!this.file || !this.loaded) return Promise.resolve();
+    let newer = false;
+    for (const [account, cursor] of counted) {
+      if (cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY)) newer = true;
+      if (cursor > (this.wanted.get(account) ?? Number.NEGATIVE_INFINITY)) this.wanted.set(account, cursor);
+    }
+    if (!newer) return Promise.resolve();
+    const snapshot = new Map(this.wanted);
+    const p = this.file.save(snapshot).then(
+      () => {
+        // This state or a newer one (wanted never moves back) is on disk.
+        for (const [account, cursor] of snapshot) {
+          if (cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY))
+            this.durable.set(account, cursor);
+        }
+      },
+      (err: unknown) => {
+        this.saveFailed();
+        this.log.error(
+          { err: describeError(err) },
+          'saving state_file failed: a crash now would count the windows since the last good save twice',
+        );
+      },
+    );
+    this.saving.add(p);
+    void p.finally(() => this.saving.delete(p));
+    return p;
   }
 
-  /** Saves the cursors as they are now (at stop, after every handed-over window has been counted). */
+  /** Waits for the saves in progress. Nothing new is saved: the cursors on disk are the ones a scrape saw. */
   async close(): Promise<void> {
-    if (this.file && this.loaded) await this.file.save(this.cursors);
+    await Promise.all([...this.saving]);
   }
 }
 

@@ -8,7 +8,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import type { Registry } from 'prom-client';
-import type { Exposition, ExpositionFormat } from '../store/types.js';
+import type { CountedCursors, Exposition, ExpositionFormat } from '../store/types.js';
 
 const EOF_TEXT = '# EOF\n';
 const EOF = Buffer.from(EOF_TEXT);
@@ -102,6 +102,15 @@ export function assertDistinctFamilies(registry: Registry, store: Exposition): v
   }
 }
 
+export interface RenderedMetrics {
+  /** Buffers to write in order; the store's are its cached ones, shared by every scrape. */
+  chunks: Buffer[];
+  /** Total bytes of chunks. */
+  length: number;
+  /** The counted cursors of the store's part (undefined: the store does not track them). */
+  counted: CountedCursors | undefined;
+}
+
 /**
  * The whole /metrics body in `format`, gzipped when asked, as buffers to write in order (their total is
  * `length`): the registry's part is rendered (and gzipped) per scrape, it is small; the store's cached buffers
@@ -113,15 +122,16 @@ export async function renderMetrics(
   store: Exposition,
   format: ExpositionFormat,
   gzip: boolean,
-): Promise<{ chunks: Buffer[]; length: number }> {
+): Promise<RenderedMetrics> {
   const text = await registry.metrics();
   const own = format === 'openmetrics' ? textToOpenMetrics(text) : text;
   const eof = format === 'openmetrics';
-  const chunks = gzip
-    ? [gzipSync(own), store.renderGzip(format), eof ? EOF_GZ : EMPTY]
-    : [Buffer.from(own), ...store.chunks(format), eof ? EOF : EMPTY];
+  // The store's bytes and their cursors are read in one turn of the event loop.
+  const part = gzip ? [store.renderGzip(format)] : store.chunks(format);
+  const counted = store.countedIn?.(format);
+  const chunks = [gzip ? gzipSync(own) : Buffer.from(own), ...part, eof ? (gzip ? EOF_GZ : EOF) : EMPTY];
   const kept = chunks.filter((c) => c.length > 0);
   let length = 0;
   for (const c of kept) length += c.length;
-  return { chunks: kept, length };
+  return { chunks: kept, length, counted };
 }

@@ -16,7 +16,7 @@ import type { ParsedAnswer } from '../http/answers.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
-import type { SeriesStoreApi } from '../store/types.js';
+import type { CountingLock, SeriesStoreApi } from '../store/types.js';
 import { TrafficApplier } from './applier.js';
 import type { FetchTrafficOptions } from './client.js';
 import { createTrafficFamilies } from './metrics.js';
@@ -79,15 +79,20 @@ export class TrafficPipeline {
   private readonly asked: readonly string[];
   private readonly onlyResource: string | undefined;
 
+  /**
+   * `lock`: where windows are counted whole and each account's counted cursor is kept (the series store), so
+   * that an exposition carries the cursor up to which it shows every window (./applier.ts).
+   */
   constructor(
     store: SeriesStoreApi,
     private readonly opts: TrafficPipelineOptions,
+    lock?: CountingLock,
   ) {
     this.process = new TrafficProcess(
       createTrafficFamilies(store, { breakdown: opts.breakdown, windowGauges: opts.windowGauges }),
       { metrics: opts.metrics, resources: opts.resources, limits: opts.limits },
     );
-    this.applier = new TrafficApplier(this.process);
+    this.applier = new TrafficApplier(this.process, { lock });
     this.asked = opts.metrics.length ? opts.metrics : opts.allMetrics;
     this.onlyResource = opts.resources.length === 1 ? opts.resources[0] : undefined;
   }
@@ -96,8 +101,10 @@ export class TrafficPipeline {
   poller(account: string, d: TrafficPollerDeps): AccountWalker {
     const { opts, process, applier } = this;
     process.initAccount(account, 10);
+    // The span the state file's cursor was moved over at start: counted as skipped at once. The counted cursor
+    // starts past it (startAt below), at the walker's first cursor.
     if (d.givenUp) process.skip(account, (d.givenUp.to - d.givenUp.from) / MINUTE, 'catch_up_limit');
-    return new AccountWalker(
+    const walker = new AccountWalker(
       {
         account,
         windowMs: opts.windowMs,
@@ -132,10 +139,12 @@ export class TrafficPipeline {
             d.limited?.(r);
             d.storeChanged();
           }),
-        skip: (start, end, reason) => {
-          process.skip(account, (end - start) / MINUTE, reason);
-          d.storeChanged();
-        },
+        // In its turn after the windows queued before it: the counted cursor moves in order.
+        skip: (start, end, reason) =>
+          applier.skip(account, start, end, () => {
+            process.skip(account, (end - start) / MINUTE, reason);
+            d.storeChanged();
+          }),
         onStatus: (s) => {
           d.onStatus(s);
           process.setWindowSize(s.account, s.maxWindowMinutes);
@@ -143,6 +152,8 @@ export class TrafficPipeline {
         authFailed: d.refused,
       },
     );
+    applier.startAt(account, walker.current.cursor);
+    return walker;
   }
 
   /**
@@ -151,7 +162,9 @@ export class TrafficPipeline {
    */
   async removeAccount(account: string): Promise<void> {
     await this.applier.idle();
-    this.process.removeAccount(account);
+    // In the counting lock, with its counted cursor: an exposition either shows the account's series with its
+    // cursor or neither. A cursor left behind would let a later scrape save windows it never showed.
+    await this.applier.remove(account, () => this.process.removeAccount(account));
   }
 
   /** Resolves once every window handed over so far has been counted. */
