@@ -497,16 +497,20 @@ describe('a traffic answer for another request', () => {
 
 describe('an answer over api.max_body_bytes', () => {
   it('is an error of its own kind: counted as a parse error, cdn_up 0, shorter windows asked for', async () => {
-    sim = await startSimulator({ seed: 7 });
+    const simulator = await startSimulator({ seed: 7 });
+    sim = simulator;
     stack = await startStack({
-      simulator: sim,
+      simulator,
       config: { api: { max_body_bytes: '1KiB' }, metrics: { lookback: '30m', ...CATCH_UP } },
     });
     const s = stack;
+    // The gauge shows the window planned; the simulator logs a request once it arrived: wait for both.
     await waitFor(
-      async () => windowSeconds(await s.scrape(), 'demo') === 60,
+      async () =>
+        windowSeconds(await s.scrape(), 'demo') === 60 &&
+        metricsRequests(simulator, 'demo').some((e) => minutes(e.window) === 1),
       10_000,
-      'the window shrunk to 1 minute after answers too large to read',
+      'the window shrunk to 1 minute after answers too large to read, and a 1-minute window asked for',
     );
     const scrape = await s.scrape();
     expect(up(scrape, 'demo')).toBe(0);
@@ -517,7 +521,7 @@ describe('an answer over api.max_body_bytes', () => {
       'more than 1024 bytes (api.max_body_bytes)',
     );
     // Shorter windows were asked for: 10, then 5, 2 and 1 minute.
-    const lengths = new Set(metricsRequests(sim, 'demo').map((e) => minutes(e.window)));
+    const lengths = new Set(metricsRequests(simulator, 'demo').map((e) => minutes(e.window)));
     expect([...lengths].sort((a, b) => a - b)).toEqual([1, 2, 5, 10]);
   }, 30_000);
 });
