@@ -117,6 +117,7 @@ const metricsSchema = z.strictObject({
   metrics: z.array(metricName).default([]).transform(unique),
   resources: z.array(resourceId).default([]).transform(unique),
   window_gauges: z.boolean().default(false),
+  revisit: duration({ min: 0, max: 24 * 60 * MINUTE, wholeMinutes: true }).prefault('0s'),
 });
 
 const intervalSchema = z.strictObject({ interval: duration({ min: 1000 }).prefault('1m') });
@@ -173,6 +174,11 @@ export interface MetricsConfig {
   /** Allow-list of resource ids; empty: all. */
   resources: string[];
   windowGauges: boolean;
+  /**
+   * Late data: every minute counted is read once more when it is at least delay + revisit old, and what arrived
+   * since is added to the counters. 0: off. Whole minutes, at most 24h.
+   */
+  revisitMs: number;
 }
 
 export interface AccountConfig {
@@ -224,6 +230,7 @@ export function toConfig(file: FileConfig): Config {
         metrics: metrics.metrics,
         resources: metrics.resources,
         windowGauges: metrics.window_gauges,
+        revisitMs: metrics.revisit,
       },
       dvr: { intervalMs: file.dvr.interval },
       recordings: { intervalMs: file.recordings.interval },

@@ -9,8 +9,10 @@
  */
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { z } from 'zod';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
+import type { SavedRevisits } from '../traffic/revisit.js';
 
 /**
  * Cursors by account. `load` reads the state file once; `record` saves on every change of a cursor (a failed save
@@ -22,6 +24,9 @@ export class CursorBook {
   private readonly cursors = new Map<string, number>();
   private readonly file: StateFile | undefined;
   private loaded = false;
+  /** The revisit part as loaded; then, once `revisits` is set, what it returns. */
+  private savedRevisits: SavedRevisits | undefined;
+  private revisitSource: (() => SavedRevisits | undefined) | undefined;
 
   constructor(
     path: string | undefined,
@@ -32,9 +37,25 @@ export class CursorBook {
 
   /** Reads the state file (none configured: an empty book). Throws when the file cannot be used. */
   async load(): Promise<void> {
-    const saved = this.file ? await this.file.load() : new Map<string, number>();
+    const saved = this.file ? await this.file.loadState() : { cursors: new Map<string, number>() };
     this.loaded = true;
-    for (const [account, cursor] of saved) this.cursors.set(account, cursor);
+    for (const [account, cursor] of saved.cursors) this.cursors.set(account, cursor);
+    this.savedRevisits = saved.revisits;
+  }
+
+  /** The windows awaiting a re-read as the state file had them (metrics.revisit); undefined: none. */
+  get loadedRevisits(): SavedRevisits | undefined {
+    return this.savedRevisits;
+  }
+
+  /** Where each save takes the revisit part from (the traffic pipeline). */
+  set revisits(source: () => SavedRevisits | undefined) {
+    this.revisitSource = source;
+  }
+
+  /** The revisit part changed: saved with the cursors as they are. */
+  touch(): void {
+    this.save();
   }
 
   /** Where the account's walk resumes; undefined: start at now - lookback. */
@@ -46,21 +67,60 @@ export class CursorBook {
   record(account: string, cursor: number): void {
     if (this.cursors.get(account) === cursor) return;
     this.cursors.set(account, cursor);
-    this.file
-      ?.save(this.cursors)
-      .catch((err: unknown) => this.log.error({ err: describeError(err) }, 'saving state_file failed'));
+    this.save();
   }
 
   /** Saves the cursors as they are now (at stop, after every handed-over window has been counted). */
   async close(): Promise<void> {
-    if (this.file && this.loaded) await this.file.save(this.cursors);
+    if (this.file && this.loaded) await this.file.save(this.cursors, this.revisitPart());
+  }
+
+  private save(): void {
+    if (!this.file || !this.loaded) return;
+    this.file
+      .save(this.cursors, this.revisitPart())
+      .catch((err: unknown) => this.log.error({ err: describeError(err) }, 'saving state_file failed'));
+  }
+
+  /** Before the pipeline took over: what was loaded, kept as it was (a failed start must not lose it). */
+  private revisitPart(): SavedRevisits | undefined {
+    return this.revisitSource ? this.revisitSource() : this.savedRevisits;
   }
 }
+
+/**
+ * The revisit part of the state file (`revisit`, versioned on its own, so the cursor part can change without it):
+ * what was counted for each window awaiting its re-read, per counter series. See src/traffic/revisit.ts.
+ */
+const revisitsSchema = z.strictObject({
+  version: z.literal(1),
+  families: z.array(z.string()),
+  accounts: z.record(
+    z.string(),
+    z.strictObject({
+      series: z.array(z.tuple([z.int().min(0)], z.string()).nullable()),
+      windows: z.array(
+        z.strictObject({
+          start: z.iso.datetime(),
+          end: z.iso.datetime(),
+          counted: z.base64(),
+        }),
+      ),
+    }),
+  ),
+});
 
 export interface SavedState {
   version: 1;
   /** Account name to cursor (ISO 8601, UTC). */
   cursors: Record<string, string>;
+  /** Windows awaiting a re-read (metrics.revisit); absent when there are none or revisit is off. */
+  revisit?: SavedRevisits;
+}
+
+export interface LoadedState {
+  cursors: Map<string, number>;
+  revisits?: SavedRevisits;
 }
 
 export class StateFile {
@@ -71,11 +131,16 @@ export class StateFile {
 
   /** Cursors by account (ms). A missing file is an empty state; an unreadable one is an error naming the file. */
   async load(): Promise<Map<string, number>> {
+    return (await this.loadState()).cursors;
+  }
+
+  /** Cursors and the revisit part. A revisit part that is not of the known format is an error naming the file. */
+  async loadState(): Promise<LoadedState> {
     let text: string;
     try {
       text = await readFile(this.path, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { cursors: new Map() };
       throw new Error(`state_file ${this.path}: ${(err as Error).message}`);
     }
     let parsed: unknown;
@@ -93,13 +158,22 @@ export class StateFile {
       const ms = Date.parse(String(iso));
       if (Number.isFinite(ms) && ms % 60_000 === 0) out.set(account, ms);
     }
-    return out;
+    const raw = (parsed as { revisit?: unknown }).revisit;
+    if (raw === undefined) return { cursors: out };
+    const revisits = revisitsSchema.safeParse(raw);
+    if (!revisits.success) {
+      throw new Error(
+        `state_file ${this.path}: its revisit part is of an unknown format (${revisits.error.issues[0]?.message}); move the file away to start from lookback`,
+      );
+    }
+    return { cursors: out, revisits: revisits.data as SavedRevisits };
   }
 
   /** Schedules a write of these cursors; returns when this state (or a newer one) is on disk. */
-  save(cursors: ReadonlyMap<string, number>): Promise<void> {
+  save(cursors: ReadonlyMap<string, number>, revisits?: SavedRevisits): Promise<void> {
     const state: SavedState = { version: 1, cursors: {} };
     for (const [account, ms] of cursors) state.cursors[account] = new Date(ms).toISOString();
+    if (revisits && Object.keys(revisits.accounts).length > 0) state.revisit = revisits;
     this.pending = state;
     if (!this.writing) this.writing = this.drain();
     return this.writing;
@@ -114,7 +188,7 @@ export class StateFile {
         const tmp = `${this.path}.${process.pid}.tmp`;
         const file = await open(tmp, 'w');
         try {
-          await file.writeFile(`${JSON.stringify(state, null, 2)}\n`);
+          await file.writeFile(stateText(state));
           await file.sync();
         } finally {
           await file.close();
@@ -125,4 +199,12 @@ export class StateFile {
       this.writing = undefined;
     }
   }
+}
+
+/** The cursors readable; the revisit part (its records are base64 anyway) on one line, to stay compact. */
+function stateText(state: SavedState): string {
+  const { revisit, ...cursors } = state;
+  const head = JSON.stringify(cursors, null, 2);
+  if (!revisit) return `${head}\n`;
+  return `${head.slice(0, -2)},\n  "revisit": ${JSON.stringify(revisit)}\n}\n`;
 }

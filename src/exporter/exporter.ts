@@ -152,11 +152,14 @@ export class Exporter {
       windowMs: config.metrics.windowMs,
       delayMs: config.metrics.delayMs,
       lookbackMs: config.metrics.lookbackMs,
+      revisitMs: config.metrics.revisitMs,
       maxInFlight: Math.max(1, config.api.concurrency),
       backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
       authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
     });
     this.traffic = traffic;
+    traffic.restoreRevisits(this.cursors.loadedRevisits, clock.now());
+    if (traffic.book) this.cursors.revisits = () => traffic.savedRevisits();
     const dvr = new DvrProcess(createDvrFamilies(this.store));
     const recordings = new RecordingsProcess(createRecordingFamilies(this.store));
 
@@ -164,12 +167,12 @@ export class Exporter {
       const name = account.name;
       const up = this.upstreams.get(name)!;
       const alog = log.child({ account: name });
-      const walker = traffic.poller(name, {
+      const poller = traffic.poller(name, {
         clock,
         log: alog,
         random: this.opts.random,
         startCursor: this.cursors.get(name),
-        fetchTraffic: (o) => up.call(() => up.metrics.fetchTraffic(o)),
+        fetchTraffic: (o, priority) => up.call(() => up.metrics.fetchTraffic(o), priority),
         onStatus: (s) => {
           board.walker(s);
           this.cursors.record(s.account, s.cursor);
@@ -177,9 +180,10 @@ export class Exporter {
         audit: (answer, dropped) => this.audit.check('metrics', alog, answer, dropped),
         storeChanged: this.storeChanged,
         refused: () => rereadToken(up.token, alog),
+        revisitsChanged: () => this.cursors.touch(),
       });
       board.expect('metrics', name);
-      this.loops.push(walker.run(signal));
+      this.loops.push(poller.run(signal));
 
       if (account.dvrStreams.length) {
         board.expect('dvr-net', name);

@@ -20,8 +20,11 @@ export interface Upstream {
   metrics: MetricsClient;
   dvr: DvrClient;
   recorder: RecorderClient;
-  /** Runs one request through the gate; a 429 pauses and slows the gate, a success lets it climb back. */
-  call<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Runs one request through the gate; a 429 pauses and slows the gate, a success lets it climb back. `priority`:
+   * see RequestGate.run (default 0).
+   */
+  call<T>(fn: () => Promise<T>, priority?: number): Promise<T>;
 }
 
 export interface UpstreamOptions {
@@ -58,13 +61,17 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
     metrics: new MetricsClient(http, opts.parseTraffic),
     dvr: new DvrClient(http),
     recorder: new RecorderClient(http),
-    async call<T>(fn: () => Promise<T>): Promise<T> {
+    async call<T>(fn: () => Promise<T>, priority?: number): Promise<T> {
       let releasedAt: number | undefined;
       try {
-        const result = await gate.run((ticket) => {
-          releasedAt = ticket.releasedAt;
-          return reportingSends(ticket.sent, fn);
-        }, opts.signal);
+        const result = await gate.run(
+          (ticket) => {
+            releasedAt = ticket.releasedAt;
+            return reportingSends(ticket.sent, fn);
+          },
+          opts.signal,
+          priority,
+        );
         gate.succeeded();
         return result;
       } catch (err) {

@@ -70,6 +70,9 @@ function abortable(p: Promise<void>, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** The priority of a re-read of late data (src/traffic/revisit.ts): after every other waiting request. */
+export const REVISIT_PRIORITY = -1;
+
 /** Requests that may leave together: this many seconds' worth at the current rate (at least one). */
 const BURST_SECONDS = 0.1;
 
@@ -118,8 +121,12 @@ export class RequestGate {
    * without that, the request counts from when it settles (safe, but slower). Aborting `signal` drops the request
    * while it waits (it rejects); a request already sent is left to finish: p-queue would reject it at once, so its
    * own signal is aborted only for tasks that have not started.
+   *
+   * `priority`: among requests waiting, higher goes first (p-queue's order; equal priorities keep their order).
+   * Everything runs at 0 except the re-reads of late data (REVISIT_PRIORITY), which wait behind every other
+   * request of the token, so a re-read never delays the first read of a new window.
    */
-  run<T>(fn: (ticket: SendTicket) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  run<T>(fn: (ticket: SendTicket) => Promise<T>, signal?: AbortSignal, priority = 0): Promise<T> {
     const waiting = new AbortController();
     let started = false;
     const onAbort = () => {
@@ -138,7 +145,7 @@ export class RequestGate {
           this.written(send);
         }
       },
-      { signal: waiting.signal },
+      { signal: waiting.signal, priority },
     ) as Promise<T>;
     return task.finally(() => signal?.removeEventListener('abort', onAbort));
   }

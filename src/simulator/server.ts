@@ -83,6 +83,13 @@ export interface SimulatorControls {
   clearWindowRules(): void;
   /** The account's token from now on, for all three APIs; the old one is refused at once. */
   setToken(account: string, token: string): void;
+  /** The late-data lag from now on, seconds (as `--lag`). */
+  setLag(seconds: number): void;
+  /**
+   * A downward correction: from now on every count of the account's minutes in [fromMs, toMs) is reported as
+   * floor(count * factor) (0..1), by the API and by `truth` alike.
+   */
+  correctDown(account: string, fromMs: number, toMs: number, factor: number): void;
 }
 
 export type SimulatorApp = Express & { simulator: SimulatorControls & { dispose(): void } };
@@ -131,7 +138,7 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
       return names.length > 0 ? names : undefined;
     },
   };
-  const lagSeconds = opts.lagSeconds ?? 0;
+  let lagSeconds = opts.lagSeconds ?? 0;
   const model = new TrafficModel(opts.seed, opts.trafficScale ?? (opts.accounts ? {} : DEMO_TRAFFIC_SCALE));
   const dvr = createDvrSim(ctx);
   const recorder = createRecorderSim(ctx);
@@ -214,7 +221,7 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
     createTrafficApi({
       ctx,
       model,
-      lagSeconds,
+      lagSeconds: () => lagSeconds,
       requestTimeShape: opts.requestTimeShape ?? 'object',
       rules: windowRules,
     }),
@@ -271,6 +278,14 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
       if (!acc) throw new Error(`unknown account ${account}`);
       if (token === '') throw new Error('the token is empty');
       acc.token = token;
+    },
+    setLag(seconds) {
+      if (!(seconds >= 0)) throw new Error(`the lag is seconds >= 0, got ${seconds}`);
+      lagSeconds = seconds;
+    },
+    correctDown(account, fromMs, toMs, factor) {
+      if (!accounts.has(account)) throw new Error(`unknown account ${account}`);
+      model.correctDown(account, fromMs, toMs, factor);
     },
     dispose() {
       for (const t of slowTimers) clearTimeout(t);

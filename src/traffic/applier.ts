@@ -22,6 +22,14 @@ export interface ApplierOptions {
 /** Called once the window is counted; `error` when counting it threw (the window is then lost). Must not throw. */
 export type AppliedCallback = (result: ApplyResult | undefined, error?: unknown) => void;
 
+/** How a window is counted (default: a first read, gauges and all). */
+export interface ApplyOptions {
+  /** False: a re-read of late data: counters only (see TrafficProcess.begin). */
+  gauges?: boolean;
+  /** Runs just before the window's first record is counted (no other window is being counted until `done`). */
+  prepare?: () => void;
+}
+
 interface Job {
   account: string;
   startMs: number;
@@ -29,6 +37,7 @@ interface Job {
   response: TrafficResponse;
   nowMs: number;
   done: AppliedCallback;
+  opts: ApplyOptions;
   window?: WindowApply;
   next: number;
 }
@@ -72,8 +81,9 @@ export class TrafficApplier {
     response: TrafficResponse,
     nowMs: number,
     done: AppliedCallback,
+    opts: ApplyOptions = {},
   ): void {
-    const job: Job = { account, startMs, endMs, response, nowMs, done, next: 0 };
+    const job: Job = { account, startMs, endMs, response, nowMs, done, opts, next: 0 };
     if (this.queue.length === 0 && this.slice(job)) return;
     this.queue.push(job);
     this.draining ??= this.drain().finally(() => {
@@ -103,7 +113,17 @@ export class TrafficApplier {
     let result: ApplyResult | undefined;
     let error: unknown;
     try {
-      job.window ??= this.process.begin(job.account, job.startMs, job.endMs, job.response, job.nowMs);
+      if (!job.window) {
+        job.opts.prepare?.();
+        job.window = this.process.begin(
+          job.account,
+          job.startMs,
+          job.endMs,
+          job.response,
+          job.nowMs,
+          job.opts.gauges ?? true,
+        );
+      }
       const w = job.window;
       const until = this.now() + this.sliceMs;
       while (job.next < w.total) {

@@ -16,12 +16,21 @@ import type { ParsedAnswer } from '../http/answers.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
+import { REVISIT_PRIORITY } from '../poll/request-gate.js';
 import type { SeriesStoreApi } from '../store/types.js';
 import { TrafficApplier } from './applier.js';
 import type { FetchTrafficOptions } from './client.js';
-import { createTrafficFamilies } from './metrics.js';
+import { createTrafficFamilies, type TrafficFamilies } from './metrics.js';
 import { TrafficProcess } from './process.js';
 import type { TrafficResponse } from './response.js';
+import {
+  CountedBook,
+  decodeCounted,
+  encodeCounted,
+  type PendingWindow,
+  RevisitQueue,
+  type SavedRevisits,
+} from './revisit.js';
 import { AccountWalker, type WalkerStatus } from './walker.js';
 
 export interface TrafficPipelineOptions {
@@ -36,6 +45,8 @@ export interface TrafficPipelineOptions {
   windowMs: number;
   delayMs: number;
   lookbackMs: number;
+  /** `metrics.revisit` (ms); 0 or undefined: off. See ./revisit.ts. */
+  revisitMs?: number;
   /** Windows in flight per account at most (catch-up). */
   maxInFlight: number;
   backoff: BackoffPolicy;
@@ -49,8 +60,11 @@ export interface TrafficPollerDeps {
   random?: () => number;
   /** Where the walk resumes (from the state file); undefined: now - lookback. */
   startCursor: number | undefined;
-  /** One metrics API request, through the token's request gate; failures are ApiError values. */
-  fetchTraffic(o: FetchTrafficOptions): Promise<TrafficResponse>;
+  /**
+   * One metrics API request, through the token's request gate; failures are ApiError values. `priority`: the
+   * gate's (re-reads of late data ask for REVISIT_PRIORITY, everything else leaves it out).
+   */
+  fetchTraffic(o: FetchTrafficOptions, priority?: number): Promise<TrafficResponse>;
   /** The walker's status after every change (cursor, up, window size, errors). */
   onStatus(s: WalkerStatus): void;
   /** A counted answer: what it had that could not be used (`dropped`: records the process could not attribute). */
@@ -59,37 +73,87 @@ export interface TrafficPollerDeps {
   storeChanged(): void;
   /** The API refused the token (401/403): it may have been rotated. */
   refused(): void;
+  /** The windows awaiting a re-read changed (revisit on): the state file should be saved. */
+  revisitsChanged?(): void;
+}
+
+/** One account's traffic poller: the walker, and with revisit on the queue of re-reads. */
+export interface AccountPoller {
+  readonly walker: AccountWalker;
+  readonly revisits: RevisitQueue | undefined;
+  /** Runs until `signal` aborts (see AccountWalker.run and RevisitQueue.run). */
+  run(signal: AbortSignal): Promise<void>;
 }
 
 export class TrafficPipeline {
   readonly process: TrafficProcess;
+  /** With revisit on: what was counted for each window awaiting its re-read. */
+  readonly book: CountedBook | undefined;
+  private readonly families: TrafficFamilies;
   private readonly applier: TrafficApplier;
   private readonly asked: readonly string[];
   private readonly onlyResource: string | undefined;
+  private readonly queues = new Map<string, RevisitQueue>();
+  /** Windows read from the state file, until the account's poller takes them. */
+  private readonly restored = new Map<string, PendingWindow[]>();
 
   constructor(
     store: SeriesStoreApi,
     private readonly opts: TrafficPipelineOptions,
   ) {
-    this.process = new TrafficProcess(
-      createTrafficFamilies(store, { breakdown: opts.breakdown, windowGauges: opts.windowGauges }),
-      { metrics: opts.metrics, resources: opts.resources },
-    );
+    const revisit = (opts.revisitMs ?? 0) > 0;
+    const f = createTrafficFamilies(store, {
+      breakdown: opts.breakdown,
+      windowGauges: opts.windowGauges,
+      revisit,
+    });
+    if (revisit) {
+      const book = new CountedBook();
+      for (const side of [f.edge, f.origin]) {
+        side.responses = book.wrap(side.responses);
+        side.responsesByClass = book.wrap(side.responsesByClass);
+        side.requests = book.wrap(side.requests, side === f.edge);
+        side.transferredBytes = book.wrap(side.transferredBytes);
+        if (side.cacheHitBytes) side.cacheHitBytes = book.wrap(side.cacheHitBytes);
+      }
+      this.book = book;
+    }
+    this.families = f;
+    this.process = new TrafficProcess(f, {
+      metrics: opts.metrics,
+      resources: opts.resources,
+      keepSeenSince: (account) => this.queues.get(account)?.oldestCountedAt ?? Number.POSITIVE_INFINITY,
+    });
     this.applier = new TrafficApplier(this.process);
     this.asked = opts.metrics.length ? opts.metrics : opts.allMetrics;
     this.onlyResource = opts.resources.length === 1 ? opts.resources[0] : undefined;
   }
 
-  /** The walker of one account: run it with `run(signal)`. */
-  poller(account: string, d: TrafficPollerDeps): AccountWalker {
-    const { opts, process, applier } = this;
+  /** The poller of one account: run it with `run(signal)`. */
+  poller(account: string, d: TrafficPollerDeps): AccountPoller {
+    const { opts, process, applier, book } = this;
     process.initAccount(account, 10);
-    return new AccountWalker(
+    const revisitMs = opts.revisitMs ?? 0;
+    const fetchWindow = (start: number, end: number, priority?: number) =>
+      d.fetchTraffic(
+        {
+          account,
+          start,
+          end,
+          metrics: this.asked,
+          resource: this.onlyResource,
+          breakdown: opts.breakdown,
+        },
+        priority,
+      );
+    const queue = book ? this.revisitQueue(account, d, book, fetchWindow) : undefined;
+    const walker = new AccountWalker(
       {
         account,
         windowMs: opts.windowMs,
         delayMs: opts.delayMs,
         lookbackMs: opts.lookbackMs,
+        revisitMs,
         startCursor: d.startCursor,
         maxInFlight: opts.maxInFlight,
         backoff: opts.backoff,
@@ -99,25 +163,32 @@ export class TrafficPipeline {
         clock: d.clock,
         log: d.log,
         random: d.random,
-        fetchWindow: (start, end) =>
-          d.fetchTraffic({
+        fetchWindow: (start, end) => fetchWindow(start, end),
+        // Counted in time slices, in order (a big answer must not stall /metrics); see ./applier.ts.
+        handOver: (start, end, response, readAt) => {
+          // Read while its minutes were younger than delay + revisit: it will be read again.
+          const again = queue !== undefined && book !== undefined && readAt < end + opts.delayMs + revisitMs;
+          const now = d.clock.now();
+          applier.apply(
             account,
             start,
             end,
-            metrics: this.asked,
-            resource: this.onlyResource,
-            breakdown: opts.breakdown,
-          }),
-        // Counted in time slices, in order (a big answer must not stall /metrics); see ./applier.ts.
-        handOver: (start, end, response) =>
-          applier.apply(account, start, end, response, d.clock.now(), (r, err) => {
-            if (!r) {
-              d.log.error({ error: describeError(err) }, 'counting a traffic window failed');
-              return;
-            }
-            d.audit(response, r.dropped);
-            d.storeChanged();
-          }),
+            response,
+            now,
+            (r, err) => {
+              const counted = again ? book.endRecord() : undefined;
+              if (!r) {
+                book?.abort();
+                d.log.error({ error: describeError(err) }, 'counting a traffic window failed');
+                return;
+              }
+              if (counted && queue) queue.add({ start, end, counted, countedAt: now });
+              d.audit(response, r.dropped);
+              d.storeChanged();
+            },
+            book ? { prepare: () => (again ? book.beginRecord(account) : book.abort()) } : {},
+          );
+        },
         skip: (start, end, reason) => {
           process.skip(account, (end - start) / MINUTE, reason);
           d.storeChanged();
@@ -129,6 +200,129 @@ export class TrafficPipeline {
         authFailed: d.refused,
       },
     );
+    return {
+      walker,
+      revisits: queue,
+      run: async (signal) => {
+        await Promise.all([walker.run(signal), queue?.run(signal)]);
+      },
+    };
+  }
+
+  private revisitQueue(
+    account: string,
+    d: TrafficPollerDeps,
+    book: CountedBook,
+    fetchWindow: (start: number, end: number, priority?: number) => Promise<TrafficResponse>,
+  ): RevisitQueue {
+    const { opts, process, applier, families: f } = this;
+    f.revisions?.slot([account, 'up']);
+    f.revisions?.slot([account, 'down']);
+    f.revisions?.slot([account, 'none']);
+    f.revisitEdgeRequests?.slot([account]);
+    f.skippedSeconds.slot([account, 'revisit']);
+    const queue = new RevisitQueue(
+      {
+        account,
+        afterMs: opts.delayMs + (opts.revisitMs ?? 0),
+        backoff: opts.backoff,
+        authBackoff: opts.authBackoff,
+      },
+      {
+        clock: d.clock,
+        log: d.log,
+        random: d.random,
+        fetchWindow: (start, end) => fetchWindow(start, end, REVISIT_PRIORITY),
+        apply: (windows, start, end, response, done) =>
+          applier.apply(
+            account,
+            start,
+            end,
+            response,
+            d.clock.now(),
+            (r, err) => {
+              if (!r) {
+                book.abort();
+                d.log.error({ error: describeError(err) }, 'counting a re-read of late data failed');
+                done(undefined);
+                return;
+              }
+              const o = book.endRevisit();
+              const direction = o.down > 0 ? 'down' : o.up > 0 ? 'up' : 'none';
+              f.revisions?.add(f.revisions.slot([account, direction]), 1);
+              if (o.edgeRequests > 0)
+                f.revisitEdgeRequests?.add(f.revisitEdgeRequests.slot([account]), o.edgeRequests);
+              if (o.down > 0) {
+                d.log.warn(
+                  { start: new Date(start).toISOString(), minutes: (end - start) / MINUTE, series: o.down },
+                  'the CDN now reports less than was counted for a window; counters keep what they had',
+                );
+              }
+              d.audit(response, r.dropped);
+              d.storeChanged();
+              done(o);
+            },
+            {
+              gauges: false,
+              prepare: () =>
+                book.beginRevisit(
+                  account,
+                  windows.map((w) => w.counted),
+                ),
+            },
+          ),
+        skip: (start, end) => {
+          process.skip(account, (end - start) / MINUTE, 'revisit');
+          d.storeChanged();
+        },
+        changed: () => d.revisitsChanged?.(),
+        authFailed: d.refused,
+      },
+    );
+    for (const w of this.restored.get(account) ?? []) queue.add(w);
+    this.restored.delete(account);
+    this.queues.set(account, queue);
+    return queue;
+  }
+
+  /** The revisit part of the state file: every account's windows awaiting a re-read; undefined with revisit off. */
+  savedRevisits(): SavedRevisits | undefined {
+    const book = this.book;
+    if (!book) return undefined;
+    const out: SavedRevisits = { version: 1, families: book.familyNames(), accounts: {} };
+    for (const [account, queue] of this.queues) {
+      if (queue.pending.length === 0) continue;
+      out.accounts[account] = {
+        series: book.save(account),
+        windows: queue.pending.map((w) => ({
+          start: new Date(w.start).toISOString(),
+          end: new Date(w.end).toISOString(),
+          counted: encodeCounted(w.counted),
+        })),
+      };
+    }
+    return out;
+  }
+
+  /**
+   * Takes the windows awaiting a re-read from the state file (before any poller is made). With revisit off they
+   * are dropped: their late part is not read.
+   */
+  restoreRevisits(saved: SavedRevisits | undefined, now: number): void {
+    const book = this.book;
+    if (!book || !saved) return;
+    for (const [account, a] of Object.entries(saved.accounts)) {
+      book.restore(account, saved.families, a.series);
+      this.restored.set(
+        account,
+        a.windows.map((w) => ({
+          start: Date.parse(w.start),
+          end: Date.parse(w.end),
+          counted: decodeCounted(w.counted),
+          countedAt: now,
+        })),
+      );
+    }
   }
 
   /** Resolves once every window handed over so far has been counted. */

@@ -290,6 +290,7 @@ describe('loadConfig: defaults', () => {
         metrics: [],
         resources: [],
         windowGauges: false,
+        revisitMs: 0,
       },
       dvr: { intervalMs: 60_000 },
       recordings: { intervalMs: 60_000 },
