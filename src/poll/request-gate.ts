@@ -71,7 +71,9 @@ function abortable(p: Promise<void>, signal?: AbortSignal): Promise<void> {
 }
 
 /** The priority of a re-read of late data (src/traffic/revisit.ts): after every other waiting request. */
-export const REVISIT_PRIORITY = -1;
+export const REVISIT_PRIORITY = 0;
+/** The priority of every other request (first reads, DVR, recordings). */
+export const NORMAL_PRIORITY = 1;
 
 /** Requests that may leave together: this many seconds' worth at the current rate (at least one). */
 const BURST_SECONDS = 0.1;
@@ -123,10 +125,14 @@ export class RequestGate {
    * own signal is aborted only for tasks that have not started.
    *
    * `priority`: among requests waiting, higher goes first (p-queue's order; equal priorities keep their order).
-   * Everything runs at 0 except the re-reads of late data (REVISIT_PRIORITY), which wait behind every other
+   * Everything runs at NORMAL_PRIORITY except the re-reads of late data (REVISIT_PRIORITY), which wait behind every other
    * request of the token, so a re-read never delays the first read of a new window.
    */
-  run<T>(fn: (ticket: SendTicket) => Promise<T>, signal?: AbortSignal, priority = 0): Promise<T> {
+  run<T>(
+    fn: (ticket: SendTicket) => Promise<T>,
+    signal?: AbortSignal,
+    priority = NORMAL_PRIORITY,
+  ): Promise<T> {
     const waiting = new AbortController();
     let started = false;
     const onAbort = () => {

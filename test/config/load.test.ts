@@ -335,6 +335,7 @@ sharding: {shard: 1, shards: 3}
       metrics: ['edge_status_2xx', 'edge_bandwidth', 'origin_request_time', 'edge_hit_bytes'],
       resources: ['123', '456'],
       windowGauges: true,
+      revisitMs: 0,
     });
     expect(config.dvr.intervalMs).toBe(30_000);
     expect(config.recordings.intervalMs).toBe(120_000);

@@ -54,6 +54,35 @@ async function walk(clock: FakeClock, stack: Stack, until: number, stepMs = 30_0
   }
 }
 
+/**
+ * After the lag was set to 0 at `changeAt`: walks on until every minute first read before then, and not final at
+ * that read (delay + revisit = 6 minutes), has been read a second time. From then on the counters hold only final
+ * data. (The exporter's own pace in fake time varies with faults, so the test waits for the reads, not a time.)
+ */
+async function awaitReReads(
+  clock: FakeClock,
+  stack: Stack,
+  changeAt: number,
+  stepMs = 30_000,
+): Promise<void> {
+  const open = () => {
+    const first = new Map<number, { at: number; end: number }>();
+    const reads = new Map<number, number>();
+    for (const e of metricsRequests(stack.sim, 'demo')) {
+      if (e.status !== 200 || (e.fault !== undefined && e.fault !== 'slow')) continue;
+      for (let m = e.window[0]; m < e.window[1]; m += MINUTE) {
+        if (!first.has(m)) first.set(m, { at: e.time, end: e.window[1] });
+        reads.set(m, (reads.get(m) ?? 0) + 1);
+      }
+    }
+    return [...first].filter(([m, f]) => f.at <= changeAt && f.at < f.end + 6 * MINUTE && reads.get(m)! < 2);
+  };
+  for (let i = 0; i < 400 && open().length > 0; i++) await walk(clock, stack, clock.now() + stepMs, stepMs);
+  expect(open()).toEqual([]);
+  // The last answer is in the simulator's log before the exporter has parsed and counted it.
+  await walk(clock, stack, clock.now() + 1000, 1000);
+}
+
 /** For every minute of [from, to): the usable 200 answers (no fault) that covered it. */
 function readsPerMinute(s: Simulator, account: string, from: number, to: number): Map<number, number> {
   const out = new Map<number, number>();
@@ -79,6 +108,17 @@ function firstReads(s: Simulator, account: string): Range[] {
   return out;
 }
 
+/** The most entries of `times` within any one-second span. */
+function mostInOneSecond(times: number[]): number {
+  const t = [...times].sort((a, b) => a - b);
+  let worst = 0;
+  for (let i = 0, j = 0; i < t.length; i++) {
+    while (t[i]! - t[j]! >= 1000) j++;
+    worst = Math.max(worst, i - j + 1);
+  }
+  return worst;
+}
+
 function revisions(scrape: Scrape, direction: string): number {
   return scrape.value('cdn_metrics_revisions_total', { account: 'demo', direction }) ?? 0;
 }
@@ -102,10 +142,10 @@ describe('metrics.revisit', () => {
     // From now on the CDN is on time: windows read from here on are complete at their first read, so once the
     // windows read before are re-read, every counted minute is final.
     stack.sim.setLag(0);
-    await walk(clock, stack, clock.now() + 8 * MINUTE);
+    await awaitReReads(clock, stack, clock.now());
     const scrape = await stack.scrape();
     const cursor = cursorOf(scrape, 'demo');
-    expect(cursor).toBeGreaterThanOrEqual(clock.now() - 7 * MINUTE);
+    expect(cursor).toBeGreaterThanOrEqual(T0 + 6 * 60 * MINUTE - 7 * MINUTE);
     expect(expectExact(stack.sim, reader(scrape), 'demo', [[first, cursor]])).toBeGreaterThan(100);
 
     const reads = readsPerMinute(stack.sim, 'demo', first, cursor);
@@ -123,7 +163,142 @@ describe('metrics.revisit', () => {
       firstReads(stack.sim, 'demo').filter(([, e]) => e <= cursor).length,
     );
   }, 240_000);
-});
 
-export type { Range };
-export { join, mkdtempSync, readFileSync, startSimulator, tmpdir };
+  it('stays exact with 30 % faults of every kind and a rate limit, never above the limit', async () => {
+    const clock = new FakeClock(T0);
+    const limit = 4;
+    const faults = {
+      '429': 0.04,
+      '500': 0.04,
+      '502': 0.04,
+      '503': 0.04,
+      '504': 0.04,
+      reset: 0.04,
+      slow: 0.02,
+      malformed: 0.04,
+    };
+    const stack = await startStack({
+      clock,
+      sim: { ...LAG, faults, rateLimit: limit },
+      config: { metrics: CONFIG.metrics, api: { requests_per_second: limit, concurrency: 2 } },
+    });
+    stacks.push(stack);
+    const first = T0 - 10 * MINUTE;
+    await quiet(stack);
+    await walk(clock, stack, T0 + 2 * 60 * MINUTE, 10_000);
+    stack.sim.setLag(0);
+    await awaitReReads(clock, stack, clock.now(), 10_000);
+    const scrape = await stack.scrape();
+    const cursor = cursorOf(scrape, 'demo');
+    expect(cursor).toBeGreaterThan(T0 + 60 * MINUTE);
+    expect(Math.max(...readsPerMinute(stack.sim, 'demo', first, cursor).values())).toBe(2);
+    expectExact(stack.sim, reader(scrape), 'demo', [[first, cursor]]);
+    expect(revisions(scrape, 'up')).toBeGreaterThan(0);
+    const log = stack.sim.requestLog.filter((e) => e.api === 'metrics');
+    for (const kind of Object.keys(faults))
+      expect(
+        log.some((e) => e.fault === kind),
+        kind,
+      ).toBe(true);
+    // Every fault kind also hit a re-read, and the re-reads were retried until answered.
+    const all = metricsRequests(stack.sim, 'demo');
+    const reReads = all.filter(
+      (e) =>
+        e.fault !== undefined &&
+        all.some(
+          (x) =>
+            x.time < e.time &&
+            x.status === 200 &&
+            x.fault === undefined &&
+            x.window[0] <= e.window[0] &&
+            e.window[0] < x.window[1],
+        ),
+    );
+    expect(new Set(reReads.map((e) => e.fault)).size).toBeGreaterThanOrEqual(4);
+    expect(log.filter((e) => e.fault === 'rate-limit')).toHaveLength(0);
+    expect(mostInOneSecond(log.map((e) => e.time))).toBeLessThanOrEqual(limit);
+  }, 240_000);
+
+  it('keeps a counter when the CDN corrects a window downward, and counts the revision', async () => {
+    const clock = new FakeClock(T0);
+    const stack = await startStack({ clock, sim: { lagSeconds: 0 }, config: CONFIG });
+    stacks.push(stack);
+    await quiet(stack);
+    // The window [T0 - 6m, T0 - 1m) is read at T0 - complete, as the lag is 0 - and is due again at T0 + 5m.
+    await walk(clock, stack, T0 + MINUTE);
+    const counted = await stack.scrape();
+    const l = { account: 'demo', resource: '1003' };
+    const requests = counted.value('cdn_edge_requests_total', l)!;
+    expect(requests).toBeGreaterThan(0);
+    stack.sim.correctDown('demo', T0 - 6 * MINUTE, T0 - MINUTE, 0.5);
+    await walk(clock, stack, T0 + 6 * MINUTE);
+    const after = await stack.scrape();
+    expect(revisions(after, 'down')).toBe(1);
+    expect(revisions(after, 'up')).toBe(0);
+    // The counter kept its value (plus the next window's, counted since): it never went down.
+    const next = stack.sim.truth('demo', '1003', T0 - MINUTE, cursorOf(after, 'demo'));
+    expect(after.value('cdn_edge_requests_total', l)).toBe(requests + next.edge.requests);
+    expect(after.value('cdn_metrics_revisit_edge_requests_total', { account: 'demo' })).toBe(0);
+  }, 60_000);
+
+  it('keeps the re-reads pending across a restart with state_file: the two runs add up to the final truth', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cdn-revisit-'));
+    const stateFile = join(dir, 'state.json');
+    const clock = new FakeClock(T0);
+    sim = await startSimulator({ seed: 7, clock, slowMs: 300, ...LAG });
+    const config = { ...CONFIG, state_file: stateFile };
+    const one = await startStack({ clock, simulator: sim, config });
+    stacks.push(one);
+    const first = T0 - 10 * MINUTE;
+    await quiet(one);
+    await walk(clock, one, T0 + 33 * MINUTE);
+    await one.stopExporter();
+    const scrape1 = await one.scrape();
+    // The windows read in the last delay + revisit were saved with what was counted for them.
+    const saved = JSON.parse(readFileSync(stateFile, 'utf8')) as {
+      cursors: Record<string, string>;
+      revisit: { version: number; accounts: Record<string, { windows: unknown[] }> };
+    };
+    expect(saved.revisit.version).toBe(1);
+    expect(saved.revisit.accounts.demo!.windows.length).toBeGreaterThan(0);
+    const mark = sim.requestLog.length;
+
+    const two = await startStack({ clock, simulator: sim, config });
+    stacks.push(two);
+    await quiet(two);
+    sim.setLag(0);
+    await awaitReReads(clock, two, clock.now());
+    const scrape2 = await two.scrape();
+    const cursor = cursorOf(scrape2, 'demo');
+    const both = (name: string, labels: Record<string, string>) => {
+      const a = scrape1.value(name, labels);
+      const b = scrape2.value(name, labels);
+      return a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0);
+    };
+    expect(expectExact(sim, both, 'demo', [[first, cursor]])).toBeGreaterThan(100);
+    // The second run re-read what the first left pending, and read nothing a third time.
+    expect(Math.max(...readsPerMinute(sim, 'demo', first, cursor).values())).toBe(2);
+    expect(sim.requestLog.length).toBeGreaterThan(mark);
+  }, 120_000);
+
+  it('with revisit 0 asks for exactly the windows it asked for before revisit existed', async () => {
+    const logOf = async (config: Record<string, unknown>) => {
+      const clock = new FakeClock(T0);
+      const stack = await startStack({ clock, sim: LAG, config });
+      stacks.push(stack);
+      await quiet(stack);
+      await walk(clock, stack, T0 + 60 * MINUTE);
+      const out = stack.sim.requestLog.map((e) => `${e.time} ${e.path} ${JSON.stringify(e.query)}`);
+      const scrape = await stack.scrape();
+      expect(scrape.value('cdn_metrics_revisions_total', { account: 'demo', direction: 'up' })).toBe(
+        undefined,
+      );
+      return out;
+    };
+    const metrics = { lookback: '10m', delay: '1m', window: '5m' };
+    const without = await logOf({ metrics });
+    const off = await logOf({ metrics: { ...metrics, revisit: '0m' } });
+    expect(off).toEqual(without);
+    expect(without.length).toBeGreaterThan(10);
+  }, 60_000);
+});
