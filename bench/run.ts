@@ -5,6 +5,7 @@
 
 import { exporterBenchmarks } from './exporter.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
+import { revisitBenchmarks } from './revisit.js';
 import { storeBenchmarks } from './store.js';
 
 interface Suite {
@@ -15,6 +16,7 @@ interface Suite {
 const SUITES: Suite[] = [
   { name: 'series store vs prom-client', run: storeBenchmarks },
   { name: 'exporter: polls, stalls, catch-up', run: exporterBenchmarks },
+  { name: 'revisit: records of late data, state file', run: revisitBenchmarks },
 ];
 
 async function main(): Promise<void> {

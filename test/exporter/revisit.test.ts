@@ -158,6 +158,14 @@ describe('metrics.revisit', () => {
     expect(reread.filter(([, n]) => n !== 2).map(([m, n]) => `${new Date(m).toISOString()} ${n}`)).toEqual(
       [],
     );
+    // The request budget: in steady state a re-read per first read at most (merged ones save some).
+    const requests = metricsRequests(stack.sim, 'demo').filter((e) => e.window[1] <= cursor);
+    const firsts = firstReads(stack.sim, 'demo').filter(([, e]) => e <= cursor).length;
+    expect(requests.length).toBeLessThanOrEqual(2 * firsts);
+    if (process.env.REVISIT_FIGURES)
+      process.stdout.write(
+        `requests per minute over ${(cursor - first) / MINUTE} minutes: ${(requests.length / ((cursor - first) / MINUTE)).toFixed(3)} (first reads ${(firsts / ((cursor - first) / MINUTE)).toFixed(3)})\n`,
+      );
     // Re-reads change counters only: the windows counted are the first reads alone.
     expect(scrape.value('cdn_metrics_windows_total', { account: 'demo' })).toBe(
       firstReads(stack.sim, 'demo').filter(([, e]) => e <= cursor).length,
