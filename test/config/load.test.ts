@@ -99,6 +99,16 @@ const INVALID: Array<[string, (r: Raw) => void, string]> = [
     'metrics.delay: must be whole minutes, got 90s',
   ],
   [
+    'revisit above a day',
+    (r) => (r.metrics.revisit = '25h'),
+    'metrics.revisit: must be between 0s and 1d, got 25h',
+  ],
+  [
+    'revisit not whole minutes',
+    (r) => (r.metrics.revisit = '90s'),
+    'metrics.revisit: must be whole minutes, got 90s',
+  ],
+  [
     'lookback shorter than window',
     (r) => Object.assign(r.metrics, { window: '10m', lookback: '5m' }),
     'metrics.lookback: must be at least metrics.window (10m), got 5m',

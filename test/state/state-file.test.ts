@@ -81,4 +81,35 @@ describe('state file', () => {
     writeFileSync(path, '{"version":1,"cursors":');
     await expect(new StateFile(path).load()).rejects.toThrow(`state_file ${path}: not valid JSON`);
   });
+
+  it('keeps the revisit part beside the cursors, compactly, and refuses one of an unknown format by name', async () => {
+    const path = fresh();
+    const file = new StateFile(path);
+    const counted = Buffer.from(new Float64Array([5, 0, 7]).buffer).toString('base64');
+    const revisit = {
+      version: 1 as const,
+      families: ['cdn_edge_requests_total'],
+      accounts: {
+        acme: {
+          series: [[0, '1001'] as [number, ...string[]], null, [0, '1002'] as [number, ...string[]]],
+          windows: [
+            { start: new Date(T).toISOString(), end: new Date(T + 5 * MINUTE).toISOString(), counted },
+          ],
+        },
+      },
+    };
+    await file.save(new Map([['acme', T + 5 * MINUTE]]), revisit);
+    const text = await readFile(path, 'utf8');
+    // The cursors stay readable; the revisit part is one line.
+    expect(text).toContain('"acme": "2026-06-01T12:05:00.000Z"');
+    expect(text.split('\n').filter((l) => l.includes('"revisit"'))).toHaveLength(1);
+    const loaded = await new StateFile(path).loadState();
+    expect(loaded.cursors.get('acme')).toBe(T + 5 * MINUTE);
+    expect(loaded.revisits).toEqual(revisit);
+
+    writeFileSync(path, JSON.stringify({ version: 1, cursors: {}, revisit: { version: 2, accounts: {} } }));
+    await expect(new StateFile(path).loadState()).rejects.toThrow(
+      `state_file ${path}: its revisit part is of an unknown format`,
+    );
+  });
 });
