@@ -96,7 +96,7 @@ async function measure(series: number, log: (line: string) => void): Promise<Ben
     families: book.familyNames(),
     accounts: {
       a: {
-        series: book.save('a'),
+        series: book.save(['a']).get('a')!,
         windows: held.map((c, i) => ({
           start: new Date(t0 + i * WINDOW).toISOString(),
           end: new Date(t0 + (i + 1) * WINDOW).toISOString(),

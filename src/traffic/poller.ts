@@ -290,10 +290,11 @@ export class TrafficPipeline {
     const book = this.book;
     if (!book) return undefined;
     const out: SavedRevisits = { version: 1, families: book.familyNames(), accounts: {} };
-    for (const [account, queue] of this.queues) {
-      if (queue.pending.length === 0) continue;
+    const waiting = [...this.queues].filter(([, q]) => q.pending.length > 0);
+    const series = book.save(waiting.map(([account]) => account));
+    for (const [account, queue] of waiting) {
       out.accounts[account] = {
-        series: book.save(account),
+        series: series.get(account)!,
         windows: queue.pending.map((w) => ({
           start: new Date(w.start).toISOString(),
           end: new Date(w.end).toISOString(),
