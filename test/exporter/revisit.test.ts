@@ -257,6 +257,12 @@ describe('metrics.revisit', () => {
     const next = stack.sim.truth('demo', '1003', T0 - MINUTE, cursorOf(after, 'demo'));
     expect(after.value('cdn_edge_requests_total', l)).toBe(requests + next.edge.requests);
     expect(after.value('cdn_metrics_revisit_edge_requests_total', { account: 'demo' })).toBe(0);
+    // The re-read of [T0 - 6m, T0 - 1m) came after the first read of [T0 - 1m, T0 + 4m): the gauges still show
+    // that newest window as it was read, not the re-read one.
+    const cursor = cursorOf(after, 'demo');
+    expect(cursor).toBe(T0 + 4 * MINUTE);
+    const newest = stack.sim.truth('demo', '1003', T0 - MINUTE, cursor);
+    expect(after.value('cdn_edge_bandwidth_bytes_per_second', l)).toBeCloseTo(newest.edge.bytes / 300, 6);
   }, 60_000);
 
   it('keeps the re-reads pending across a restart with state_file: the two runs add up to the final truth', async () => {
