@@ -96,6 +96,8 @@ export class TrafficPipeline {
   private readonly queues = new Map<string, RevisitQueue>();
   /** Windows read from the state file, until the account's poller takes them. */
   private readonly restored = new Map<string, PendingWindow[]>();
+  /** The revisit part as loaded: kept on save for accounts this replica does not poll (another shard's). */
+  private loaded: SavedRevisits | undefined;
 
   constructor(
     store: SeriesStoreApi,
@@ -290,6 +292,11 @@ export class TrafficPipeline {
     const book = this.book;
     if (!book) return undefined;
     const out: SavedRevisits = { version: 1, families: book.familyNames(), accounts: {} };
+    const loaded = this.loaded;
+    if (loaded && loaded.families.join() === out.families.join()) {
+      for (const [account, a] of Object.entries(loaded.accounts))
+        if (!this.queues.has(account)) out.accounts[account] = a;
+    }
     const waiting = [...this.queues].filter(([, q]) => q.pending.length > 0);
     const series = book.save(waiting.map(([account]) => account));
     for (const [account, queue] of waiting) {
@@ -312,6 +319,7 @@ export class TrafficPipeline {
   restoreRevisits(saved: SavedRevisits | undefined, now: number): void {
     const book = this.book;
     if (!book || !saved) return;
+    this.loaded = saved;
     for (const [account, a] of Object.entries(saved.accounts)) {
       book.restore(account, saved.families, a.series);
       this.restored.set(
