@@ -265,6 +265,28 @@ describe('metrics.revisit', () => {
     expect(after.value('cdn_edge_bandwidth_bytes_per_second', l)).toBeCloseTo(newest.edge.bytes / 300, 6);
   }, 60_000);
 
+  it('counts the minutes of a re-read the API rejects (422) as skipped for the reason revisit', async () => {
+    const clock = new FakeClock(T0);
+    const stack = await startStack({ clock, sim: { lagSeconds: 0 }, config: CONFIG });
+    stacks.push(stack);
+    await quiet(stack);
+    await walk(clock, stack, T0 + MINUTE);
+    // [T0 - 6m, T0 - 1m) was read at T0; from now on the API refuses it.
+    stack.sim.rejectWindows(T0 - 6 * MINUTE, T0 - 5 * MINUTE);
+    await walk(clock, stack, T0 + 12 * MINUTE);
+    const scrape = await stack.scrape();
+    expect(scrape.value('cdn_metrics_skipped_seconds_total', { account: 'demo', reason: 'revisit' })).toBe(
+      300,
+    );
+    expect(scrape.value('cdn_metrics_skipped_seconds_total', { account: 'demo', reason: 'rejected' })).toBe(
+      0,
+    );
+    const refused = metricsRequests(stack.sim, 'demo').filter((e) => e.status === 422);
+    expect(refused.map((e) => e.window)).toEqual([[T0 - 6 * MINUTE, T0 - MINUTE]]);
+    // It kept what its first read counted (complete, as the lag is 0): every counter is still the truth.
+    expectExact(stack.sim, reader(scrape), 'demo', [[T0 - 10 * MINUTE, cursorOf(scrape, 'demo')]]);
+  }, 60_000);
+
   it('keeps the re-reads pending across a restart with state_file: the two runs add up to the final truth', async () => {
     dir = mkdtempSync(join(tmpdir(), 'cdn-revisit-'));
     const stateFile = join(dir, 'state.json');
