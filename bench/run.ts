@@ -4,9 +4,11 @@
  */
 
 import { exporterBenchmarks } from './exporter.js';
+import { httpBenchmarks } from './http.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
 import { revisitBenchmarks } from './revisit.js';
 import { storeBenchmarks } from './store.js';
+import { webBenchmarks } from './web.js';
 
 interface Suite {
   name: string;
@@ -17,6 +19,8 @@ const SUITES: Suite[] = [
   { name: 'series store vs prom-client', run: storeBenchmarks },
   { name: 'exporter: polls, stalls, catch-up', run: exporterBenchmarks },
   { name: 'revisit: records of late data, state file', run: revisitBenchmarks },
+  { name: 'http: reading big answers', run: httpBenchmarks },
+  { name: 'web config: HTTPS and basic auth on a scrape', run: webBenchmarks },
 ];
 
 async function main(): Promise<void> {

@@ -1,142 +1,15 @@
 #!/usr/bin/env node
 /**
- * The command line: parse flags, then run, simulate, demo or check-config. The only module that reads
- * process.env and process.argv.
+ * The entry point (package bin, the image's CMD). It checks the Node version before anything that could fail to
+ * load on an older one (undici, express), then loads the command line. Only node-floor.js, which imports
+ * nothing, is imported statically here.
  */
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import type { Config } from './config/index.js';
-import {
-  type CommandLine,
-  ConfigError,
-  checkConfigReport,
-  loadConfig,
-  parseCommandLine,
-  UsageError,
-  usage,
-} from './config/index.js';
-import { demoConfig, startDemoSimulator } from './demo.js';
-import { Exporter } from './exporter/exporter.js';
-import { createLogger, type Logger } from './log.js';
-import { boundAddress, closeServer, handleSignals, listen } from './main.js';
-import { simulatorUsage } from './simulator/options.js';
-import { parseSimulatorArgs, startSimulator } from './simulator/server.js';
+import { floorMessage, olderThan } from './node-floor.js';
 
-/**
- * Shutdown is bounded at about 4.5 s, under the 5 s a supervisor may be told to wait (and far under Kubernetes'
- * default 30 s): requests in flight get this long to finish, then Exporter.stop gives cancelled requests up to
- * 1 s to settle, and closeServer gives scrapes in progress up to 1 s.
- */
-const SHUTDOWN_GRACE_MS = 2500;
-
-export function packageVersion(): string {
-  const path = fileURLToPath(new URL('../../package.json', import.meta.url));
-  return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
+if (olderThan(process.versions.node)) {
+  process.stderr.write(`${floorMessage(process.versions.node)}\n`);
+  process.exit(2);
+} else {
+  const { runCommandLine } = await import('./commands.js');
+  runCommandLine(process.argv.slice(2), process.env);
 }
-
-async function runExporter(cl: CommandLine, config: Config, log: Logger, extraStop?: () => Promise<void>) {
-  const exporter = new Exporter({ config, log, version: packageVersion() });
-  const server = await listen(exporter.app, cl.listen);
-  const address = boundAddress(server);
-  log.info({ address, version: packageVersion() }, `serving /metrics on http://${address}/metrics`);
-  await exporter.start();
-  handleSignals(
-    {
-      stop: async () => {
-        await exporter.stop(SHUTDOWN_GRACE_MS);
-        await closeServer(server, 1000);
-        await extraStop?.();
-      },
-    },
-    log,
-  );
-  return { exporter, server, address };
-}
-
-async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  let cl: CommandLine;
-  try {
-    cl = parseCommandLine(argv);
-  } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`cdn-exporter: ${err.message}\n\n${usage()}`);
-      return 2;
-    }
-    throw err;
-  }
-  if (cl.help) {
-    process.stdout.write(usage());
-    return 0;
-  }
-  if (cl.version) {
-    process.stdout.write(`cdn-exporter ${packageVersion()}\n`);
-    return 0;
-  }
-  const log = createLogger({ level: cl.logLevel, format: cl.logFormat });
-
-  switch (cl.command) {
-    case 'check-config':
-    case 'run': {
-      let config: Config;
-      try {
-        config = loadConfig({ file: cl.configFile, env });
-      } catch (err) {
-        if (err instanceof ConfigError) {
-          process.stderr.write(`cdn-exporter: ${err.message}\n`);
-          return 2;
-        }
-        throw err;
-      }
-      if (cl.command === 'check-config') {
-        process.stdout.write(checkConfigReport(config));
-        return 0;
-      }
-      await runExporter(cl, config, log);
-      return -1;
-    }
-    case 'simulate': {
-      if (cl.rest.includes('--help') || cl.rest.includes('-h')) {
-        process.stdout.write(simulatorUsage());
-        return 0;
-      }
-      let args: ReturnType<typeof parseSimulatorArgs>;
-      try {
-        args = parseSimulatorArgs(cl.rest);
-      } catch (err) {
-        process.stderr.write(`cdn-exporter simulate: ${(err as Error).message}\n`);
-        return 2;
-      }
-      const sim = await startSimulator(args.options, args.listen);
-      const accounts = sim.accounts.map((a) => ({ account: a.name, token: a.token }));
-      log.info(
-        { url: sim.url, seed: args.options.seed, accounts },
-        `simulator on ${sim.url}; try: curl -H 'CDN-AUTH-TOKEN: ${accounts[0]?.token}' '${sim.url}/app/metrics/v1/resources?account=${accounts[0]?.account}&start=2026-01-01T00:00:00&end=2026-01-01T00:05:00'`,
-      );
-      handleSignals({ stop: () => sim.close() }, log);
-      return -1;
-    }
-    case 'demo': {
-      const sim = await startDemoSimulator();
-      log.info({ url: sim.url }, 'demo: simulator started (accounts demo and acme)');
-      const { address } = await runExporter(cl, demoConfig(sim.url), log, () => sim.close());
-      const host =
-        address.startsWith('[::]') || address.startsWith('0.0.0.0')
-          ? `localhost:${address.split(':').pop()}`
-          : address;
-      log.info(
-        `demo: open http://${host}/ in a browser; point Prometheus at ${host} (examples/prometheus.yml)`,
-      );
-      return -1;
-    }
-  }
-}
-
-main(process.argv.slice(2), process.env).then(
-  (code) => {
-    if (code >= 0) process.exit(code);
-  },
-  (err: unknown) => {
-    process.stderr.write(`cdn-exporter: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
-  },
-);

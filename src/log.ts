@@ -1,4 +1,5 @@
 import { type Logger, pino } from 'pino';
+import { REDACTED } from './redact.js';
 
 export type LogFormat = 'json' | 'logfmt';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -16,6 +17,10 @@ const REDACT = [
   '*.headers["cdn-auth-token"]',
   'config.api.token',
   'config.accounts[*].token',
+  'password',
+  '*.password',
+  'config.api.password',
+  'config.accounts[*].password',
 ];
 
 function logfmtValue(v: unknown): string {
@@ -60,7 +65,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   const options = {
     level: opts.level ?? 'info',
     base: undefined,
-    redact: { paths: REDACT, censor: '[REDACTED]' },
+    redact: { paths: REDACT, censor: REDACTED },
   };
   if (opts.format === 'logfmt') return pino(options, logfmtStream(destination));
   return pino(options, destination);

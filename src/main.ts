@@ -1,7 +1,10 @@
 /**
  * The process around an Exporter: listen, signals and graceful shutdown. Everything else is in src/exporter.
+ * `listen` is plain HTTP; the exporter's command uses `serve`, which adds the web config (src/web): TLS, HTTP/2
+ * and basic auth.
  */
 import type { Server } from 'node:http';
+import type { Server as NetServer } from 'node:net';
 import type { Express } from 'express';
 import type { ListenAddress } from './config/index.js';
 import type { Logger } from './log.js';
@@ -37,7 +40,9 @@ export function closeServer(server: Server, graceMs: number): Promise<void> {
   });
 }
 
-export function boundAddress(server: Server): string {
+export { startWebServer as serve, type WebServer } from './web/server.js';
+
+export function boundAddress(server: NetServer): string {
   const a = server.address();
   if (a === null || typeof a === 'string') return String(a);
   return a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;

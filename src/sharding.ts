@@ -1,5 +1,5 @@
 /**
- * Which replica polls which account (design.md section 8): rendezvous (highest random weight) hashing. Each account
+ * Which replica polls which account (README, "Sharding"): rendezvous (highest random weight) hashing. Each account
  * goes to the shard whose weight `sha256("<shard>:<account>")` is highest. The choice depends only on the account
  * name and the number of shards, never on the other accounts, so every replica decides alone and they agree.
  * Going from N to N+1 shards moves about 1/(N+1) of the accounts, and only onto the new shard: an account moves
@@ -38,12 +38,6 @@ export function shardOf(account: string, shards: number): number {
     }
   }
   return best;
-}
-
-/** True when replica `shard` of `shards` polls `account`. */
-export function ownsAccount(account: string, shard: number, shards: number): boolean {
-  assertShard(shard, shards);
-  return shardOf(account, shards) === shard;
 }
 
 /** The accounts (by `name`) that replica `shard` of `shards` polls, in their original order. */

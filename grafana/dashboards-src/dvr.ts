@@ -1,7 +1,7 @@
 /**
  * DVR health (uid `cdn-dvr`): per stream and host, liveness and how well the DVR window is covered. All DVR
  * families are gauges refreshed every `dvr.interval`; no rate is involved. The API does not show the units of the
- * DVR window and durations: the exporter assumes seconds (design.md section 5), and so do these panels.
+ * DVR window and durations: the exporter assumes seconds (docs/upstream-api.md), and so do these panels.
  */
 import {
   type Dashboard,
@@ -94,6 +94,20 @@ export function build(): Dashboard {
       h: 10,
       mappings: UP_DOWN,
       queries: [{ expr: `max by (${KEY}) (cdn_dvr_stream_alive{${SEL}})`, legend: LEGEND }],
+    }),
+    stateTimeline({
+      title: 'Polled per stream',
+      description:
+        'Whether the poll of each configured stream got its answer (cdn_dvr_stream_up). Down: the API does not ' +
+        'know the stream (404: a misspelt or deleted name in dvr_streams) or its request fails; such a stream ' +
+        'has no per-host series at all.',
+      unit: 'none',
+      w: 24,
+      h: 6,
+      mappings: UP_DOWN,
+      queries: [
+        { expr: `max by (account, stream) (cdn_dvr_stream_up{${SEL}})`, legend: '{{account}} {{stream}}' },
+      ],
     }),
   ];
 

@@ -7,7 +7,7 @@
  * a 30 s scrape) they show zeros and spikes, so they are read over `$window_range` too, like
  * `cdn_metrics_windows_total` and `cdn_metrics_skipped_seconds_total`, which step once per window.
  * `cdn_metrics_window_seconds{account}` (the largest window asked for now; it shrinks after 504s) is not in
- * design.md's first catalogue; it is proposed with this dashboard and exported by src/traffic/metrics.ts.
+ * the first metric catalogue; it is proposed with this dashboard and exported by src/traffic/metrics.ts.
  */
 import {
   type Dashboard,
@@ -236,6 +236,50 @@ export function build(): Dashboard {
     }),
   ];
 
+  // Logins (src/auth): absent for fixed tokens, so these panels show "No data" for an exporter without a login.
+  const logins = [
+    timeseries({
+      title: 'Token expiry per login',
+      description:
+        'Time left before the current token of each login expires. A saw-tooth is normal: the token is renewed ' +
+        'when 85 % of its lifetime has passed (54 minutes before a 6-hour token expires). A line that runs down ' +
+        'to 0 means renewal fails (see the logins panel and the exporter log).',
+      unit: 's',
+      min: 0,
+      w: 8,
+      queries: [
+        {
+          expr: `max by (login) (cdn_auth_token_expiry_timestamp_seconds{${JOB}}) - time()`,
+          legend: '{{login}}',
+        },
+      ],
+    }),
+    timeseries({
+      title: 'Logins by result',
+      description:
+        'Login requests over $window_range, per login and result: ok (a token, renewals included), refused ' +
+        '(wrong username or password, or a banned user: fix the password file), error (no usable answer; retried).',
+      unit: 'none',
+      w: 8,
+      queries: [
+        {
+          expr: `sum by (login, result) (increase(cdn_auth_logins_total{${JOB}}[${W}]))`,
+          legend: '{{login}} {{result}}',
+        },
+      ],
+    }),
+    timeseries({
+      title: 'Discovered accounts',
+      description:
+        'Accounts the inventory API lists for each login or token and the accounts_discovery filters keep ' +
+        '(all shards together; each shard polls its share).',
+      unit: 'none',
+      min: 0,
+      w: 8,
+      queries: [{ expr: `max by (login) (cdn_discovered_accounts{${JOB}})`, legend: '{{login}}' }],
+    }),
+  ];
+
   const proc = [
     timeseries({
       title: 'Memory',
@@ -277,6 +321,7 @@ export function build(): Dashboard {
       { title: 'Health', panels: health },
       { title: 'Traffic windows', panels: windows },
       { title: 'CDN API', panels: api },
+      { title: 'Logins', panels: logins },
       { title: 'Process', panels: proc },
     ],
   });

@@ -8,7 +8,7 @@
  * exporter registered it was not checked, the flag moves it. `host:port`, `[ipv6]:port` and `:port` are accepted;
  * port 0 picks a free port.
  */
-import { parseArgs } from 'node:util';
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import type { LogFormat, LogLevel } from '../log.js';
 
 export const COMMANDS = ['run', 'simulate', 'demo', 'check-config'] as const;
@@ -26,6 +26,10 @@ export interface ListenAddress {
 export interface CommandLine {
   command: Command;
   configFile?: string;
+  /** `--web.config.file`: TLS and basic auth in the exporter-toolkit format (src/web). */
+  webConfigFile?: string;
+  /** `--web.healthz-open`: /healthz answers without basic auth (kubelet probes); TLS still applies. */
+  healthzOpen: boolean;
   /** As given (or the default), for logs and the landing page. */
   listenAddress: string;
   listen: ListenAddress;
@@ -48,6 +52,8 @@ export class UsageError extends Error {
 const OPTIONS = {
   config: { type: 'string' },
   'web.listen-address': { type: 'string' },
+  'web.config.file': { type: 'string' },
+  'web.healthz-open': { type: 'boolean' },
   'log.level': { type: 'string' },
   'log.format': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -56,20 +62,38 @@ const OPTIONS = {
 
 type Values = ReturnType<typeof parse>['values'];
 
-function parse(args: string[]) {
+/**
+ * `node:util` parseArgs, strict, with its errors turned into UsageErrors naming the flag. Shared by the
+ * exporter's flags and the simulator's (src/simulator/options.ts).
+ */
+export function parseFlags<T extends ParseArgsOptionsConfig>(
+  args: string[],
+  options: T,
+  allowPositionals: boolean,
+): { values: ReturnType<typeof parseArgs<{ options: T; strict: true }>>['values']; positionals: string[] } {
   try {
-    return parseArgs({ args, options: OPTIONS, strict: true, allowPositionals: true });
+    return parseArgs({ args, options, strict: true, allowPositionals });
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     // Node quotes the flag as '--name', '-x', or '-h, --help' for one with a short alias.
     const flag = /'(?:-\w, )?(-[^' ]+)/.exec(err.message)?.[1] ?? '';
     if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`unknown flag ${flag}`);
+    if (err.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+      const arg = /'([^']*)'/.exec(err.message)?.[1] ?? '';
+      throw new UsageError(`unexpected argument ${JSON.stringify(arg)}`);
+    }
     if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
       if (/does not take an argument/.test(err.message)) throw new UsageError(`flag ${flag} takes no value`);
+      if (/ambiguous/.test(err.message))
+        throw new UsageError(`flag ${flag}: give a value that starts with '-' as ${flag}=VALUE`);
       throw new UsageError(`flag ${flag} needs a value`);
     }
     throw new UsageError(err.message);
   }
+}
+
+function parse(args: string[]) {
+  return parseFlags(args, OPTIONS, true);
 }
 
 export function parseListenAddress(text: string): ListenAddress {
@@ -135,6 +159,7 @@ export function parseCommandLine(argv: string[]): CommandLine {
     listen: parseListenAddress(listenAddress),
     logLevel: oneOf('log.level', values['log.level'], LOG_LEVELS, 'info'),
     logFormat: oneOf('log.format', values['log.format'], LOG_FORMATS, 'json'),
+    healthzOpen: values['web.healthz-open'] ?? false,
     help: values.help ?? false,
     version: values.version ?? false,
     rest,
@@ -142,6 +167,14 @@ export function parseCommandLine(argv: string[]): CommandLine {
   if (values.config !== undefined) {
     if (values.config === '') throw new UsageError('--config: needs a file path');
     out.configFile = values.config;
+  }
+  const web = values['web.config.file'];
+  if (web !== undefined) {
+    if (web === '') throw new UsageError('--web.config.file: needs a file path');
+    out.webConfigFile = web;
+  }
+  if (out.healthzOpen && out.webConfigFile === undefined) {
+    throw new UsageError('--web.healthz-open: only means something with --web.config.file');
   }
   return out;
 }
@@ -155,17 +188,20 @@ Commands:
   run            poll the CDN and serve /metrics (default)
   simulate       serve the simulator of the three APIs (its own flags follow the word)
   demo           simulator and exporter in one process, pointed at each other
-  check-config   validate the configuration and print it, tokens redacted
+  check-config   validate the configuration (and --web.config.file) and print it, tokens redacted
 
 Flags:
   --config FILE                 YAML configuration file (without it: CDN_API_URL, CDN_API_TOKEN, CDN_ACCOUNTS)
   --web.listen-address ADDR     host:port or :port to serve on (default ${DEFAULT_LISTEN_ADDRESS})
+  --web.config.file FILE        TLS and basic auth, in the format of Prometheus' exporter-toolkit (also checked
+                                by check-config); re-read when it or the certificates change
+  --web.healthz-open            serve /healthz without basic auth (for kubelet probes; TLS still applies)
   --log.level LEVEL             ${LOG_LEVELS.join(' | ')} (default info)
   --log.format FORMAT           ${LOG_FORMATS.join(' | ')} (default json)
   -h, --help                    show this help
   --version                     print the version
 
-Environment: CDN_API_URL, CDN_API_TOKEN, CDN_ACCOUNTS fill what the file leaves out; SHARD and SHARDS override
-sharding.
+Environment: CDN_API_URL, CDN_API_TOKEN (or CDN_API_USERNAME and CDN_API_PASSWORD), CDN_ACCOUNTS fill what the
+file leaves out; SHARD and SHARDS override sharding.
 `;
 }

@@ -1,4 +1,6 @@
 /** Configuration: the YAML file, the environment, the command line and the API tokens. */
+
+export { REDACTED } from '../redact.js';
 export { formatDuration, parseDuration } from './duration.js';
 export {
   COMMANDS,
@@ -14,7 +16,7 @@ export {
   usage,
 } from './flags.js';
 export { ConfigError, type Env, formatIssue, type LoadOptions, loadConfig } from './load.js';
-export { checkConfigReport, type PrintableConfig, REDACTED, redactConfig } from './redact.js';
+export { checkConfigReport, type PrintableConfig, redactConfig } from './printable.js';
 export {
   type AccountConfig,
   type ApiConfig,
@@ -22,6 +24,7 @@ export {
   type Breakdown,
   type Config,
   type ConfigIssue,
+  type DiscoveryConfig,
   METRIC_NAMES,
   type MetricsConfig,
 } from './schema.js';
@@ -29,8 +32,11 @@ export {
   accountTokenSources,
   FileToken,
   InlineToken,
+  type LoginCredential,
   TokenError,
   type TokenFs,
   type TokenSource,
+  type TokenSources,
   tokenSource,
+  tokenSources,
 } from './token.js';

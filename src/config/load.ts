@@ -6,6 +6,8 @@
  * - With a file, the environment fills only what the file leaves out: `api.base_url` <- CDN_API_URL,
  *   `api.token` <- CDN_API_TOKEN (only when the file has neither api.token nor api.token_file),
  *   `accounts` <- CDN_ACCOUNTS (only when the file has no accounts key).
+ * - A login: `api.username` <- CDN_API_USERNAME and `api.password` <- CDN_API_PASSWORD, only where the file
+ *   names no credential of the api section (CDN_API_TOKEN is then not used either when the file names a login).
  * - `SHARD` / `SHARDS` override `sharding` (a StatefulSet passes its pod index this way).
  * Empty variables count as unset.
  *
@@ -78,7 +80,7 @@ function join(base: string, key: string): string {
 function kind(input: unknown, path = ''): string {
   if (input === null) return 'null';
   if (Array.isArray(input)) return 'a list';
-  const secret = /(^|\.)token$/.test(path);
+  const secret = /(^|\.)(token|password)$/.test(path);
   if ((typeof input === 'number' || typeof input === 'boolean') && !secret) return String(input);
   if (typeof input === 'object') return 'a mapping';
   return `a ${typeof input}`;
@@ -120,22 +122,47 @@ function fromZod(issue: z.core.$ZodIssue): ConfigIssue[] {
 
 const present = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';
 
+/** Alias expansions allowed in one file: a real configuration has a handful; a billion-laughs file has millions. */
+const MAX_ALIAS_COUNT = 100;
+
+/** The key at `offset` of `text` (where the yaml parser places a duplicate key error), or undefined. */
+function keyAt(text: string, offset: number): string | undefined {
+  const m = /^("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^:,{}[\]\n#]+?)\s*:/.exec(text.slice(offset));
+  if (!m) return undefined;
+  const key = m[1]!.trim();
+  return /^["']/.test(key) ? key.slice(1, -1) : key;
+}
+
 function parseYaml(text: string, file: string): { raw: Record<string, unknown>; issues: ConfigIssue[] } {
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length > 0) {
     const issues = doc.errors.map((e) => {
       const pos = e.linePos?.[0];
+      const where = `${file}${pos ? `:${pos.line}:${pos.col}` : ''}`;
+      if (e.code === 'DUPLICATE_KEY') {
+        const key = keyAt(text, e.pos[0]);
+        const named = key === undefined ? '' : ` ${JSON.stringify(key)}`;
+        return {
+          path: '',
+          message: `${where}: invalid YAML: duplicate key${named} (a key may appear once per mapping)`,
+        };
+      }
       // Only the first line: the rest of a pretty message is an excerpt of the source.
       const what = e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
-      return { path: '', message: `${file}${pos ? `:${pos.line}:${pos.col}` : ''}: invalid YAML: ${what}` };
+      return { path: '', message: `${where}: invalid YAML: ${what}` };
     });
     return { raw: {}, issues };
   }
   let value: unknown;
   try {
-    value = doc.toJS();
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (e) {
-    return { raw: {}, issues: [{ path: '', message: `${file}: invalid YAML: ${(e as Error).name}` }] };
+    // yaml says it with a ReferenceError ("Excessive alias count ..."): name the problem in our own words.
+    const message =
+      e instanceof ReferenceError && /alias/i.test(e.message)
+        ? `${file}: invalid YAML: too many alias expansions (more than ${MAX_ALIAS_COUNT}; an alias bomb?)`
+        : `${file}: invalid YAML: ${(e as Error).name}`;
+    return { raw: {}, issues: [{ path: '', message }] };
   }
   if (value === null || value === undefined) return { raw: {}, issues: [] };
   if (!isRecord(value)) {
@@ -182,10 +209,35 @@ function applyEnv(raw: Record<string, unknown>, env: Env, issues: ConfigIssue[])
       api.base_url = url.trim();
       filled.set('api.base_url', 'CDN_API_URL');
     }
+    const hasLogin = ['username', 'password', 'password_file'].some((k) => api[k] !== undefined);
     const token = env.CDN_API_TOKEN;
-    if (api.token === undefined && api.token_file === undefined && present(token)) {
+    if (api.token === undefined && api.token_file === undefined && !hasLogin && present(token)) {
       api.token = token;
       filled.set('api.token', 'CDN_API_TOKEN');
+    }
+    // A login from the environment fills only a place the file leaves without any credential.
+    const username = env.CDN_API_USERNAME;
+    if (
+      api.username === undefined &&
+      api.token === undefined &&
+      api.token_file === undefined &&
+      present(username)
+    ) {
+      api.username = username.trim();
+      filled.set('api.username', 'CDN_API_USERNAME');
+    }
+    const password = env.CDN_API_PASSWORD;
+    if (
+      api.password === undefined &&
+      api.password_file === undefined &&
+      api.username !== undefined &&
+      api.token === undefined &&
+      api.token_file === undefined &&
+      password !== undefined &&
+      password !== ''
+    ) {
+      api.password = password;
+      filled.set('api.password', 'CDN_API_PASSWORD');
     }
   }
   const accounts = env.CDN_ACCOUNTS;
@@ -237,7 +289,7 @@ export function loadConfig(options: LoadOptions): Config {
     raw = parsed.raw;
   }
   // A section whose keys are all commented out (`dvr:` alone) is null in YAML: the same as leaving it out.
-  for (const key of ['api', 'metrics', 'dvr', 'recordings', 'sharding', 'accounts']) {
+  for (const key of ['api', 'metrics', 'dvr', 'recordings', 'sharding', 'accounts', 'accounts_discovery']) {
     if (raw[key] === null) delete raw[key];
   }
   const filled = applyEnv(raw, env, issues);

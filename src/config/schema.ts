@@ -1,5 +1,5 @@
 /**
- * The configuration file (design.md section 3): a zod schema of its YAML, strict at every level (an unknown key is
+ * The configuration file (the README's Configuration section): a zod schema of its YAML, strict at every level (an unknown key is
  * an error, so a typo never silently falls back to a default), and the typed `Config` the rest of the exporter
  * reads. The file's keys are snake_case, as in Prometheus' own files; `Config` is camelCase with every duration in
  * milliseconds (`windowMs`, `timeoutMs`, ...). Defaults live here and nowhere else.
@@ -12,12 +12,33 @@ import { z } from 'zod';
 import { BREAKDOWNS, type Breakdown, METRIC_NAMES } from '../api/vocabulary.js';
 import { isRecord } from '../http/parse.js';
 import { formatDuration, parseDuration } from './duration.js';
+import { formatSize, parseSize } from './size.js';
 
 export { BREAKDOWNS, type Breakdown, METRIC_NAMES };
 
 const METRIC_SET = new Set(METRIC_NAMES);
 
 const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+
+/**
+ * The ceilings of every numeric and duration key, refused at start with the key named. They keep each value
+ * where the process still works: Node's timers hold at most 2^31-1 ms (about 24.8 days; a longer delay fires
+ * at once, every time), a catch-up from far back or with huge concurrency pins the CPU and outlives SIGTERM's
+ * grace period, and an answer must fit a JavaScript string. The README's configuration reference lists them.
+ */
+export const CEILINGS = {
+  timeoutMs: 10 * MINUTE,
+  requestsPerSecond: 1000,
+  concurrency: 64,
+  maxBodyBytes: 512 * 1024 * 1024,
+  minBodyBytes: 1024,
+  delayMs: DAY,
+  lookbackMs: 90 * DAY,
+  revisitMs: DAY,
+  intervalMs: DAY,
+  shards: 1024,
+} as const;
 
 interface DurationRule {
   min?: number;
@@ -49,8 +70,29 @@ function duration(rule: DurationRule = {}) {
       return fail(`must be between ${formatDuration(min)} and ${formatDuration(max)}, got ${text}`);
     }
     if (min !== undefined && ms < min) return fail(`must be at least ${formatDuration(min)}, got ${text}`);
+    if (max !== undefined && ms > max) return fail(`must be at most ${formatDuration(max)}, got ${text}`);
     if (rule.wholeMinutes && ms % MINUTE !== 0) return fail(`must be whole minutes, got ${text}`);
     return ms;
+  });
+}
+
+/** A size (./size.ts) in bytes, between `min` and `max`; messages quote what the user wrote. */
+function size(min: number, max: number) {
+  return z.unknown().transform((value, ctx) => {
+    const bytes = typeof value === 'string' || typeof value === 'number' ? parseSize(value) : undefined;
+    const got = typeof value === 'string' ? JSON.stringify(value) : value === null ? 'null' : String(value);
+    if (bytes === undefined) {
+      ctx.addIssue({ code: 'custom', message: `must be a size like 64MiB, 500MB or 1048576, got ${got}` });
+      return z.NEVER;
+    }
+    if (bytes < min || bytes > max) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be between ${formatSize(min)} and ${formatSize(max)}, got ${got}`,
+      });
+      return z.NEVER;
+    }
+    return bytes;
   });
 }
 
@@ -100,39 +142,104 @@ const resourceId = z.unknown().transform((value, ctx) => {
   return z.NEVER;
 });
 
-const apiSchema = z.strictObject({
-  base_url: baseUrl,
+/**
+ * Every default of the file, in one place: the schema fills them in, and crossCheck reads an absent key as its
+ * default. Durations as a user would write them.
+ */
+export const DEFAULTS = {
+  api: { timeout: '30s', requests_per_second: 5, concurrency: 4, max_body_bytes: '64MiB' },
+  metrics: {
+    breakdown: 'resource',
+    window: '5m',
+    delay: '5m',
+    lookback: '1h',
+    max_catch_up: '7d',
+    window_gauges: false,
+    revisit: '0s',
+  },
+  interval: '1m',
+  accounts_discovery: { enabled: false, interval: '10m', include: '.*', recordings: false },
+  sharding: { shard: 0, shards: 1 },
+} as const;
+
+/** A password is taken as it is (spaces may be part of it); only an empty one is refused. */
+const password = z.string().min(1, { error: 'must not be empty' });
+
+/** A credential: a token (token, token_file) or a login (username with password or password_file). */
+const credentialKeys = {
   token: token.optional(),
   token_file: nonEmpty.optional(),
-  timeout: duration({ min: 1 }).prefault('30s'),
-  requests_per_second: z.number().positive().default(5),
-  concurrency: z.int().min(1).default(4),
+  username: nonEmpty.optional(),
+  password: password.optional(),
+  password_file: nonEmpty.optional(),
+};
+
+/** An anchored regular expression on account names; the message names the problem, never a secret. */
+const accountPattern = z.string().transform((text, ctx) => {
+  try {
+    return new RegExp(`^(?:${text})$`);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: `must be a regular expression: ${(e as Error).message}` });
+    return z.NEVER;
+  }
+});
+
+const discoverySchema = z.strictObject({
+  enabled: z.boolean().default(DEFAULTS.accounts_discovery.enabled),
+  interval: duration({ min: 10_000, max: CEILINGS.intervalMs }).prefault(
+    DEFAULTS.accounts_discovery.interval,
+  ),
+  include: z.string().default(DEFAULTS.accounts_discovery.include).pipe(accountPattern),
+  /** Absent: nothing is excluded. */
+  exclude: accountPattern.optional(),
+  recordings: z.boolean().default(DEFAULTS.accounts_discovery.recordings),
+});
+
+const apiSchema = z.strictObject({
+  base_url: baseUrl,
+  ...credentialKeys,
+  timeout: duration({ min: 1, max: CEILINGS.timeoutMs }).prefault(DEFAULTS.api.timeout),
+  requests_per_second: z
+    .number()
+    .positive()
+    .max(CEILINGS.requestsPerSecond)
+    .default(DEFAULTS.api.requests_per_second),
+  concurrency: z.int().min(1).max(CEILINGS.concurrency).default(DEFAULTS.api.concurrency),
+  max_body_bytes: size(CEILINGS.minBodyBytes, CEILINGS.maxBodyBytes).prefault(DEFAULTS.api.max_body_bytes),
 });
 
 const metricsSchema = z.strictObject({
-  breakdown: z.enum(BREAKDOWNS).default('resource'),
-  window: duration({ min: MINUTE, max: 10 * MINUTE, wholeMinutes: true }).prefault('5m'),
-  delay: duration({ wholeMinutes: true }).prefault('5m'),
-  lookback: duration({ min: MINUTE, wholeMinutes: true }).prefault('1h'),
+  breakdown: z.enum(BREAKDOWNS).default(DEFAULTS.metrics.breakdown),
+  window: duration({ min: MINUTE, max: 10 * MINUTE, wholeMinutes: true }).prefault(DEFAULTS.metrics.window),
+  delay: duration({ max: CEILINGS.delayMs, wholeMinutes: true }).prefault(DEFAULTS.metrics.delay),
+  lookback: duration({ min: MINUTE, max: CEILINGS.lookbackMs, wholeMinutes: true }).prefault(
+    DEFAULTS.metrics.lookback,
+  ),
+  max_catch_up: duration({ min: MINUTE, max: CEILINGS.lookbackMs, wholeMinutes: true }).prefault(
+    DEFAULTS.metrics.max_catch_up,
+  ),
   metrics: z.array(metricName).default([]).transform(unique),
   resources: z.array(resourceId).default([]).transform(unique),
-  window_gauges: z.boolean().default(false),
-  revisit: duration({ min: 0, max: 24 * 60 * MINUTE, wholeMinutes: true }).prefault('0s'),
+  window_gauges: z.boolean().default(DEFAULTS.metrics.window_gauges),
+  revisit: duration({ min: 0, max: CEILINGS.revisitMs, wholeMinutes: true }).prefault(
+    DEFAULTS.metrics.revisit,
+  ),
 });
 
-const intervalSchema = z.strictObject({ interval: duration({ min: 1000 }).prefault('1m') });
+const intervalSchema = z.strictObject({
+  interval: duration({ min: 1000, max: CEILINGS.intervalMs }).prefault(DEFAULTS.interval),
+});
 
 const accountSchema = z.strictObject({
   name: nonEmpty,
-  token: token.optional(),
-  token_file: nonEmpty.optional(),
+  ...credentialKeys,
   dvr_streams: z.array(nonEmpty).default([]).transform(unique),
   recordings: z.boolean().default(false),
 });
 
 const shardingSchema = z.strictObject({
-  shard: z.int().min(0).default(0),
-  shards: z.int().min(1).default(1),
+  shard: z.int().min(0).default(DEFAULTS.sharding.shard),
+  shards: z.int().min(1).max(CEILINGS.shards).default(DEFAULTS.sharding.shards),
 });
 
 /** The YAML document, snake_case. Sections may be left out; their keys then take their defaults. */
@@ -142,7 +249,9 @@ export const fileSchema = z.strictObject({
   metrics: metricsSchema.prefault({}),
   dvr: intervalSchema.prefault({}),
   recordings: intervalSchema.prefault({}),
-  accounts: z.array(accountSchema).min(1, { error: 'must list at least one account' }),
+  // Required, and not empty, unless accounts_discovery.enabled (crossCheck says so).
+  accounts: z.array(accountSchema).optional(),
+  accounts_discovery: discoverySchema.prefault({}),
   state_file: nonEmpty.optional(),
   sharding: shardingSchema.prefault({}),
 });
@@ -152,13 +261,19 @@ export type FileConfig = z.output<typeof fileSchema>;
 export interface ApiConfig {
   /** No trailing slash; API paths (`/app/metrics/v1/`, ...) are appended to it. */
   baseUrl: string;
-  /** At most one of token / tokenFile is set; when neither is, every account has its own. */
+  /** At most one of token / tokenFile / a login is set; when none is, every account has its own. */
   token?: string;
   tokenFile?: string;
+  /** A login (src/auth): username with password or passwordFile. */
+  username?: string;
+  password?: string;
+  passwordFile?: string;
   timeoutMs: number;
   /** Ceiling per token, across all accounts sharing it. May be fractional (0.5 = one request every 2s). */
   requestsPerSecond: number;
   concurrency: number;
+  /** Largest answer body read, as sent and once decoded. */
+  maxBodyBytes: number;
 }
 
 export interface MetricsConfig {
@@ -169,6 +284,11 @@ export interface MetricsConfig {
   delayMs: number;
   /** >= windowMs, whole minutes. */
   lookbackMs: number;
+  /**
+   * The furthest back a saved cursor resumes: max(lookback, max_catch_up) before now. Whole minutes. An older
+   * cursor is moved up to it on load (src/exporter/cursor-book.ts); the minutes given up are counted as skipped.
+   */
+  maxCatchUpMs: number;
   /** API metric names to ask for, deduplicated; empty: every name in METRIC_NAMES. */
   metrics: string[];
   /** Allow-list of resource ids; empty: all. */
@@ -183,10 +303,24 @@ export interface MetricsConfig {
 
 export interface AccountConfig {
   name: string;
-  /** Per-account override of the api token; at most one of token / tokenFile. */
+  /** Per-account override of the api credential; at most one of token / tokenFile / a login. */
   token?: string;
   tokenFile?: string;
+  username?: string;
+  password?: string;
+  passwordFile?: string;
   dvrStreams: string[];
+  recordings: boolean;
+}
+
+export interface DiscoveryConfig {
+  enabled: boolean;
+  intervalMs: number;
+  /** Anchored. */
+  include: RegExp;
+  /** Anchored; absent: nothing is excluded. */
+  exclude?: RegExp;
+  /** Discovered accounts' recordings are polled too. */
   recordings: boolean;
 }
 
@@ -195,8 +329,10 @@ export interface Config {
   metrics: MetricsConfig;
   dvr: { intervalMs: number };
   recordings: { intervalMs: number };
-  /** At least one; names unique. All accounts of the file, before sharding picks this replica's share. */
+  /** Names unique; empty only with discovery. All accounts of the file, before sharding picks this replica's share. */
   accounts: AccountConfig[];
+  /** Accounts found at run time through the inventory API (src/discovery). */
+  discovery: DiscoveryConfig;
   stateFile?: string;
   /** 0 <= shard < shards. */
   sharding: { shard: number; shards: number };
@@ -219,14 +355,22 @@ export function toConfig(file: FileConfig): Config {
           timeoutMs: api.timeout,
           requestsPerSecond: api.requests_per_second,
           concurrency: api.concurrency,
+          maxBodyBytes: api.max_body_bytes,
         } as ApiConfig,
-        { token: api.token, tokenFile: api.token_file },
+        {
+          token: api.token,
+          tokenFile: api.token_file,
+          username: api.username,
+          password: api.password,
+          passwordFile: api.password_file,
+        },
       ),
       metrics: {
         breakdown: metrics.breakdown,
         windowMs: metrics.window,
         delayMs: metrics.delay,
         lookbackMs: metrics.lookback,
+        maxCatchUpMs: metrics.max_catch_up,
         metrics: metrics.metrics,
         resources: metrics.resources,
         windowGauges: metrics.window_gauges,
@@ -234,12 +378,22 @@ export function toConfig(file: FileConfig): Config {
       },
       dvr: { intervalMs: file.dvr.interval },
       recordings: { intervalMs: file.recordings.interval },
-      accounts: file.accounts.map((a) =>
+      accounts: (file.accounts ?? []).map((a) =>
         withOptional({ name: a.name, dvrStreams: a.dvr_streams, recordings: a.recordings } as AccountConfig, {
           token: a.token,
           tokenFile: a.token_file,
+          username: a.username,
+          password: a.password,
+          passwordFile: a.password_file,
         }),
       ),
+      discovery: {
+        enabled: file.accounts_discovery.enabled,
+        intervalMs: file.accounts_discovery.interval,
+        include: file.accounts_discovery.include,
+        recordings: file.accounts_discovery.recordings,
+        ...(file.accounts_discovery.exclude ? { exclude: file.accounts_discovery.exclude } : {}),
+      },
       sharding: { shard: file.sharding.shard, shards: file.sharding.shards },
     } as Config,
     { stateFile: file.state_file },
@@ -255,11 +409,47 @@ export interface ConfigIssue {
 const hasKey = (o: Record<string, unknown>, key: string) => o[key] !== undefined;
 
 /** A duration in the raw document, or `fallback` when absent; undefined when unreadable (the schema reports it). */
-function rawDuration(section: Record<string, unknown>, key: string, fallback: number): number | undefined {
+function rawDuration(section: Record<string, unknown>, key: string, fallback: string): number | undefined {
   const v = section[key];
-  if (v === undefined) return fallback;
+  if (v === undefined) return parseDuration(fallback);
   if (v === 0) return 0;
   return typeof v === 'string' ? parseDuration(v) : undefined;
+}
+
+const TOKEN_KEYS = ['token', 'token_file'] as const;
+const LOGIN_KEYS = ['username', 'password', 'password_file'] as const;
+
+function hasCredential(o: Record<string, unknown>): boolean {
+  return [...TOKEN_KEYS, ...LOGIN_KEYS].some((k) => hasKey(o, k));
+}
+
+/** One place (api, or one account) names at most one credential: a token or a complete login, never both. */
+function credentialIssues(o: Record<string, unknown>, at: string): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  if (hasKey(o, 'token') && hasKey(o, 'token_file')) {
+    issues.push({ path: at, message: 'set only one of token and token_file' });
+  }
+  if (hasKey(o, 'password') && hasKey(o, 'password_file')) {
+    issues.push({ path: at, message: 'set only one of password and password_file' });
+  }
+  const tokenKey = TOKEN_KEYS.find((k) => hasKey(o, k));
+  const loginKey = LOGIN_KEYS.find((k) => hasKey(o, k));
+  if (tokenKey && loginKey) {
+    issues.push({
+      path: `${at}.${loginKey}`,
+      message: `a token (${at}.${tokenKey}) and a login cannot be set in one place: use one or the other`,
+    });
+  } else if (loginKey) {
+    if (!hasKey(o, 'username')) {
+      issues.push({ path: `${at}.username`, message: `required with ${at}.${loginKey}` });
+    } else if (!hasKey(o, 'password') && !hasKey(o, 'password_file')) {
+      issues.push({
+        path: `${at}.password_file`,
+        message: `required with ${at}.username (or ${at}.password${at === 'api' ? ' / CDN_API_PASSWORD' : ''})`,
+      });
+    }
+  }
+  return issues;
 }
 
 /** Rules spanning several keys, read tolerantly from the raw document so they run even when other keys are bad. */
@@ -268,8 +458,8 @@ export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
   const api = isRecord(raw.api) ? raw.api : {};
   const metrics = isRecord(raw.metrics) ? raw.metrics : {};
 
-  const window = rawDuration(metrics, 'window', 5 * MINUTE);
-  const lookback = rawDuration(metrics, 'lookback', 60 * MINUTE);
+  const window = rawDuration(metrics, 'window', DEFAULTS.metrics.window);
+  const lookback = rawDuration(metrics, 'lookback', DEFAULTS.metrics.lookback);
   if (window !== undefined && lookback !== undefined && lookback < window) {
     issues.push({
       path: 'metrics.lookback',
@@ -278,8 +468,8 @@ export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
   }
 
   const sharding = isRecord(raw.sharding) ? raw.sharding : {};
-  const shard = sharding.shard ?? 0;
-  const shards = sharding.shards ?? 1;
+  const shard = sharding.shard ?? DEFAULTS.sharding.shard;
+  const shards = sharding.shards ?? DEFAULTS.sharding.shards;
   if (Number.isInteger(shard) && Number.isInteger(shards) && (shards as number) >= 1 && shard >= shards) {
     issues.push({
       path: 'sharding.shard',
@@ -287,9 +477,7 @@ export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
     });
   }
 
-  if (hasKey(api, 'token') && hasKey(api, 'token_file')) {
-    issues.push({ path: 'api', message: 'set only one of token and token_file' });
-  }
+  issues.push(...credentialIssues(api, 'api'));
   const accounts = Array.isArray(raw.accounts) ? raw.accounts : [];
   const seen = new Set<string>();
   const withoutToken: string[] = [];
@@ -301,21 +489,23 @@ export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
         issues.push({ path: `accounts[${i}].name`, message: `duplicate account ${JSON.stringify(name)}` });
       seen.add(name);
     }
-    const own = hasKey(account, 'token') || hasKey(account, 'token_file');
-    if (hasKey(account, 'token') && hasKey(account, 'token_file')) {
-      issues.push({ path: `accounts[${i}]`, message: 'set only one of token and token_file' });
-    }
-    if (!own) withoutToken.push(typeof name === 'string' ? name : `accounts[${i}]`);
+    issues.push(...credentialIssues(account, `accounts[${i}]`));
+    if (!hasCredential(account)) withoutToken.push(typeof name === 'string' ? name : `accounts[${i}]`);
   });
-  if (
-    !hasKey(api, 'token') &&
-    !hasKey(api, 'token_file') &&
-    (withoutToken.length > 0 || accounts.length === 0)
-  ) {
+  const discovery = isRecord(raw.accounts_discovery) ? raw.accounts_discovery : {};
+  const discovering = discovery.enabled === true;
+  if (!discovering && raw.accounts === undefined) {
+    issues.push({ path: 'accounts', message: 'required (list them in the file or set CDN_ACCOUNTS)' });
+  } else if (!discovering && Array.isArray(raw.accounts) && accounts.length === 0) {
+    issues.push({ path: 'accounts', message: 'must list at least one account' });
+  }
+  if (!hasCredential(api) && (withoutToken.length > 0 || accounts.length === 0)) {
     const which = withoutToken.length > 0 ? `; without one: ${withoutToken.join(', ')}` : '';
     issues.push({
       path: 'api.token',
-      message: `required (set api.token, api.token_file or CDN_API_TOKEN, or give every account its own token or token_file${which})`,
+      message:
+        'required (set api.token, api.token_file or CDN_API_TOKEN, or a login with api.username and ' +
+        `api.password_file, or give every account its own token or login${which})`,
     });
   }
   return issues;

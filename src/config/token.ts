@@ -15,6 +15,12 @@ import { readFileSync, statSync } from 'node:fs';
 import type { Config } from './schema.js';
 
 export class TokenError extends Error {
+  /**
+   * A missing or unreadable token is a configuration problem, not a failure of the API: no request was sent.
+   * Callers that sort failures by `kind` (the traffic walker) see it as such.
+   */
+  readonly kind = 'configuration';
+
   constructor(message: string) {
     super(message);
     this.name = 'TokenError';
@@ -28,6 +34,19 @@ export interface TokenSource {
   refresh(): string;
   /** For logs and pages: `inline` or `file /path`. Never the token. */
   readonly description: string;
+  /**
+   * Counts the tokens this source has handed out (a login source renews its token; see src/auth). A request
+   * refused while the generation moved on was sent with an old token and is retried with the new one at once.
+   * Absent: the source never replaces its token by itself.
+   */
+  readonly generation?: number;
+}
+
+/** A login as the configuration gives it (api or one account): username with an inline password or a file. */
+export interface LoginCredential {
+  username: string;
+  password?: string;
+  passwordFile?: string;
 }
 
 export class InlineToken implements TokenSource {
@@ -128,18 +147,60 @@ export function tokenSource(
 }
 
 /**
- * One TokenSource per account: the account's own token or token_file, else the api's. Accounts that share a
+ * One TokenSource per account: the account's own token, token_file or login, else the api's (under the key `''`,
+ * also when no account uses it). Accounts that share a
  * token share one TokenSource instance, so callers can key per-token state (the request gate) on it.
  */
-export function accountTokenSources(config: Config, fs?: TokenFs): Map<string, TokenSource> {
+export function accountTokenSources(
+  config: Config,
+  fs?: TokenFs,
+  login?: (credential: LoginCredential) => TokenSource,
+): Map<string, TokenSource> {
+  return tokenSources(config, fs, login).accounts;
+}
+
+export interface TokenSources {
+  /** Per listed account, its source. */
+  accounts: Map<string, TokenSource>;
+  /** The api section's source, if it names one (the default of discovered accounts). */
+  api: TokenSource | undefined;
+  /** Every distinct source the configuration names, the api's first. */
+  all: TokenSource[];
+}
+
+/** As accountTokenSources, with the api's own source and the list of every distinct one (for discovery). */
+export function tokenSources(
+  config: Config,
+  fs?: TokenFs,
+  login?: (credential: LoginCredential) => TokenSource,
+): TokenSources {
   const shared = new Map<string, TokenSource>();
-  const pick = (src: { token?: string; tokenFile?: string }): TokenSource | undefined => {
+  const pick = (src: {
+    token?: string;
+    tokenFile?: string;
+    username?: string;
+    password?: string;
+    passwordFile?: string;
+  }): TokenSource | undefined => {
+    // A login is keyed by its user and where its password comes from: accounts naming the same login share one
+    // token (one login, one renewal) and, through the upstream keyed on this instance, one request budget.
     const key =
-      src.token !== undefined ? `t:${src.token}` : src.tokenFile !== undefined ? `f:${src.tokenFile}` : '';
+      src.token !== undefined
+        ? `t:${src.token}`
+        : src.tokenFile !== undefined
+          ? `f:${src.tokenFile}`
+          : src.username !== undefined
+            ? `l:${src.username}\u0000${src.passwordFile !== undefined ? `f:${src.passwordFile}` : `p:${src.password}`}`
+            : '';
     if (key === '') return undefined;
     let ts = shared.get(key);
     if (!ts) {
-      ts = tokenSource(src, fs)!;
+      if (src.username !== undefined) {
+        if (!login) throw new TokenError(`login ${JSON.stringify(src.username)}: no login client`);
+        ts = login(
+          withDefined({ username: src.username, password: src.password, passwordFile: src.passwordFile }),
+        );
+      } else ts = tokenSource(src, fs)!;
       shared.set(key, ts);
     }
     return ts;
@@ -152,5 +213,12 @@ export function accountTokenSources(config: Config, fs?: TokenFs): Map<string, T
     if (!ts) throw new TokenError(`account ${JSON.stringify(account.name)}: no token or token_file`);
     out.set(account.name, ts);
   }
+  return { accounts: out, api: apiSource, all: [...new Set(shared.values())] };
+}
+
+function withDefined(c: LoginCredential): LoginCredential {
+  const out: LoginCredential = { username: c.username };
+  if (c.password !== undefined) out.password = c.password;
+  if (c.passwordFile !== undefined) out.passwordFile = c.passwordFile;
   return out;
 }

@@ -1,4 +1,7 @@
-/** DVR health families (design.md section 5), labels account, stream, host. */
+/**
+ * DVR health families (README, "DVR health"): per host (labels account, stream, host), and one per stream (labels
+ * account, stream) saying whether the stream's own poll was answered.
+ */
 import type { Family, SeriesStoreApi } from '../store/types.js';
 
 export interface DvrFamilies {
@@ -12,6 +15,8 @@ export interface DvrFamilies {
   gap: Family;
   largestGap: Family;
   coverage: Family;
+  /** Per stream, not per host: whether the last poll of the stream was answered (1) or failed (0). */
+  streamUp: Family;
 }
 
 const LABELS = ['account', 'stream', 'host'] as const;
@@ -42,5 +47,11 @@ export function createDvrFamilies(store: SeriesStoreApi): DvrFamilies {
     ),
     largestGap: gauge('cdn_dvr_largest_gap_seconds', 'The longest break between two DVR ranges, seconds.'),
     coverage: gauge('cdn_dvr_coverage_ratio', 'Share of [now - window, now] covered by DVR ranges, 0..1.'),
+    streamUp: store.family({
+      name: 'cdn_dvr_stream_up',
+      help: 'Whether the last poll of the configured stream was answered (1), or failed (0: unknown stream 404, or another error).',
+      type: 'gauge',
+      labelNames: ['account', 'stream'],
+    }),
   };
 }

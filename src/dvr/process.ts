@@ -24,8 +24,16 @@ export class DvrProcess {
 
   constructor(private readonly f: DvrFamilies) {}
 
+  /** The per-host families (every one but the per-stream cdn_dvr_stream_up). */
   private families(): Family[] {
-    return Object.values(this.f) as Family[];
+    return (Object.entries(this.f) as Array<[keyof DvrFamilies, Family]>)
+      .filter(([name]) => name !== 'streamUp')
+      .map(([, family]) => family);
+  }
+
+  /** The outcome of one stream's poll: answered (1) or failed (0), whatever its hosts say. */
+  streamPolled(account: string, stream: string, answered: boolean): void {
+    this.f.streamUp.set(this.f.streamUp.slot([account, stream]), answered ? 1 : 0);
   }
 
   /** Applies the entries of one stream; returns a health summary per host (for the landing page). */
@@ -74,11 +82,22 @@ export class DvrProcess {
     return out;
   }
 
-  /** The stream is no longer polled or no longer exists: all its series go. */
+  /**
+   * The stream no longer exists: all its per-host series go. Its cdn_dvr_stream_up stays (at 0, as the caller
+   * sets it): the stream is still configured, and that series is what says it fails.
+   */
   removeStream(account: string, stream: string): void {
     const key = `${account}\u0000${stream}`;
     for (const host of this.hosts.get(key) ?? []) this.removeHost(account, stream, host);
     this.hosts.delete(key);
+  }
+
+  /** The account is no longer polled (discovery stopped it): every series of its streams goes, stream_up too. */
+  removeAccount(account: string, streams: readonly string[]): void {
+    for (const stream of streams) {
+      this.removeStream(account, stream);
+      this.f.streamUp.delete([account, stream]);
+    }
   }
 
   private removeHost(account: string, stream: string, host: string): void {

@@ -1,9 +1,16 @@
 /**
- * Network-DVR API (../shared/api/dvr-net.md): typed records and the tolerant parser of its answers.
+ * Network-DVR API (docs/upstream-api.md): typed records and the tolerant parser of its answers.
  * The document does not show the units of `dvr.window`, `dvr.duration` and `ranges[].duration`: seconds is
  * assumed (the DELETE form speaks in seconds, and timestamps have second precision).
  */
-import { describeValue, type FieldIssue, isRecord, malformed, ParseReport } from '../http/parse.js';
+import {
+  describeValue,
+  type FieldIssue,
+  isRecord,
+  MAX_TIMESTAMP_SECONDS,
+  malformed,
+  ParseReport,
+} from '../http/parse.js';
 
 export interface DvrRange {
   /** Start, Unix seconds. */
@@ -44,8 +51,9 @@ const RANGE_KEYS = new Set(['from', 'duration']);
  * Parses a GET stream answer. Throws ApiError `malformed` when the top level is not an object with a `data`
  * array. An entry without a usable `host`, `is_alive`, `dvr` object or `dvr.enabled` is dropped with an issue
  * (it could not be labelled or its state would be a guess); any other bad field is an issue and is dropped.
- * A range with a negative duration or a bad `from` is dropped. `fallbackStream` names entries that lack
- * `stream_name` (the body's echoed `stream_name`, else the one asked for).
+ * A range with a negative duration or a bad `from` is dropped. `fallbackStream` (the stream asked for) names
+ * entries that lack `stream_name`; when given, an answer echoing another `stream_name` is `malformed`, and an
+ * entry of another stream is an issue and dropped. A host listed twice: the second entry is an issue, dropped.
  */
 export function parseDvrStreamResponse(raw: unknown, fallbackStream = ''): DvrStreamResponse {
   if (!isRecord(raw)) throw malformed('dvr-net', `top level is ${describeValue(raw)}, not an object`);
@@ -57,10 +65,35 @@ export function parseDvrStreamResponse(raw: unknown, fallbackStream = ''): DvrSt
   for (const key of Object.keys(raw)) if (!TOP_KEYS.has(key)) report.unknownKey(key);
   let streamName = fallbackStream;
   if (raw.stream_name !== undefined) streamName = report.string(raw.stream_name, 'stream_name') ?? streamName;
+  // An answer about another stream than the one asked for must not be shown as this one.
+  if (fallbackStream !== '' && streamName !== fallbackStream) {
+    throw malformed(
+      'dvr-net',
+      `the answer echoes stream_name ${JSON.stringify(streamName)}, asked for ${JSON.stringify(fallbackStream)}`,
+    );
+  }
   const entries: DvrHostEntry[] = [];
+  const hosts = new Set<string>();
   raw.data.forEach((e, i) => {
     const entry = parseEntry(e, `data[${i}]`, streamName, report);
-    if (entry) entries.push(entry);
+    if (!entry) return;
+    // One entry per host is documented; a second one would contradict the first.
+    if (hosts.has(entry.host)) {
+      report.issue(
+        `data[${i}].host`,
+        `host ${JSON.stringify(entry.host)} listed twice; the second entry dropped`,
+      );
+      return;
+    }
+    if (fallbackStream !== '' && entry.streamName !== fallbackStream) {
+      report.issue(
+        `data[${i}].stream_name`,
+        `entry of stream ${JSON.stringify(entry.streamName)}, asked for ${JSON.stringify(fallbackStream)}; dropped`,
+      );
+      return;
+    }
+    hosts.add(entry.host);
+    entries.push(entry);
   });
   return { streamName, entries, issues: report.issues, unknownKeys: report.unknownKeys };
 }
@@ -91,7 +124,11 @@ function parseEntry(
   const entry: DvrHostEntry = { streamName: name, host, alive, dvr: { enabled, ranges: [] } };
   const optional = (key: 'window' | 'duration' | 'from') => {
     if (dvr[key] === undefined) return;
-    const n = report.count(dvr[key], `${path}.dvr.${key}`);
+    const n = report.count(
+      dvr[key],
+      `${path}.dvr.${key}`,
+      key === 'from' ? MAX_TIMESTAMP_SECONDS : undefined,
+    );
     if (n !== undefined) entry.dvr[key] = n;
   };
   optional('window');
@@ -109,32 +146,11 @@ function parseEntry(
         }
         for (const key of Object.keys(r))
           if (!RANGE_KEYS.has(key)) report.unknownKey(`data[].dvr.ranges[].${key}`);
-        const from = report.count(r.from, `${at}.from`);
+        const from = report.count(r.from, `${at}.from`, MAX_TIMESTAMP_SECONDS);
         const duration = report.count(r.duration, `${at}.duration`);
         if (from !== undefined && duration !== undefined) entry.dvr.ranges.push({ from, duration });
       });
     }
   }
   return entry;
-}
-
-/** A successful DELETE: `status` and the echoed parameters. */
-export interface DvrDeleteResponse {
-  status?: string;
-  streamName?: string;
-  /** The echoed request parameters (host, from_ts, duration_sec, to_ts, all), as sent back. */
-  echoed: Record<string, unknown>;
-  issues: FieldIssue[];
-}
-
-/** Parses a DELETE answer; the top level must be an object (an empty body is accepted as success). */
-export function parseDvrDeleteResponse(raw: unknown): DvrDeleteResponse {
-  if (raw === undefined) return { echoed: {}, issues: [] };
-  if (!isRecord(raw)) throw malformed('dvr-net', `top level is ${describeValue(raw)}, not an object`);
-  const report = new ParseReport();
-  const { status, stream_name, ...echoed } = raw;
-  const out: DvrDeleteResponse = { echoed, issues: report.issues };
-  if (status !== undefined) out.status = report.string(status, 'status');
-  if (stream_name !== undefined) out.streamName = report.string(stream_name, 'stream_name');
-  return out;
 }

@@ -3,16 +3,58 @@
  * in the optional state file (`state_file`), so a restart resumes where the last run stopped instead of at
  * now - lookback.
  *
+ * Beside the cursors it holds a `revisit` part (metrics.revisit): what was counted for each window awaiting its
+ * re-read. The cursor rule is this book's alone: a cursor is saved only past windows that have been counted, so a
+ * restart never counts a minute twice nor skips one; the revisit part only lets a restart re-read late data.
+ *
  * The state file is Written atomically (a temporary file in the same folder, flushed to
  * disk, then renamed over the old one: a crash leaves the old state or the new, never an empty or torn file), one
  * write at a time, the newest state winning.
  */
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { copyFile, mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { SavedRevisits } from '../traffic/revisit.js';
+
+const MINUTE = 60_000;
+/** What save() writes: `2026-06-01T12:00:00.000Z`; seconds and milliseconds optional on reading. */
+const CURSOR_TEXT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?Z$/;
+
+/** How far a saved cursor may be trusted, checked on load. */
+export interface CursorLimits {
+  /** Now, ms, on the exporter's clock. */
+  now: number;
+  /**
+   * The furthest back a restart resumes: an older cursor is moved up to floor_minute(now - maxCatchUpMs), and
+   * the minutes in between are given up (the caller counts them as skipped).
+   */
+  maxCatchUpMs: number;
+}
+
+export interface LoadedState {
+  /** Usable cursors by account (ms): whole minutes, not in the future, moved up to the catch-up limit. */
+  cursors: Map<string, number>;
+  /** Accounts whose cursor was moved up: the minutes [from, to) that will not be asked for. */
+  clamped: Map<string, { from: number; to: number }>;
+  /** One line per problem found, naming the file; each has been logged. */
+  problems: string[];
+  /** Where a copy of the file was kept when some of its cursors were bad (the next save overwrites the file). */
+  keptAs?: string;
+  /** Windows awaiting a re-read (metrics.revisit), checked; absent when the file has none. */
+  revisits?: SavedRevisits;
+}
+
+const describe = (v: unknown): string =>
+  v === null
+    ? 'null'
+    : Array.isArray(v)
+      ? 'an array'
+      : typeof v === 'string'
+        ? JSON.stringify(v)
+        : `a ${typeof v}`;
+const iso = (ms: number) => new Date(ms).toISOString().replace(':00.000Z', 'Z');
 
 /**
  * Cursors by account. `load` reads the state file once; `record` saves on every change of a cursor (a failed save
@@ -35,12 +77,18 @@ export class CursorBook {
     this.file = path ? new StateFile(path) : undefined;
   }
 
-  /** Reads the state file (none configured: an empty book). Throws when the file cannot be used. */
-  async load(): Promise<void> {
-    const saved = this.file ? await this.file.loadState() : { cursors: new Map<string, number>() };
+  /**
+   * Reads the state file (none configured: an empty book), its cursors checked against `limits` (StateFile.load).
+   * Throws when the file cannot be used as a whole; returns what was found wrong with single cursors (logged).
+   */
+  async load(limits?: CursorLimits): Promise<LoadedState> {
+    const loaded: LoadedState = this.file
+      ? await this.file.load(limits, this.log)
+      : { cursors: new Map<string, number>(), clamped: new Map(), problems: [] };
     this.loaded = true;
-    for (const [account, cursor] of saved.cursors) this.cursors.set(account, cursor);
-    this.savedRevisits = saved.revisits;
+    for (const [account, cursor] of loaded.cursors) this.cursors.set(account, cursor);
+    this.savedRevisits = loaded.revisits;
+    return loaded;
   }
 
   /** The windows awaiting a re-read as the state file had them (metrics.revisit); undefined: none. */
@@ -118,55 +166,122 @@ export interface SavedState {
   revisit?: SavedRevisits;
 }
 
-export interface LoadedState {
-  cursors: Map<string, number>;
-  revisits?: SavedRevisits;
-}
-
 export class StateFile {
   private pending: SavedState | undefined;
   private writing: Promise<void> | undefined;
 
   constructor(private readonly path: string) {}
 
-  /** Cursors by account (ms). A missing file is an empty state; an unreadable one is an error naming the file. */
-  async load(): Promise<Map<string, number>> {
-    return (await this.loadState()).cursors;
-  }
-
-  /** Cursors and the revisit part. A revisit part that is not of the known format is an error naming the file. */
-  async loadState(): Promise<LoadedState> {
+  /**
+   * The saved cursors, checked. A missing file is an empty state; a file that cannot be read (permissions) is an
+   * error naming it. Nothing bad is taken silently or walked from (a cursor in 1990 would walk 36 years, one in
+   * 2099 would stall the account until then):
+   * - a file that is not JSON, or not this format, is refused: the error names the file, which is left as it is;
+   * - a cursor that is not a time on a whole minute, or is in the future, is ignored (that account starts from
+   *   lookback), and the file is copied to `<file>.corrupt-<time>` before the next save overwrites it;
+   * - a cursor older than `limits.maxCatchUpMs` is moved up to that limit.
+   * - a revisit part of an unknown format (not version 1 of its schema) refuses the file as a whole; one account's
+   *   windows that cannot be true (not whole minutes, in the future, older than the catch-up limit, a record that
+   *   is not whole 8-byte values or names more series than the account has) are dropped: those minutes keep what
+   *   their first read counted, and the file is copied aside as for a bad cursor.
+   * Each problem is logged at error level (the move-up as a warning) and returned.
+   */
+  async load(limits?: CursorLimits, log?: Logger): Promise<LoadedState> {
+    const now = limits?.now ?? Date.now();
+    const out: LoadedState = { cursors: new Map(), clamped: new Map(), problems: [] };
     let text: string;
     try {
       text = await readFile(this.path, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { cursors: new Map() };
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return out;
       throw new Error(`state_file ${this.path}: ${(err as Error).message}`);
     }
+    const aside = `${this.path}.corrupt-${new Date(now).toISOString().replace(/[:.]/g, '-')}`;
+    // A file unreadable as a whole is refused (the process does not start, its error names the file): every
+    // account's cursor is in doubt, and the file is left as it is for the operator to repair or move away.
+    const wholeFile = (problem: string): never => {
+      throw new Error(
+        `state_file ${this.path}: ${problem}; repair it, or move it away to start from lookback`,
+      );
+    };
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      throw new Error(`state_file ${this.path}: not valid JSON; move it away to start from lookback`);
+      return wholeFile('not valid JSON');
     }
-    const cursors = (parsed as Partial<SavedState>)?.cursors;
-    if ((parsed as Partial<SavedState>)?.version !== 1 || !cursors || typeof cursors !== 'object') {
-      throw new Error(`state_file ${this.path}: unknown format; move it away to start from lookback`);
+    const state = parsed as Partial<SavedState> | null;
+    const cursors = state?.cursors;
+    if (
+      typeof state !== 'object' ||
+      state?.version !== 1 ||
+      !cursors ||
+      typeof cursors !== 'object' ||
+      Array.isArray(cursors)
+    ) {
+      return wholeFile('unknown format (expected {"version": 1, "cursors": {account: time}})');
     }
-    const out = new Map<string, number>();
-    for (const [account, iso] of Object.entries(cursors)) {
-      const ms = Date.parse(String(iso));
-      if (Number.isFinite(ms) && ms % 60_000 === 0) out.set(account, ms);
+    const latest = Math.floor(now / MINUTE) * MINUTE;
+    const earliest = limits
+      ? Math.floor((now - limits.maxCatchUpMs) / MINUTE) * MINUTE
+      : Number.NEGATIVE_INFINITY;
+    let bad = false;
+    const refuse = (account: string, problem: string) => {
+      bad = true;
+      const line = `state_file ${this.path}: cursor of account ${JSON.stringify(account)} ${problem}; ignored, the account starts from lookback`;
+      out.problems.push(line);
+      log?.error({ file: this.path, account, problem }, line);
+    };
+    for (const [account, value] of Object.entries(cursors as Record<string, unknown>)) {
+      const ms = typeof value === 'string' && CURSOR_TEXT.test(value) ? Date.parse(value) : Number.NaN;
+      if (!Number.isFinite(ms))
+        refuse(account, `is not a UTC time like 2026-06-01T12:00:00.000Z (got ${describe(value)})`);
+      else if (ms % MINUTE !== 0) refuse(account, `is not on a whole minute (${value as string})`);
+      else if (ms > latest) refuse(account, `is in the future (${iso(ms)}, now ${iso(now)})`);
+      else if (ms < earliest) {
+        const line =
+          `state_file ${this.path}: cursor of account ${JSON.stringify(account)} (${iso(ms)}) is older than ` +
+          `metrics.max_catch_up allows; moved up to ${iso(earliest)}, the minutes between are skipped`;
+        out.problems.push(line);
+        log?.warn({ file: this.path, account, cursor: iso(ms), moved_to: iso(earliest) }, line);
+        out.clamped.set(account, { from: ms, to: earliest });
+        out.cursors.set(account, earliest);
+      } else out.cursors.set(account, ms);
     }
-    const raw = (parsed as { revisit?: unknown }).revisit;
-    if (raw === undefined) return { cursors: out };
-    const revisits = revisitsSchema.safeParse(raw);
-    if (!revisits.success) {
-      throw new Error(
-        `state_file ${this.path}: its revisit part is of an unknown format (${revisits.error.issues[0]?.message}); move the file away to start from lookback`,
+    const rawRevisit = (parsed as { revisit?: unknown }).revisit;
+    if (rawRevisit !== undefined) {
+      const revisits = revisitsSchema.safeParse(rawRevisit);
+      if (!revisits.success) {
+        const issue = revisits.error.issues[0];
+        const where = issue?.path.length ? ` at revisit.${issue.path.join('.')}` : '';
+        return wholeFile(`its revisit part is of an unknown format (${issue?.message}${where})`);
+      }
+      const checked = revisits.data as SavedRevisits;
+      for (const [account, part] of Object.entries(checked.accounts)) {
+        const problem = revisitProblem(part, checked.families.length, earliest, latest);
+        if (problem === undefined) continue;
+        bad = true;
+        delete checked.accounts[account];
+        const line = `state_file ${this.path}: revisit windows of account ${JSON.stringify(account)} ${problem}; dropped, those minutes keep what their first read counted`;
+        out.problems.push(line);
+        log?.error({ file: this.path, account, problem }, line);
+      }
+      if (Object.keys(checked.accounts).length > 0) out.revisits = checked;
+    }
+    if (bad) {
+      await copyFile(this.path, aside);
+      out.keptAs = aside;
+      log?.error(
+        { file: this.path, kept_as: aside },
+        `state_file ${this.path}: kept as ${aside} before it is rewritten`,
       );
     }
-    return { cursors: out, revisits: revisits.data as SavedRevisits };
+    return out;
+  }
+
+  /** The same as load (its older name, kept for callers that read the revisit part). */
+  loadState(limits?: CursorLimits, log?: Logger): Promise<LoadedState> {
+    return this.load(limits, log);
   }
 
   /** Schedules a write of these cursors; returns when this state (or a newer one) is on disk. */
@@ -199,6 +314,30 @@ export class StateFile {
       this.writing = undefined;
     }
   }
+}
+
+/** Why one account's saved revisit windows cannot be used; undefined when they can. */
+function revisitProblem(
+  part: SavedRevisits['accounts'][string],
+  families: number,
+  earliest: number,
+  latest: number,
+): string | undefined {
+  if (part.series.some((s) => s !== null && s[0] >= families))
+    return 'name a counter family the file does not list';
+  for (const w of part.windows) {
+    const start = Date.parse(w.start);
+    const end = Date.parse(w.end);
+    const span = `${iso(start)}..${iso(end)}`;
+    if (start % MINUTE !== 0 || end % MINUTE !== 0 || !(start < end))
+      return `include a window that is not whole minutes (${span})`;
+    if (end > latest) return `include a window in the future (${span})`;
+    if (start < earliest) return `include a window older than metrics.max_catch_up allows (${span})`;
+    const bytes = Buffer.from(w.counted, 'base64').length;
+    if (bytes % 8 !== 0 || bytes / 8 > part.series.length)
+      return `include a record that does not fit the account's ${part.series.length} series (${span})`;
+  }
+  return undefined;
 }
 
 /** The cursors readable; the revisit part (its records are base64 anyway) on one line, to stay compact. */

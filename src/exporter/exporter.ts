@@ -1,18 +1,31 @@
 /**
- * The exporter without the process: the composition root. Configuration in; one upstream per token, one
- * TrafficPipeline (src/traffic/poller.ts) with a poller per account, the DVR and recordings rounds, the status
- * board, the cursor book, the series store, the registry and the HTTP app out. It wires them and does nothing else.
- * `main` owns listen, signals and shutdown; tests build an Exporter on a fake clock and a loopback simulator.
+ * The exporter without the process: the composition root. Configuration in; one upstream per token source (a fixed
+ * token or a login, src/auth), one TrafficPipeline (src/traffic/poller.ts) with a poller per account, the DVR and
+ * recordings rounds, account discovery (src/discovery), the status board, the cursor book, the series store, the
+ * registry and the HTTP app out. It wires them and does nothing else. `main` owns listen, signals and shutdown;
+ * tests build an Exporter on a fake clock and a loopback simulator.
  */
 import type { Express } from 'express';
 import { Registry } from 'prom-client';
 import type { Agent } from 'undici';
+import { LoginToken } from '../auth/login-token.js';
+import { type AuthMetrics, createAuthMetrics } from '../auth/metrics.js';
 import { type Clock, MINUTE, systemClock } from '../clock.js';
-import { accountTokenSources, type Config, METRIC_NAMES, type TokenFs } from '../config/index.js';
+import {
+  type AccountConfig,
+  type Config,
+  type LoginCredential,
+  METRIC_NAMES,
+  type TokenFs,
+  type TokenSource,
+  type TokenSources,
+  tokenSources,
+} from '../config/index.js';
+import { type DiscoverySource, discoveryRound } from '../discovery/discovery.js';
 import { createDvrFamilies } from '../dvr/metrics.js';
 import { DvrProcess } from '../dvr/process.js';
 import { AnswerAudit } from '../http/answers.js';
-import { isRefusal } from '../http/errors.js';
+import { describeError } from '../http/errors.js';
 import { type AgentOptions, createAgent } from '../http/request.js';
 import type { Logger } from '../log.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
@@ -21,16 +34,17 @@ import { createRecordingFamilies } from '../recordings/metrics.js';
 import { RecordingsProcess } from '../recordings/process.js';
 import { createApp } from '../server/app.js';
 import { createSelfMetrics, type SelfMetrics } from '../server/self-metrics.js';
-import type { ExporterStatus } from '../server/status.js';
+import type { ExporterStatus, SettingsSummary } from '../server/status.js';
 import { accountsForShard } from '../sharding.js';
 import { refreshSoon } from '../store/refresh-soon.js';
 import { SeriesStore } from '../store/series-store.js';
 import { type WorkerParserOptions, WorkerTrafficParser } from '../traffic/parse-pool.js';
 import { TrafficPipeline } from '../traffic/poller.js';
+import type { AccountWalker } from '../traffic/walker.js';
 import { CursorBook } from './cursor-book.js';
 import { dvrRound, type RoundReporter, recordingsRound } from './pollers.js';
 import { APIS, type Api, StatusBoard } from './status-board.js';
-import { rereadToken } from './token-refresh.js';
+import { rereadIfRefused, rereadToken } from './token-refresh.js';
 import { createUpstream, type Upstream } from './upstream.js';
 
 export { APIS, type Api };
@@ -68,11 +82,30 @@ export class Exporter {
   private readonly upstreams = new Map<string, Upstream>();
   private readonly board: StatusBoard;
   private readonly cursors: CursorBook;
+  /** Per account, the span the state file's cursor was moved over at start (older than metrics.max_catch_up). */
+  private clamped = new Map<string, { from: number; to: number }>();
   private readonly audit: AnswerAudit;
   private readonly storeChanged: () => void;
   private readonly controller = new AbortController();
   private loops: Promise<void>[] = [];
-  private traffic: TrafficPipeline | undefined;
+  private processes: Processes | undefined;
+  private walkers: AccountWalker[] = [];
+  /** Every login the configuration names (src/auth): renewal loops started before the pollers. */
+  private readonly logins: LoginToken[] = [];
+  private readonly tokens: TokenSources;
+  /** One upstream per token source (accounts sharing a credential share it), discovered accounts' included. */
+  private readonly allUpstreams = new Set<Upstream>();
+  /** The poll loops of each account now polled, so one account can be stopped alone (discovery). */
+  private readonly running = new Map<string, AccountPollers>();
+  /** Accounts polled because discovery found them (not listed in the configuration). */
+  private readonly discovered = new Set<string>();
+  private authMetrics: AuthMetrics | undefined;
+
+  /** The login metrics, registered on first use: an exporter with fixed tokens and no discovery has none. */
+  get auth(): AuthMetrics {
+    this.authMetrics ??= createAuthMetrics(this.registry);
+    return this.authMetrics;
+  }
 
   constructor(private readonly opts: ExporterOptions) {
     this.config = opts.config;
@@ -83,7 +116,6 @@ export class Exporter {
       apis: APIS,
       defaultMetrics: opts.defaultMetrics,
     });
-    this.board = new StatusBoard(this.self, this.clock, opts.version);
     this.storeChanged = refreshSoon(this.store, this.log);
     this.audit = new AnswerAudit((api, n) => this.self.parseErrors.inc({ api }, n));
     this.agent = createAgent({
@@ -97,32 +129,21 @@ export class Exporter {
       this.config.sharding.shards,
     );
     this.accounts = owned.map((a) => a.name);
+    this.board = new StatusBoard(
+      this.self,
+      this.clock,
+      opts.version,
+      settingsSummary(this.config, owned.length),
+    );
     this.parser = new WorkerTrafficParser({ log: this.log, ...opts.trafficParser });
-    const tokens = accountTokenSources(this.config, opts.tokenFs);
+    this.tokens = tokenSources(this.config, opts.tokenFs, (c) => this.createLogin(c));
     for (const account of owned) {
-      const token = tokens.get(account.name)!;
-      let upstream = [...this.upstreams.values()].find((u) => u.token === token);
-      upstream ??= createUpstream(token, {
-        baseUrl: this.config.api.baseUrl,
-        requestsPerSecond: this.config.api.requestsPerSecond,
-        concurrency: this.config.api.concurrency,
-        clock: this.clock,
-        agent: this.agent,
-        signal: this.controller.signal,
-        onRequest: (api, code, seconds) =>
-          this.self.observeRequest(api, code === 'error' ? 'error' : Number(code), seconds),
-        // An answer that is not JSON, or not of the documented shape, is a parse error of its API.
-        onError: (err) => {
-          if (err.kind === 'malformed') this.self.parseErrors.inc({ api: err.api });
-        },
-        parseTraffic: this.parser.parse,
-      });
-      this.upstreams.set(account.name, upstream);
+      this.upstreams.set(account.name, this.upstreamFor(this.tokens.accounts.get(account.name)!));
     }
-    const gates = new Set([...this.upstreams.values()].map((u) => u.gate));
+    // The request gates of every upstream, those made later for discovered accounts included.
     this.self.trackQueueLength(() => {
       let n = 0;
-      for (const g of gates) n += g.length;
+      for (const u of this.allUpstreams) n += u.gate.length;
       return n;
     });
     this.cursors = new CursorBook(this.config.stateFile, this.log);
@@ -131,98 +152,68 @@ export class Exporter {
       store: this.store,
       status: () => this.status(),
       log: this.log,
+      // Every token handed out and every login's password: redacted (src/redact.ts) wherever text is shown.
       secrets: () =>
-        [...new Set([...this.upstreams.values()].map((u) => safeToken(u)))].filter((t) => t !== ''),
+        [
+          ...new Set([...this.allUpstreams].map((u) => safeToken(u))),
+          ...this.logins.flatMap((l) => l.secrets()),
+        ].filter((t) => t !== ''),
       clock: this.clock,
     });
   }
 
   /** Starts every poll loop; resolves once they are running (not when they end). */
   async start(): Promise<void> {
-    await this.cursors.load();
-    this.board.markStarted();
-    const { config, clock, log, board } = this;
-    const signal = this.controller.signal;
-    const traffic = new TrafficPipeline(this.store, {
-      breakdown: config.metrics.breakdown,
-      windowGauges: config.metrics.windowGauges,
-      metrics: config.metrics.metrics,
-      allMetrics: METRIC_NAMES,
-      resources: config.metrics.resources,
-      windowMs: config.metrics.windowMs,
-      delayMs: config.metrics.delayMs,
-      lookbackMs: config.metrics.lookbackMs,
-      revisitMs: config.metrics.revisitMs,
-      maxInFlight: Math.max(1, config.api.concurrency),
-      backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
-      authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
+    const loaded = await this.cursors.load({
+      now: this.clock.now(),
+      maxCatchUpMs: Math.max(this.config.metrics.lookbackMs, this.config.metrics.maxCatchUpMs),
     });
-    this.traffic = traffic;
-    traffic.restoreRevisits(this.cursors.loadedRevisits, clock.now());
-    if (traffic.book) this.cursors.revisits = () => traffic.savedRevisits();
-    const dvr = new DvrProcess(createDvrFamilies(this.store));
-    const recordings = new RecordingsProcess(createRecordingFamilies(this.store));
-
-    for (const account of config.accounts.filter((a) => this.accounts.includes(a.name))) {
-      const name = account.name;
-      const up = this.upstreams.get(name)!;
-      const alog = log.child({ account: name });
-      const poller = traffic.poller(name, {
-        clock,
-        log: alog,
-        random: this.opts.random,
-        startCursor: this.cursors.get(name),
-        fetchTraffic: (o, priority) => up.call(() => up.metrics.fetchTraffic(o), priority),
-        onStatus: (s) => {
-          board.walker(s);
-          this.cursors.record(s.account, s.cursor);
-        },
-        audit: (answer, dropped) => this.audit.check('metrics', alog, answer, dropped),
-        storeChanged: this.storeChanged,
-        refused: () => rereadToken(up.token, alog),
-        revisitsChanged: () => this.cursors.touch(),
-      });
-      board.expect('metrics', name);
-      this.loops.push(poller.run(signal));
-
-      if (account.dvrStreams.length) {
-        board.expect('dvr-net', name);
-        const round = dvrRound({
-          account: name,
-          streams: account.dvrStreams,
-          clock,
-          log: alog,
-          getStream: (a, s) => up.call(() => up.dvr.getStream(a, s)),
-          process: dvr,
-          report: this.reporter('dvr-net', name, up, alog),
-          health: (rows) => {
-            board.dvr(name, rows);
-            this.storeChanged();
-          },
-        });
-        this.loops.push(pollEvery(config.dvr.intervalMs, clock, signal, round, alog));
-      }
-      if (account.recordings) {
-        board.expect('recorder-cloud', name);
-        const round = recordingsRound({
-          account: name,
-          log: alog,
-          list: (a) => up.call(() => up.recorder.listSettings(a, { all: true, extraFields: ['status'] })),
-          process: recordings,
-          report: this.reporter('recorder-cloud', name, up, alog),
-          summary: (rows) => {
-            board.recordings(name, rows);
-            this.storeChanged();
-          },
-        });
-        this.loops.push(pollEvery(config.recordings.intervalMs, clock, signal, round, alog));
-      }
+    // A bad state file is also shown on the landing page until the process restarts.
+    this.board.problemsAtStart(...loaded.problems);
+    this.clamped = loaded.clamped;
+    this.board.markStarted();
+    const { config, log } = this;
+    const signal = this.controller.signal;
+    // Logins first: the pollers' first requests then carry a token instead of failing for want of one.
+    // Only the logins this replica uses (an account of another shard may name its own).
+    const used = new Set<TokenSource>([...this.upstreams.values()].map((u) => u.token));
+    if (config.discovery.enabled) for (const t of this.tokens.all) used.add(t);
+    const logins = this.logins.filter((l) => used.has(l));
+    for (const login of logins) {
+      this.auth.addLogin(login.username);
+      this.loops.push(login.run(signal));
     }
+    await Promise.all(logins.map((l) => l.firstAttempt));
+    this.processes = {
+      traffic: new TrafficPipeline(this.store, {
+        breakdown: config.metrics.breakdown,
+        windowGauges: config.metrics.windowGauges,
+        metrics: config.metrics.metrics,
+        allMetrics: METRIC_NAMES,
+        resources: config.metrics.resources,
+        windowMs: config.metrics.windowMs,
+        delayMs: config.metrics.delayMs,
+        lookbackMs: config.metrics.lookbackMs,
+        revisitMs: config.metrics.revisitMs,
+        maxInFlight: Math.max(1, config.api.concurrency),
+        backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
+        authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
+      }),
+      dvr: new DvrProcess(createDvrFamilies(this.store)),
+      recordings: new RecordingsProcess(createRecordingFamilies(this.store)),
+    };
+    const { traffic } = this.processes;
+    traffic.restoreRevisits(this.cursors.loadedRevisits, this.clock.now());
+    if (traffic.book) this.cursors.revisits = () => traffic.savedRevisits();
+    for (const account of config.accounts.filter((a) => this.accounts.includes(a.name))) {
+      this.startAccount(account, this.upstreams.get(account.name)!);
+    }
+    if (config.discovery.enabled) this.startDiscovery(signal);
     log.info(
       { accounts: this.accounts, shard: config.sharding.shard, shards: config.sharding.shards },
       'polling started',
     );
-    if (this.accounts.length === 0) {
+    if (this.accounts.length === 0 && !config.discovery.enabled) {
       // Ready and empty is a valid state (more shards than accounts need one), but rarely the intended one.
       log.warn(
         { configured: config.accounts.length, shard: config.sharding.shard, shards: config.sharding.shards },
@@ -245,7 +236,7 @@ export class Exporter {
     await settledWithin(settled, 1000);
     await this.parser.close();
     // Windows the walkers handed over are counted before the cursors past them are saved.
-    await this.traffic?.idle();
+    await this.processes?.traffic.idle();
     await this.cursors.close();
   }
 
@@ -258,11 +249,261 @@ export class Exporter {
     return {
       result: ({ ok, error, failures }) => {
         this.board.round(api, account, ok, error);
-        if (failures.some(isRefusal)) rereadToken(up.token, log);
+        rereadIfRefused(failures, up.token, log);
       },
       answer: (res) => this.audit.check(api, log, res),
     };
   }
+
+  /**
+   * Starts one account's poll loops (traffic walker, DVR, recordings) under its own stop signal, so discovery can
+   * stop it alone (stopAccount). The exporter's stop() still stops it with the rest.
+   */
+  private startAccount(account: AccountConfig, up: Upstream): void {
+    const { config, clock, log, board } = this;
+    const { traffic, dvr, recordings } = this.processes!;
+    const name = account.name;
+    const ctl = new AbortController();
+    const main = this.controller.signal;
+    const onMainAbort = () => ctl.abort();
+    main.addEventListener('abort', onMainAbort, { once: true });
+    const signal = ctl.signal;
+    const loops: Promise<void>[] = [];
+    let active = true;
+    const alog = log.child({ account: name });
+    const token = up.token;
+    board.note(name, {
+      discovered: this.discovered.has(name),
+      // The login's own state, not the error text: "login refused" is not a network error.
+      downCause: () => {
+        if (!(token instanceof LoginToken)) return undefined;
+        const state = token.status.state;
+        if (state === 'login-refused') return 'login refused';
+        if (state === 'login-failed') return 'login failed';
+        return undefined;
+      },
+    });
+    const poller = traffic.poller(name, {
+      clock,
+      log: alog,
+      random: this.opts.random,
+      startCursor: this.cursors.get(name),
+      givenUp: this.clamped.get(name),
+      fetchTraffic: (o, priority) => up.call(() => up.metrics.fetchTraffic(o), priority),
+      onStatus: (s) => {
+        // A stopped account's last status must not bring back the rows stopAccount removed.
+        if (!active) return;
+        board.walker(s);
+        this.cursors.record(s.account, s.cursor);
+      },
+      audit: (answer, dropped) => this.audit.check('metrics', alog, answer, dropped),
+      storeChanged: this.storeChanged,
+      refused: () => rereadToken(token, alog),
+      revisitsChanged: () => this.cursors.touch(),
+    });
+    const { walker } = poller;
+    board.expect('metrics', name);
+    this.walkers.push(walker);
+    // A renewed token ends the walker's slow auth backoff at once.
+    const unsubscribe =
+      token instanceof LoginToken ? token.onToken(() => poller.authRestored()) : () => undefined;
+    loops.push(poller.run(signal));
+
+    if (account.dvrStreams.length) {
+      board.expect('dvr-net', name);
+      const round = dvrRound({
+        account: name,
+        streams: account.dvrStreams,
+        clock,
+        log: alog,
+        getStream: (a, s) => up.call(() => up.dvr.getStream(a, s)),
+        process: dvr,
+        report: this.reporter('dvr-net', name, up, alog),
+        health: (rows, failed) => {
+          board.dvr(name, rows, failed);
+          this.storeChanged();
+        },
+      });
+      loops.push(pollEvery(config.dvr.intervalMs, clock, signal, round, alog));
+    }
+    if (account.recordings) {
+      board.expect('recorder-cloud', name);
+      const round = recordingsRound({
+        account: name,
+        log: alog,
+        list: (a) => up.call(() => up.recorder.listSettings(a, { all: true, extraFields: ['status'] })),
+        process: recordings,
+        report: this.reporter('recorder-cloud', name, up, alog),
+        summary: (rows) => {
+          board.recordings(name, rows);
+          this.storeChanged();
+        },
+      });
+      loops.push(pollEvery(config.recordings.intervalMs, clock, signal, round, alog));
+    }
+    this.loops.push(...loops);
+    this.running.set(name, {
+      account,
+      walker,
+      stop: async () => {
+        active = false;
+        ctl.abort();
+        main.removeEventListener('abort', onMainAbort);
+        unsubscribe();
+        await Promise.allSettled(loops);
+      },
+    });
+  }
+
+  /**
+   * Stops one account's loops and removes its series, as those of a vanished resource go, and its rows on the
+   * status board. Its cursor stays in the state file, so an account that comes back resumes where it stopped.
+   */
+  private async stopAccount(name: string): Promise<void> {
+    const pollers = this.running.get(name);
+    if (!pollers) return;
+    this.running.delete(name);
+    await pollers.stop();
+    const { traffic, dvr, recordings } = this.processes!;
+    // Windows handed over before the stop are counted first, so none lands after the removal.
+    await traffic.removeAccount(name);
+    // Its windows awaiting a re-read went with it: the state file's revisit part follows.
+    this.cursors.touch();
+    dvr.removeAccount(name, pollers.account.dvrStreams);
+    recordings.removeAccount(name);
+    this.board.removeAccount(name);
+    this.walkers = this.walkers.filter((w) => w !== pollers.walker);
+    this.storeChanged();
+  }
+
+  /**
+   * accounts_discovery: lists accounts with every credential the configuration names and starts or stops the
+   * pollers of the accounts this shard owns to match (an explicitly listed account is never touched).
+   */
+  private startDiscovery(signal: AbortSignal): void {
+    const { config, clock, log } = this;
+    const listed = new Set(config.accounts.map((a) => a.name));
+    const dlog = log.child({ api: 'inventory' });
+    const labelOf = (token: TokenSource): string => {
+      if (token instanceof LoginToken) return token.username;
+      if (token === this.tokens.api) return 'token';
+      const owner = [...this.tokens.accounts].find(([, t]) => t === token)?.[0];
+      return owner === undefined ? 'token' : `token:${owner}`;
+    };
+    const sources: DiscoverySource[] = this.tokens.all.map((token) => {
+      const up = this.upstreamFor(token);
+      return { label: labelOf(token), token, list: () => up.call(() => up.inventory.listAccounts()) };
+    });
+    let applying = Promise.resolve();
+    const round = discoveryRound({
+      log: dlog,
+      sources,
+      filter: config.discovery,
+      count: (label, n) => this.auth.discovered.set({ login: label }, n),
+      issues: (n) => this.self.parseErrors.inc({ api: 'inventory' }, n),
+      describe: describeError,
+      apply: (wanted) => {
+        applying = applying.then(() => this.applyDiscovered(wanted, listed, dlog));
+      },
+    });
+    this.loops.push(
+      pollEvery(
+        config.discovery.intervalMs,
+        clock,
+        signal,
+        async () => {
+          await round();
+          await applying;
+        },
+        dlog,
+      ),
+    );
+  }
+
+  private async applyDiscovered(
+    wanted: Map<string, TokenSource>,
+    listed: Set<string>,
+    log: Logger,
+  ): Promise<void> {
+    if (this.controller.signal.aborted) return;
+    const { shard, shards } = this.config.sharding;
+    const mine = new Set(
+      accountsForShard(
+        [...wanted.keys()].filter((n) => !listed.has(n)).map((name) => ({ name })),
+        shard,
+        shards,
+      ).map((a) => a.name),
+    );
+    for (const name of [...this.discovered]) {
+      if (mine.has(name)) continue;
+      this.discovered.delete(name);
+      log.info({ account: name }, 'discovered account gone or inactive: polling stopped');
+      await this.stopAccount(name);
+    }
+    for (const name of mine) {
+      if (this.discovered.has(name)) continue;
+      this.discovered.add(name);
+      const up = this.upstreamFor(wanted.get(name)!);
+      this.upstreams.set(name, up);
+      log.info({ account: name }, 'discovered account: polling started');
+      this.startAccount({ name, dvrStreams: [], recordings: this.config.discovery.recordings }, up);
+    }
+  }
+
+  /** The upstream (gate, clients) of a token source: one per source, made on first use. */
+  private upstreamFor(token: TokenSource): Upstream {
+    for (const u of this.allUpstreams) if (u.token === token) return u;
+    const upstream = createUpstream(token, {
+      baseUrl: this.config.api.baseUrl,
+      requestsPerSecond: this.config.api.requestsPerSecond,
+      concurrency: this.config.api.concurrency,
+      clock: this.clock,
+      agent: this.agent,
+      timeoutMs: this.config.api.timeoutMs,
+      maxBodyBytes: this.config.api.maxBodyBytes,
+      signal: this.controller.signal,
+      onRequest: (api, code, seconds) =>
+        this.self.observeRequest(api, code === 'error' ? 'error' : Number(code), seconds),
+      // An answer that is not JSON, or not of the documented shape, or too big to read, is a parse error of its API.
+      onError: (err) => {
+        if (err.kind === 'malformed' || err.kind === 'too_large') this.self.parseErrors.inc({ api: err.api });
+      },
+      parseTraffic: this.parser.parse,
+    });
+    this.allUpstreams.add(upstream);
+    return upstream;
+  }
+
+  /** One login's token source, with its metrics; its loop starts in start(). */
+  private createLogin(credential: LoginCredential): TokenSource {
+    const login = credential.username;
+    const source = new LoginToken({
+      credential,
+      baseUrl: this.config.api.baseUrl,
+      clock: this.clock,
+      log: this.log,
+      dispatcher: this.agent,
+      random: this.opts.random,
+      fs: this.opts.tokenFs,
+      onLogin: (result) => this.auth.logins.inc({ login, result }),
+      onExpiry: (at) => this.auth.setExpiry(login, at),
+    });
+    this.logins.push(source);
+    return source;
+  }
+}
+
+interface AccountPollers {
+  account: AccountConfig;
+  walker: AccountWalker;
+  stop(): Promise<void>;
+}
+
+/** What every account's pollers feed; made in start(). */
+interface Processes {
+  traffic: TrafficPipeline;
+  dvr: DvrProcess;
+  recordings: RecordingsProcess;
 }
 
 /** Whether `p` settled within `ms` of real time. */
@@ -275,6 +516,32 @@ async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> 
     return await Promise.race([p.then(() => true), timeout]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** What the landing page's one-line summary shows of the configuration; never a credential. */
+function settingsSummary(config: Config, owned: number): SettingsSummary {
+  const { api, metrics, sharding } = config;
+  return {
+    shard: sharding.shard,
+    shards: sharding.shards,
+    accountsConfigured: config.accounts.length,
+    accountsOwned: owned,
+    apiHost: apiHost(api.baseUrl),
+    windowMs: metrics.windowMs,
+    delayMs: metrics.delayMs,
+    lookbackMs: metrics.lookbackMs,
+    requestsPerSecond: api.requestsPerSecond,
+    concurrency: api.concurrency,
+  };
+}
+
+/** The API's host (and port) for the landing page: never the user info a base_url may carry, nor path or query. */
+export function apiHost(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).host;
+  } catch {
+    return '(invalid base_url)';
   }
 }
 

@@ -7,8 +7,15 @@ import type { Clock } from '../clock.js';
 import type { StreamHealth } from '../dvr/process.js';
 import type { RecordingSummary } from '../recordings/process.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
-import type { AccountStatus, DvrProblem, ExporterStatus, RecordingProblem } from '../server/status.js';
+import type {
+  AccountStatus,
+  DvrProblem,
+  ExporterStatus,
+  RecordingProblem,
+  SettingsSummary,
+} from '../server/status.js';
 import type { WalkerStatus } from '../traffic/walker.js';
+import type { StreamFailure } from './pollers.js';
 
 export const APIS = ['metrics', 'dvr-net', 'recorder-cloud'] as const;
 export type Api = (typeof APIS)[number];
@@ -16,10 +23,26 @@ export type Api = (typeof APIS)[number];
 /** A DVR host is listed as a problem below this coverage of its window. */
 export const COVERAGE_PROBLEM = 0.9;
 
+/** What the board says of an account beyond its pollers' reports. */
+export interface AccountNote {
+  /** Polled because accounts_discovery found it (not listed in the configuration). */
+  discovered?: boolean;
+  /**
+   * Why the account is down when that is not the API's doing (`login refused`, `login failed`): read when the
+   * status is built, from the login's own state, never from an error's text.
+   */
+  downCause?: () => string | undefined;
+}
+
 export class StatusBoard {
   private readonly statuses = new Map<string, AccountStatus>();
   private readonly dvrHealth = new Map<string, StreamHealth[]>();
+  /** Per account, the configured streams whose last poll failed (stream -> error). */
+  private readonly dvrFailed = new Map<string, ReadonlyMap<string, StreamFailure>>();
   private readonly recordingSummary = new Map<string, RecordingSummary[]>();
+  /** Problems found at start that the landing page shows until the process restarts (a bad state file). */
+  private readonly startProblems: string[] = [];
+  private readonly notes = new Map<string, AccountNote>();
   private readonly startedAt: Date;
   private started = false;
 
@@ -27,6 +50,8 @@ export class StatusBoard {
     private readonly self: SelfMetrics,
     private readonly clock: Clock,
     private readonly version: string,
+    /** The effective settings for the landing page's one-line summary. */
+    private readonly settings?: SettingsSummary,
   ) {
     this.startedAt = new Date(clock.now());
   }
@@ -34,6 +59,31 @@ export class StatusBoard {
   /** Polling has begun: from now on, ready once every row has been tried. */
   markStarted(): void {
     this.started = true;
+  }
+
+  /** Problems of the exporter itself found at start, one line each (already logged). */
+  problemsAtStart(...lines: string[]): void {
+    this.startProblems.push(...lines);
+  }
+
+  /** Notes on every row of the account (discovered, the cause of a down that is the login's). */
+  note(account: string, note: AccountNote): void {
+    this.notes.set(account, note);
+  }
+
+  /**
+   * The account is no longer polled (discovery stopped it): its rows, its DVR and recording problems and its
+   * cdn_up / cdn_last_success_timestamp_seconds series go.
+   */
+  removeAccount(account: string): void {
+    for (const api of APIS) {
+      this.statuses.delete(key(api, account));
+      this.self.removeAccount(api, account);
+    }
+    this.dvrHealth.delete(account);
+    this.dvrFailed.delete(account);
+    this.recordingSummary.delete(account);
+    this.notes.delete(account);
   }
 
   /** A row for a poller that has not reported yet (not ready until it has tried). */
@@ -47,8 +97,11 @@ export class StatusBoard {
       up: s.up === true,
       tried: s.tried,
       cursor: new Date(s.cursor),
-      windowMinutes: s.maxWindowMinutes,
+      windowMinutes: s.windowMinutes,
+      maxWindowMinutes: s.maxWindowMinutes,
       lastError: s.lastError,
+      lastErrorAt: s.lastErrorAt === undefined ? undefined : new Date(s.lastErrorAt),
+      errorsSinceSuccess: s.errorsSinceSuccess,
       lastSuccess: s.lastSuccess === undefined ? undefined : new Date(s.lastSuccess),
     });
     if (s.up !== undefined)
@@ -58,18 +111,23 @@ export class StatusBoard {
   /** The outcome of one DVR or recordings round. */
   round(api: Api, account: string, ok: boolean, error: string | undefined): void {
     const now = this.clock.now();
+    const prev = this.statuses.get(key(api, account))?.errorsSinceSuccess ?? 0;
     this.set(api, account, {
       up: ok,
       tried: true,
       lastError: error,
+      ...(error ? { lastErrorAt: new Date(now) } : {}),
+      // A poll that answered but failed in part (a DVR stream unknown) is not a success for this count.
+      errorsSinceSuccess: error ? prev + 1 : 0,
       ...(ok ? { lastSuccess: new Date(now) } : {}),
     });
     this.self.setPollResult(api, account, ok, now);
   }
 
   /** Health of every DVR host of the account after a round. */
-  dvr(account: string, rows: StreamHealth[]): void {
+  dvr(account: string, rows: StreamHealth[], failed: ReadonlyMap<string, StreamFailure>): void {
     this.dvrHealth.set(account, rows);
+    this.dvrFailed.set(account, failed);
   }
 
   /** Summary of the account's recordings after a round. */
@@ -79,10 +137,26 @@ export class StatusBoard {
 
   status(): ExporterStatus {
     const now = this.clock.now();
-    const accounts = [...this.statuses.values()].map((s) =>
-      s.cursor ? { ...s, lagSeconds: Math.max(0, (now - s.cursor.getTime()) / 1000) } : { ...s },
-    );
+    const accounts = [...this.statuses.values()].map((s) => {
+      const row: AccountStatus = s.cursor
+        ? { ...s, lagSeconds: Math.max(0, (now - s.cursor.getTime()) / 1000) }
+        : { ...s };
+      const note = this.notes.get(s.name);
+      if (note?.discovered) row.discovered = true;
+      const cause = row.up ? undefined : note?.downCause?.();
+      if (cause) row.cause = cause;
+      return row;
+    });
     const dvr: DvrProblem[] = [];
+    for (const [account, failed] of this.dvrFailed) {
+      for (const [stream, f] of failed) {
+        dvr.push({
+          account,
+          stream,
+          problem: f.unknown ? `unknown stream (${f.error})` : `poll failed: ${f.error}`,
+        });
+      }
+    }
     for (const rows of this.dvrHealth.values()) {
       for (const r of rows) {
         if (!r.alive) dvr.push({ account: r.account, stream: r.stream, host: r.host, problem: 'not alive' });
@@ -100,7 +174,15 @@ export class StatusBoard {
     for (const rows of this.recordingSummary.values()) {
       for (const r of rows) {
         if (r.status === 'error') {
-          recordings.push({ account: r.account, id: r.id, status: r.status, problem: 'recording in error' });
+          recordings.push({
+            account: r.account,
+            id: r.id,
+            sourcePath: r.sourcePath,
+            sourceDomain: r.sourceDomain,
+            resourceId: r.resourceId,
+            status: r.status,
+            problem: 'recording in error',
+          });
         }
       }
     }
@@ -111,12 +193,18 @@ export class StatusBoard {
       startedAt: this.startedAt,
       accounts,
       problems: { dvr, recordings },
+      ...(this.settings ? { settings: this.settings } : {}),
+      notes: [...this.startProblems],
     };
   }
 
   private set(api: Api, account: string, patch: Partial<AccountStatus>): void {
-    const key = `${api}\u0000${account}`;
-    const prev = this.statuses.get(key) ?? { name: account, api, up: false };
-    this.statuses.set(key, { ...prev, ...patch });
+    const k = key(api, account);
+    const prev = this.statuses.get(k) ?? { name: account, api, up: false };
+    this.statuses.set(k, { ...prev, ...patch });
   }
+}
+
+function key(api: Api, account: string): string {
+  return `${api}\u0000${account}`;
 }

@@ -5,6 +5,7 @@
 import type { Agent } from 'undici';
 import type { Clock } from '../clock.js';
 import type { TokenSource } from '../config/index.js';
+import { InventoryClient } from '../discovery/client.js';
 import { DvrClient } from '../dvr/client.js';
 import type { ApiName } from '../http/errors.js';
 import { type ApiError, isApiError } from '../http/errors.js';
@@ -20,6 +21,7 @@ export interface Upstream {
   metrics: MetricsClient;
   dvr: DvrClient;
   recorder: RecorderClient;
+  inventory: InventoryClient;
   /**
    * Runs one request through the gate; a 429 pauses and slows the gate, a success lets it climb back. `priority`:
    * see RequestGate.run (default 0).
@@ -33,6 +35,10 @@ export interface UpstreamOptions {
   concurrency: number;
   clock: Clock;
   agent: Agent;
+  /** api.timeout: deadline of a whole answer. */
+  timeoutMs?: number;
+  /** api.max_body_bytes. */
+  maxBodyBytes?: number;
   onRequest: (api: ApiName, code: string, seconds: number) => void;
   /** Aborting it drops every request still waiting in the gate (they reject); requests already sent go on. */
   signal?: AbortSignal;
@@ -49,6 +55,8 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
     clock: opts.clock,
     dispatcher: opts.agent,
     onRequest: opts.onRequest,
+    timeoutMs: opts.timeoutMs,
+    maxBodyBytes: opts.maxBodyBytes,
   });
   const gate = new RequestGate({
     requestsPerSecond: opts.requestsPerSecond,
@@ -61,25 +69,44 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
     metrics: new MetricsClient(http, opts.parseTraffic),
     dvr: new DvrClient(http),
     recorder: new RecorderClient(http),
+    inventory: new InventoryClient(http),
     async call<T>(fn: () => Promise<T>, priority?: number): Promise<T> {
-      let releasedAt: number | undefined;
-      try {
-        const result = await gate.run(
-          (ticket) => {
-            releasedAt = ticket.releasedAt;
-            return reportingSends(ticket.sent, fn);
-          },
-          opts.signal,
-          priority,
-        );
-        gate.succeeded();
-        return result;
-      } catch (err) {
-        if (isApiError(err)) {
-          if (err.kind === 'rate-limited') gate.rateLimited(err.retryAfterMs, releasedAt);
-          opts.onError?.(err);
+      for (let attempt = 0; ; attempt++) {
+        // No token (a login refused or not done yet): fail before taking a place in the gate.
+        token.get();
+        let releasedAt: number | undefined;
+        let generation = token.generation;
+        try {
+          const result = await gate.run(
+            (ticket) => {
+              releasedAt = ticket.releasedAt;
+              generation = token.generation;
+              return reportingSends(ticket.sent, fn);
+            },
+            opts.signal,
+            priority,
+          );
+          gate.succeeded();
+          return result;
+        } catch (err) {
+          // Refused, but sent with a token that has been renewed since: the same request once more, with the new
+          // one (a window in flight across a renewal is neither skipped nor counted twice).
+          if (
+            isApiError(err) &&
+            err.kind === 'auth' &&
+            attempt === 0 &&
+            token.generation !== undefined &&
+            token.generation !== generation
+          ) {
+            opts.onError?.(err);
+            continue;
+          }
+          if (isApiError(err)) {
+            if (err.kind === 'rate-limited') gate.rateLimited(err.retryAfterMs, releasedAt);
+            opts.onError?.(err);
+          }
+          throw err;
         }
-        throw err;
       }
     },
   };

@@ -1,5 +1,5 @@
 /**
- * What an API answer had that the exporter could not use. Nothing is dropped silently (design.md section 4):
+ * What an API answer had that the exporter could not use. Nothing is dropped silently (docs/architecture.md):
  * - a bad field (a string where a count belongs, a negative count, ...) or a record that cannot be attributed is
  *   counted in `cdn_exporter_parse_errors_total{api}` and logged with a few examples, every answer that has one;
  * - a key the API document does not name is ignored (the document may simply be behind the API) but logged once

@@ -1,10 +1,11 @@
 /**
- * The one error type of the API clients. Callers decide what to do from `kind` and `retryable` (design.md
- * section 4), never from the message. The message and every field are built without the token: the request
+ * The one error type of the API clients. Callers decide what to do from `kind` and `retryable` (docs/architecture.md,
+ * "Failures and the token"), never from the message. The message and every field are built without the token: the request
  * helper also scrubs it from any text the API sends back, in case an upstream echoes it.
  */
 
-export type ApiName = 'metrics' | 'dvr-net' | 'recorder-cloud';
+/** `inventory`: the account list that accounts_discovery reads (src/discovery). */
+export type ApiName = 'metrics' | 'dvr-net' | 'recorder-cloud' | 'inventory';
 
 export type ErrorKind =
   /** 429: wait for Retry-After, slow the token's queue down. */
@@ -19,8 +20,10 @@ export type ErrorKind =
   | 'invalid'
   /** No HTTP answer: reset, refused, DNS, connect/headers/body timeout. */
   | 'network'
-  /** An answer that is not the documented shape: non-JSON, truncated, wrong top-level shape. */
-  | 'malformed';
+  /** An answer that is not the documented shape: non-JSON, truncated, wrong top-level shape, undecodable. */
+  | 'malformed'
+  /** A body over api.max_body_bytes, as sent or decoded: given up at the limit; traffic asks for less. */
+  | 'too_large';
 
 export const ERROR_KINDS: readonly ErrorKind[] = [
   'rate-limited',
@@ -30,6 +33,7 @@ export const ERROR_KINDS: readonly ErrorKind[] = [
   'invalid',
   'network',
   'malformed',
+  'too_large',
 ];
 
 const RETRYABLE: Record<ErrorKind, boolean> = {
@@ -40,6 +44,7 @@ const RETRYABLE: Record<ErrorKind, boolean> = {
   invalid: false,
   network: true,
   malformed: true,
+  too_large: true,
 };
 
 export interface ApiErrorInit {
@@ -155,6 +160,9 @@ export function isRefusal(err: unknown): boolean {
 /** One line for logs and pages: the HTTP status (or the kind when none came) and the API's own words. */
 export function describeError(err: unknown): string {
   if (isApiError(err)) return `${err.status ?? err.kind}: ${err.description ?? err.message}`;
+  // Other failures that say what kind they are (a TokenError is `configuration`) keep that word in front.
+  const kind = err instanceof Error ? (err as { kind?: unknown }).kind : undefined;
+  if (typeof kind === 'string') return `${kind}: ${(err as Error).message}`;
   return err instanceof Error ? err.message : String(err);
 }
 

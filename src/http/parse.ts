@@ -6,6 +6,21 @@ import { ApiError, type ApiName } from './errors.js';
 
 export type Json = Record<string, unknown>;
 
+/**
+ * Ceilings of the values the parsers accept; a value beyond one is an issue of its field, like any bad value.
+ * - A count (status codes, requests, bytes, seconds) is a safe integer, at most 2^53-1: above it JSON numbers are
+ *   rounded (2^53+1 reads as 2^53), so the API's number is no longer the one we would count.
+ * - Any other measure (a request time) is at most 2^53-1 too: far beyond anything real, and it keeps every sum
+ *   and product finite (1.7e308 would make a counter +Inf for good).
+ * - A bandwidth is at most 1e14 bit/s (100 Tbit/s): times a window of at most 600 s, over 8, it stays a safe
+ *   integer of bytes. A single resource or account serving more is not plausible.
+ * - A UTC timestamp in seconds is at most 253402300799 (9999-12-31T23:59:59Z).
+ */
+export const MAX_COUNT = Number.MAX_SAFE_INTEGER;
+export const MAX_MEASURE = Number.MAX_SAFE_INTEGER;
+export const MAX_BANDWIDTH_BITS_PER_SECOND = 1e14;
+export const MAX_TIMESTAMP_SECONDS = 253_402_300_799;
+
 /** One problem found in a body; the rest of the body is kept. */
 export interface FieldIssue {
   /** JSON path of the field, e.g. `data[3].edge_status_200`. */
@@ -54,27 +69,31 @@ export class ParseReport {
     return v;
   }
 
-  /** A finite number >= 0. */
-  nonNegative(v: unknown, path: string): number | undefined {
+  /** A finite number in 0..max (default MAX_MEASURE). */
+  nonNegative(v: unknown, path: string, max: number = MAX_MEASURE): number | undefined {
     const n = this.number(v, path);
     if (n === undefined) return undefined;
     if (n < 0) return this.issue(path, `expected a non-negative number, got ${n}`);
+    if (n > max) return this.issue(path, `expected at most ${max}, got ${n}`);
     return n;
   }
 
-  /** A non-negative integer (a count, bytes, seconds). */
-  count(v: unknown, path: string): number | undefined {
-    const n = this.nonNegative(v, path);
+  /** A non-negative integer (a count, bytes, seconds) of at most `max` (default MAX_COUNT, 2^53-1). */
+  count(v: unknown, path: string, max: number = MAX_COUNT): number | undefined {
+    const n = this.nonNegative(v, path, Math.max(max, MAX_MEASURE));
     if (n === undefined) return undefined;
     if (!Number.isInteger(n)) return this.issue(path, `expected an integer, got ${n}`);
+    if (n > max) return this.issue(path, `expected an integer of at most ${max}, got ${n}`);
     return n;
   }
 
-  /** An integer, any sign. */
-  integer(v: unknown, path: string): number | undefined {
+  /** An integer, any sign, in -max..max (default 2^53-1). */
+  integer(v: unknown, path: string, max: number = MAX_COUNT): number | undefined {
     const n = this.number(v, path);
     if (n === undefined) return undefined;
     if (!Number.isInteger(n)) return this.issue(path, `expected an integer, got ${n}`);
+    if (Math.abs(n) > max)
+      return this.issue(path, `expected an integer of at most ${max} either side of 0, got ${n}`);
     return n;
   }
 

@@ -3,8 +3,14 @@
  * every failure onto an ApiError (./errors.ts). The clients know the API documents; this module knows HTTP.
  *
  * Contracts:
- * - Timeouts default well under a scrape/poll timeout (connect 10 s, headers 20 s, body 20 s); a timeout is a
- *   `network` error, never a hang.
+ * - Timeouts default well under a scrape/poll timeout (connect 10 s, headers 20 s, body idle 20 s); a timeout is a
+ *   `network` error, never a hang. Above those, `timeoutMs` (api.timeout) is one deadline for the WHOLE answer,
+ *   headers and body together: undici's body timeout is per chunk, so a body trickled a byte at a time would
+ *   never end without it. Missing it is a `network` error with code `ANSWER_TIMEOUT`.
+ * - A body over `maxBodyBytes` (api.max_body_bytes), as sent or once decoded, is a `too_large` error; it is read
+ *   as a stream and given up at the limit, never buffered whole.
+ * - Requests ask for `Accept-Encoding: gzip, deflate, br` and the body is decoded as its `Content-Encoding` says
+ *   (undici does not decode by itself). A body that does not decode is `malformed`.
  * - The token is read from `token()` on every request, so a caller that rotates it needs no restart. It is sent
  *   only as a header; it never appears in a URL, a message or an error field (any text from the API that echoes
  *   it is scrubbed).
@@ -16,8 +22,12 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
+import type { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 import { type Clock, systemClock } from '../clock.js';
+import { redactSecrets } from '../redact.js';
 import { ApiError, type ApiName, kindForStatus, parseRetryAfter } from './errors.js';
 
 export type RequestObserver = (api: ApiName, code: string, seconds: number) => void;
@@ -28,8 +38,6 @@ export interface AgentOptions {
   bodyTimeoutMs?: number;
   /** Idle keep-alive sockets are closed after this long (server hints may shorten it). */
   keepAliveTimeoutMs?: number;
-  /** Bodies larger than this fail as `network` errors instead of filling memory. */
-  maxResponseBytes?: number;
   /** Sockets per origin. */
   connections?: number;
 }
@@ -37,7 +45,10 @@ export interface AgentOptions {
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 20_000;
 export const DEFAULT_BODY_TIMEOUT_MS = 20_000;
-const DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
+/** api.timeout's default. */
+export const DEFAULT_ANSWER_TIMEOUT_MS = 30_000;
+/** api.max_body_bytes' default: the largest plausible traffic answer (15k resources) is about 22 MB. */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 export function createAgent(opts: AgentOptions = {}): Agent {
   return new Agent({
@@ -45,7 +56,6 @@ export function createAgent(opts: AgentOptions = {}): Agent {
     headersTimeout: opts.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
     bodyTimeout: opts.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
     keepAliveTimeout: opts.keepAliveTimeoutMs ?? 30_000,
-    maxResponseSize: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
     connections: opts.connections ?? null,
   });
 }
@@ -58,6 +68,10 @@ export interface HttpClientOptions extends AgentOptions {
   /** The clock Retry-After dates are measured against. */
   clock?: Clock;
   onRequest?: RequestObserver;
+  /** Deadline of a whole answer (connect, headers and body), real milliseconds. Default 30 s. */
+  timeoutMs?: number;
+  /** Largest body read, as sent and once decoded. Default 64 MiB. */
+  maxBodyBytes?: number;
   /** A dispatcher to use instead of a new Agent (shared pools, tests). It is not closed by close(). */
   dispatcher?: Dispatcher;
 }
@@ -155,7 +169,11 @@ export class HttpClient {
     const token = this.opts.token();
     const endpoint = `${spec.method} ${spec.path}`;
     const url = `${this.base}${spec.path}${buildQuery(spec.query ?? [])}`;
-    const headers: Record<string, string> = { 'cdn-auth-token': token, accept: 'application/json' };
+    const headers: Record<string, string> = {
+      'cdn-auth-token': token,
+      accept: 'application/json',
+      'accept-encoding': 'gzip, deflate, br',
+    };
     let body: string | undefined;
     if (spec.json !== undefined) {
       body = JSON.stringify(spec.json);
@@ -166,32 +184,68 @@ export class HttpClient {
       this.opts.onRequest?.(spec.api, code, (performance.now() - started) / 1000);
 
     let status: number | undefined;
-    let contentType: string;
+    let contentType = '';
     let retryAfter: string | undefined;
     let bytes: Uint8Array;
+    const timeoutMs = this.opts.timeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS;
+    // One controller per request, aborted by the deadline or the caller's signal; its listener and timer are
+    // removed when the answer is in, so a long-lived caller signal collects nothing.
+    const controller = new AbortController();
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      controller.abort(new Error(`whole answer not received within ${timeoutMs}ms`));
+    }, timeoutMs);
+    timer.unref();
+    const callerAborted = () => controller.abort(spec.signal?.reason);
+    if (spec.signal?.aborted) callerAborted();
+    else spec.signal?.addEventListener('abort', callerAborted, { once: true });
+    const signal = controller.signal;
     try {
       const res = await undiciRequest(url, {
         method: spec.method,
         headers,
         body,
         dispatcher: this.dispatcher,
-        signal: spec.signal,
+        signal,
       });
       status = res.statusCode;
       contentType = headerValue(res.headers['content-type']) ?? '';
       retryAfter = headerValue(res.headers['retry-after']);
       // A connection that breaks off after the headers (reset, body timeout) is a network failure like any other.
-      bytes = new Uint8Array(await res.body.arrayBuffer());
+      bytes = await readBody(
+        res.body,
+        headerValue(res.headers['content-encoding']),
+        this.opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      );
     } catch (err) {
+      if (err instanceof BodyProblem) {
+        observe(String(status));
+        // An error answer whose body cannot be read is still that status's error, without the API's words.
+        if (status !== undefined && (status < 200 || status >= 300))
+          throw this.failure(spec.api, endpoint, status, contentType, retryAfter, '', token);
+        throw new ApiError({
+          api: spec.api,
+          kind: err.kind,
+          status,
+          endpoint,
+          detail: scrub(err.message, token),
+        });
+      }
       observe('error');
-      const detail = scrub(errorText(err), token);
+      const detail = late
+        ? `whole answer not received within ${timeoutMs}ms (api.timeout)`
+        : scrub(errorText(err), token);
       throw new ApiError({
         api: spec.api,
         kind: 'network',
         endpoint,
         detail: status === undefined ? detail : `body cut off after ${status}: ${detail}`,
-        code: errorCode(err),
+        code: late ? 'ANSWER_TIMEOUT' : errorCode(err),
       });
+    } finally {
+      clearTimeout(timer);
+      spec.signal?.removeEventListener('abort', callerAborted);
     }
     observe(String(status));
 
@@ -285,7 +339,110 @@ function clip(s: string): string {
 
 /** Replaces the token anywhere in a text (an upstream that echoes it must not carry it into our errors). */
 function scrub(s: string, token: string): string {
-  return token.length >= 4 ? s.split(token).join('[REDACTED]') : s;
+  return redactSecrets(s, [token]);
+}
+
+/** A body given up on for what it is (too big, undecodable), not for how the connection went. */
+class BodyProblem extends Error {
+  constructor(
+    readonly kind: 'too_large' | 'malformed',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Output chunk of the decoders: zlib's 16 KiB default makes a 22 MB answer 1,400 chunks to collect. */
+const DECODED_CHUNK = 256 * 1024;
+
+/** The decoders of a Content-Encoding, in the order to apply them (the header lists them as applied). */
+function decodersFor(encoding: string | undefined): Transform[] {
+  if (encoding === undefined) return [];
+  const names = encoding
+    .split(',')
+    .map((e) => e.trim().toLowerCase())
+    .filter((e) => e !== '' && e !== 'identity');
+  return names.reverse().map((name) => {
+    switch (name) {
+      case 'gzip':
+      case 'x-gzip':
+        return createGunzip({ chunkSize: DECODED_CHUNK });
+      case 'deflate':
+        return createInflate({ chunkSize: DECODED_CHUNK });
+      case 'br':
+        return createBrotliDecompress({ chunkSize: DECODED_CHUNK });
+      default:
+        throw new BodyProblem('malformed', `unsupported content-encoding ${JSON.stringify(name)}`);
+    }
+  });
+}
+
+/**
+ * Reads a body as a stream, decoding it as `encoding` says, and gives up (destroying the stream, which ends the
+ * request) once it passes `max` bytes as sent or as decoded: a zip bomb stops at the limit, not in memory.
+ */
+async function readBody(body: Readable, encoding: string | undefined, max: number): Promise<Uint8Array> {
+  let decoders: Transform[];
+  try {
+    decoders = decodersFor(encoding);
+  } catch (err) {
+    body.on('error', () => {});
+    body.destroy();
+    throw err;
+  }
+  // The first error a decoder raised itself, as opposed to one pipeline handed it from the body (a reset, the
+  // deadline): only the former means the body does not decode.
+  let bodyFailed: unknown;
+  body.once('error', (err) => {
+    bodyFailed ??= err;
+  });
+  let decodeFailed: Error | undefined;
+  for (const d of decoders)
+    d.once('error', (err) => {
+      if (err !== bodyFailed) decodeFailed ??= err;
+    });
+  let sent = 0;
+  let size = 0;
+  const chunks: Buffer[] = [];
+  if (decoders.length === 0) {
+    // Not encoded: read it directly (a throw out of the loop destroys the stream, which ends the request).
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > max)
+        throw new BodyProblem('too_large', `body of more than ${max} bytes (api.max_body_bytes)`);
+      chunks.push(chunk);
+    }
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+  }
+  const countSent = async function* (source: AsyncIterable<Buffer>) {
+    for await (const chunk of source) {
+      sent += chunk.length;
+      if (sent > max)
+        throw new BodyProblem('too_large', `body of more than ${max} bytes (api.max_body_bytes)`);
+      yield chunk;
+    }
+  };
+  const collect = async (source: AsyncIterable<Buffer>) => {
+    for await (const chunk of source) {
+      size += chunk.length;
+      if (size > max)
+        throw new BodyProblem('too_large', `body decoded to more than ${max} bytes (api.max_body_bytes)`);
+      chunks.push(chunk);
+    }
+  };
+  try {
+    // pipeline's overloads do not cover a spread of transforms between two functions.
+    await (pipeline as (...stages: unknown[]) => Promise<void>)(body, countSent, ...decoders, collect);
+  } catch (err) {
+    if (err instanceof BodyProblem) throw err;
+    if (decodeFailed !== undefined && err !== bodyFailed)
+      throw new BodyProblem(
+        'malformed',
+        `body does not decode as content-encoding ${encoding}: ${decodeFailed.message}`,
+      );
+    throw err;
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {

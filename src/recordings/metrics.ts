@@ -1,4 +1,4 @@
-/** Recording families (design.md section 5), labels account, id. */
+/** Recording families (README, "Recordings"), labels account, id. */
 import type { Family, SeriesStoreApi } from '../store/types.js';
 
 export interface RecordingFamilies {

@@ -16,6 +16,8 @@ export interface RecordingSummary {
   id: string;
   status?: RecordingStatus;
   sourcePath?: string;
+  sourceDomain?: string;
+  resourceId?: string;
 }
 
 export class RecordingsProcess {
@@ -71,13 +73,21 @@ export class RecordingsProcess {
         this.f.storage,
         s.storageTime === undefined || s.storageTime < 0 ? s.storageTime : s.storageTime * 86_400,
       );
-      out.push({ account, id: s.id, status, sourcePath: s.sourcePath });
+      out.push({
+        account,
+        id: s.id,
+        status,
+        sourcePath: s.sourcePath,
+        sourceDomain: s.sourceDomain,
+        resourceId: s.resourceId,
+      });
     }
     for (const gone of before) if (!now.has(gone)) this.remove(account, gone);
     this.ids.set(account, now);
     return out;
   }
 
+  /** Removes every series of an account (discovery stopped polling it). */
   removeAccount(account: string): void {
     for (const id of this.ids.get(account) ?? []) this.remove(account, id);
     this.ids.delete(account);

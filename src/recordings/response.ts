@@ -1,9 +1,12 @@
 /**
- * Recording settings API (../shared/api/recorder-cloud.md): typed records and the tolerant parser of its answers.
+ * Recording settings API (docs/upstream-api.md): typed records and the tolerant parser of its answers.
  * The document does not show which object carries `status`: it is accepted on the setting and on its records;
  * the setting's own wins, else the newest record's (by start time).
  */
 import { describeValue, type FieldIssue, isRecord, malformed, ParseReport, parseUtc } from '../http/parse.js';
+
+/** The largest storage_time (days) whose seconds (x 86400) are still a safe integer. */
+export const MAX_STORAGE_DAYS = Math.floor(Number.MAX_SAFE_INTEGER / 86_400);
 
 export const RECORDING_STATUSES = ['wait', 'progress', 'finish', 'error'] as const;
 export type RecordingStatus = (typeof RECORDING_STATUSES)[number];
@@ -94,16 +97,32 @@ export function effectiveStatus(setting: RecordingSetting): EffectiveStatus {
  * Parses the answer of GET `/record` or `/record/<id>`: a JSON array of settings. Throws ApiError `malformed`
  * when the top level is not an array. A setting without a string `id` is dropped with an issue; any other bad
  * field is an issue and is dropped. `qualities` and `path` may be null; a record's `stop` may be null or absent
- * (a recording still running; the document does not say which); dates are `YYYY-MM-DDThh:mm:ssZ`.
+ * (a recording still running; the document does not say which); dates are `YYYY-MM-DDThh:mm:ssZ`. An id listed
+ * twice, or (with `account`, the one asked for) a setting whose `account_name` is another: an issue, dropped.
  */
-export function parseRecordingList(raw: unknown): RecordingListResponse {
+export function parseRecordingList(raw: unknown, account?: string): RecordingListResponse {
   if (!Array.isArray(raw))
     throw malformed('recorder-cloud', `top level is ${describeValue(raw)}, not an array`);
   const report = new ParseReport();
   const settings: RecordingSetting[] = [];
+  const ids = new Set<string>();
   raw.forEach((s, i) => {
     const setting = parseSetting(s, `[${i}]`, report);
-    if (setting) settings.push(setting);
+    if (!setting) return;
+    if (ids.has(setting.id)) {
+      report.issue(`[${i}].id`, `id ${JSON.stringify(setting.id)} listed twice; the second setting dropped`);
+      return;
+    }
+    // A setting of another account must not be shown under the one asked for.
+    if (account !== undefined && setting.accountName !== undefined && setting.accountName !== account) {
+      report.issue(
+        `[${i}].account_name`,
+        `setting of account ${JSON.stringify(setting.accountName)}, asked for ${JSON.stringify(account)}; dropped`,
+      );
+      return;
+    }
+    ids.add(setting.id);
+    settings.push(setting);
   });
   return { settings, issues: report.issues, unknownKeys: report.unknownKeys };
 }
@@ -131,7 +150,8 @@ function parseSetting(s: unknown, path: string, report: ParseReport): RecordingS
   if (s.stop_timeout !== undefined) out.stopTimeout = report.count(s.stop_timeout, at('stop_timeout'));
   if (s.dvr_window !== undefined) out.dvrWindow = report.count(s.dvr_window, at('dvr_window'));
   if (s.storage_time !== undefined) {
-    const n = report.integer(s.storage_time, at('storage_time'));
+    // Exposed as seconds (days x 86400): a day count beyond MAX_STORAGE_DAYS would not stay exact, or finite.
+    const n = report.integer(s.storage_time, at('storage_time'), MAX_STORAGE_DAYS);
     if (n !== undefined && n < -1) report.issue(at('storage_time'), `expected -1 or more days, got ${n}`);
     else out.storageTime = n;
   }
@@ -188,12 +208,4 @@ function parseRecord(r: unknown, path: string, report: ParseReport): RecordingIn
 function parseStatus(v: unknown, path: string, report: ParseReport): RecordingStatus | undefined {
   if (isStatus(v)) return v;
   return report.issue(path, `expected one of ${RECORDING_STATUSES.join(', ')}, got ${describeValue(v)}`);
-}
-
-/** The answer of a create (PUT): `{id}`. */
-export function parseCreateResponse(raw: unknown): { id: string } {
-  if (!isRecord(raw)) throw malformed('recorder-cloud', `top level is ${describeValue(raw)}, not an object`);
-  if (typeof raw.id === 'string' && raw.id !== '') return { id: raw.id };
-  if (typeof raw.id === 'number' && Number.isInteger(raw.id)) return { id: String(raw.id) };
-  throw malformed('recorder-cloud', `no id in the create answer (got ${describeValue(raw.id)})`);
 }

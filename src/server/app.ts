@@ -1,5 +1,5 @@
 /**
- * The exporter's HTTP app (design.md sections 2 and 5). It reads only what the pollers already stored: the
+ * The exporter's HTTP app (docs/architecture.md; the README's Endpoints and Metrics). It reads only what the pollers already stored: the
  * prom-client registry, the series store's cached exposition and a synchronous status snapshot. No handler waits
  * on a poll, so a slow or failing CDN API never makes a scrape or a probe slow. Listening, signals and shutdown
  * belong to the caller.
@@ -10,14 +10,14 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import type { Registry } from 'prom-client';
 import { type Clock, systemClock } from '../clock.js';
 import type { Logger } from '../log.js';
+import { redactSecrets } from '../redact.js';
 import type { Exposition } from '../store/types.js';
 import { assertDistinctFamilies, duplicateFamilies, renderMetrics } from './exposition.js';
 import { renderLanding } from './landing.js';
 import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from './negotiate.js';
-import { redactSecrets } from './redact.js';
 import { type ExporterStatus, notReadyReason } from './status.js';
 
-export { redactSecrets } from './redact.js';
+export { redactSecrets } from '../redact.js';
 export type { AccountStatus, DvrProblem, ExporterStatus, RecordingProblem } from './status.js';
 
 export interface AppDeps {
@@ -69,8 +69,8 @@ export function createApp(deps: AppDeps): Express {
         log.error({ families: dups }, 'metric families registered twice');
       reportedDuplicates = dups;
 
-      const format = negotiateFormat(req.get('accept'));
-      const gzip = acceptsGzip(req.get('accept-encoding'));
+      const format = negotiateFormat(req);
+      const gzip = acceptsGzip(req);
       const body = await renderMetrics(registry, store, format, gzip);
       res.status(200);
       res.set('Content-Type', CONTENT_TYPES[format]);
@@ -99,8 +99,12 @@ export function createApp(deps: AppDeps): Express {
 
   app
     .route('/')
-    .get((_req, res) => {
-      const html = renderLanding(deps.status(), { now: clock.now(), secrets: secrets() });
+    .get((req, res) => {
+      const html = renderLanding(deps.status(), {
+        now: clock.now(),
+        secrets: secrets(),
+        refresh: req.query.refresh !== 'off',
+      });
       res
         .status(200)
         .set('Content-Type', 'text/html; charset=utf-8')

@@ -1,6 +1,6 @@
 /**
  * /metrics body: prom-client's registry (self metrics, process and Node.js defaults, rendered per scrape)
- * followed by the series store's cached text (design.md section 2). In OpenMetrics a single `# EOF` ends it.
+ * followed by the series store's cached text (docs/architecture.md, "The series store"). In OpenMetrics a single `# EOF` ends it.
  *
  * prom-client can render OpenMetrics only by switching the registry's content type, which renames counters in
  * place (it strips `_total` from the metric objects) and is shared by concurrent scrapes. So the registry is

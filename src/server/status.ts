@@ -16,11 +16,41 @@ export interface AccountStatus {
   cursor?: Date;
   /** Traffic only: how far the cursor is behind now, seconds. */
   lagSeconds?: number;
-  /** Traffic only: the largest window asked for now, minutes. */
+  /** Traffic only: the window in use, minutes (the length of the newest window asked for). */
   windowMinutes?: number;
+  /** Traffic only: the largest window allowed now, minutes (10, less after the API timed out with 504). */
+  maxWindowMinutes?: number;
   /** The last failure's description; shown only after redaction. */
   lastError?: string;
+  /** Polled because accounts_discovery found it (not listed in the configuration). */
+  discovered?: boolean;
+  /** Why the account is down when that is not the API's doing: `login refused`, `login failed`. */
+  cause?: string;
+  /** When the last failure happened. */
+  lastErrorAt?: Date;
+  /**
+   * Failures since the last success: polls that failed wholly or in part (DVR: a round with a failing stream),
+   * traffic: requests. 0 (or absent) once a poll succeeds without error.
+   */
+  errorsSinceSuccess?: number;
   lastSuccess?: Date;
+}
+
+/** What this process runs with, for the landing page's one-line summary. Never holds a credential. */
+export interface SettingsSummary {
+  /** This replica's shard, 0-based, and the number of shards. */
+  shard: number;
+  shards: number;
+  /** Accounts configured in all, and how many this shard polls. */
+  accountsConfigured: number;
+  accountsOwned: number;
+  /** The API's host (and port), from base_url without user info, path or query. */
+  apiHost: string;
+  windowMs: number;
+  delayMs: number;
+  lookbackMs: number;
+  requestsPerSecond: number;
+  concurrency: number;
 }
 
 /** A DVR stream (on one host, or all hosts) that is not alive or whose window is poorly covered. */
@@ -36,6 +66,10 @@ export interface DvrProblem {
 export interface RecordingProblem {
   account: string;
   id: string;
+  /** What a person recognises the recording by: its source (domain and path) and the CDN resource it belongs to. */
+  sourcePath?: string;
+  sourceDomain?: string;
+  resourceId?: string;
   status?: string;
   problem: string;
 }
@@ -46,12 +80,28 @@ export interface ExporterStatus {
   version: string;
   startedAt: Date;
   accounts: AccountStatus[];
-  /** Filled by a later feature; empty lists until then. */
   problems: { dvr: DvrProblem[]; recordings: RecordingProblem[] };
+  /** The effective settings (absent in tests that build a status by hand). */
+  settings?: SettingsSummary;
+  /** Problems of the exporter itself found at start (a bad state file kept aside), one line each. */
+  notes?: string[];
 }
 
 export function accountTried(a: AccountStatus): boolean {
   return a.tried ?? (a.lastSuccess !== undefined || a.lastError !== undefined);
+}
+
+/**
+ * How the landing page shows a row: `pending` before a first poll; `down` while cdn_up is 0; `failing` while the API
+ * answers but the last poll failed in part or was refused (a DVR stream unknown, a traffic window rejected); `up`.
+ */
+export type AccountState = 'pending' | 'down' | 'failing' | 'up';
+
+export function accountState(a: AccountStatus): AccountState {
+  if (!accountTried(a)) return 'pending';
+  if (!a.up) return 'down';
+  if ((a.errorsSinceSuccess ?? 0) > 0) return 'failing';
+  return 'up';
 }
 
 /** A one-line reason for /readyz while not ready. */

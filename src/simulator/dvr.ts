@@ -1,5 +1,5 @@
 /**
- * Simulator of the network-DVR API (../shared/api/dvr-net.md), mounted at /app/dvr-net/v1.
+ * Simulator of the network-DVR API (docs/upstream-api.md), mounted at /app/dvr-net/v1.
  *
  * Assumptions where the document is silent (the exporter's README repeats them):
  * - `dvr.window`, `dvr.duration` and `ranges[].duration` are seconds.

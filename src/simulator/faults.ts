@@ -7,10 +7,21 @@
  * every kind's count within 1 - 1/(2m-2) of N*rate; the seed only fixes the order in which ties are broken.
  */
 import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import type { Response } from 'express';
 import { seededShuffle } from './random.js';
 
-export const FAULT_KINDS = ['429', '500', '502', '503', '504', 'reset', 'slow', 'malformed'] as const;
+export const FAULT_KINDS = [
+  '429',
+  '500',
+  '502',
+  '503',
+  '504',
+  'reset',
+  'slow',
+  'malformed',
+  'trickle',
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 /** Share of requests per kind, each in [0, 1], their sum at most 1. Absent kinds are 0. */
 export type FaultRates = Partial<Record<FaultKind, number>>;
@@ -160,5 +171,53 @@ export function makeMalformed(res: Response): void {
     const cut = text.length >= 4 ? text.slice(0, Math.ceil(text.length / 2)) : '{"data":[';
     res.status(200).type('application/json');
     return send(cut);
+  };
+}
+
+/** The bytes of what a handler passes to res.send (a string, a Buffer, or an object as JSON). */
+function sentBytes(body: unknown): Buffer {
+  if (typeof body === 'string') return Buffer.from(body);
+  if (Buffer.isBuffer(body)) return body;
+  if (body === undefined || body === null) return Buffer.alloc(0);
+  return Buffer.from(JSON.stringify(body));
+}
+
+/**
+ * The normal answer, headers at once, then its body one byte every `byteMs` (real time): an upstream that never
+ * goes idle long enough for a per-chunk timeout, and never finishes. Each interval is added to `timers` (and
+ * removed when done) so the simulator can stop them.
+ */
+export function makeTrickled(res: Response, byteMs: number, timers: Set<NodeJS.Timeout>): void {
+  res.send = (body?: unknown) => {
+    const bytes = sentBytes(body);
+    if (!res.get('content-type')) res.type('application/json');
+    res.setHeader('content-length', String(bytes.length));
+    res.writeHead(res.statusCode);
+    let at = 0;
+    const timer = setInterval(() => {
+      if (res.destroyed || at >= bytes.length) {
+        clearInterval(timer);
+        timers.delete(timer);
+        if (!res.destroyed) res.end();
+        return;
+      }
+      res.write(bytes.subarray(at, at + 1));
+      at++;
+    }, byteMs);
+    timers.add(timer);
+    return res;
+  };
+}
+
+/** Answers with `Content-Encoding: gzip` (the caller checks that the request's Accept-Encoding allows it). */
+export function gzipAnswers(res: Response): void {
+  const send = res.send.bind(res);
+  res.send = (body?: unknown) => {
+    if (body === undefined || body === null) return send(body);
+    if (!res.get('content-type'))
+      res.type(typeof body === 'object' && !Buffer.isBuffer(body) ? 'json' : 'text');
+    res.set('content-encoding', 'gzip');
+    res.vary('accept-encoding');
+    return send(gzipSync(sentBytes(body)));
   };
 }

@@ -2,7 +2,7 @@
  * The recorder-cloud simulator's settings and their lifecycle, without HTTP. Time comes from the clock and is
  * applied lazily on every read or change (no timers).
  *
- * Assumptions where ../shared/api/recorder-cloud.md is silent:
+ * Assumptions where the recorder-cloud documentation is silent (docs/upstream-api.md):
  * - Status moves `wait -> progress` on `start` (or, for launch_type stream_start, by itself a few seeded seconds
  *   after the setting is created: the stream "publishes"), `progress -> finish` on `stop`, and to `error` only
  *   when forced (`setStatus`). A short stream (up to 12 hours) finishes by itself after 12 hours.

@@ -1,5 +1,5 @@
 /**
- * Simulator of the recording-settings API (../shared/api/recorder-cloud.md), mounted at /app/recorder-cloud/v1.
+ * Simulator of the recording-settings API (docs/upstream-api.md), mounted at /app/recorder-cloud/v1.
  * The lifecycle and its assumptions are in recorder-state.ts, the validation in recorder-validate.ts.
  *
  * HTTP assumptions where the document is silent:

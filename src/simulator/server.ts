@@ -10,21 +10,25 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { systemClock } from '../clock.js';
+import { AuthSim, type LoginRecord, type SimUser, type TokenKind } from './auth.js';
 import { createDvrSim } from './dvr.js';
 import {
   type FaultKind,
   FaultPlan,
   type FaultRates,
+  gzipAnswers,
   makeMalformed,
+  makeTrickled,
   RateLimiter,
   type SimApi,
   sendError,
 } from './faults.js';
+import { createInventoryApi } from './inventory.js';
 import type { ListenOptions, SimulatorOptions } from './options.js';
 import { createRecorderSim } from './recorder.js';
 import { createTrafficApi, TrafficModel, type TrafficTotals, WindowRules } from './traffic.js';
 import type { DvrSim, RecorderSim, SimAccount, SimContext } from './types.js';
-import { DEMO_TRAFFIC_SCALE, demoWorld } from './world.js';
+import { DEMO_PASSWORD, DEMO_TRAFFIC_SCALE, DEMO_USER, demoWorld } from './world.js';
 
 export type { ListenOptions, SimulatorArgs, SimulatorOptions } from './options.js';
 export { parseSimulatorArgs } from './options.js';
@@ -36,11 +40,15 @@ export interface RequestLogEntry {
   /** Path without the query string. */
   path: string;
   query: Record<string, string[]>;
-  api: SimApi;
+  api: SimApi | 'oauth' | 'inventory';
+  /** What the request's token was at arrival (never the token itself): `expired` is an issued token past its lifetime. */
+  token: TokenKind;
   /** The answered status; 0 while in flight (or when the client went away); `reset` when the socket was cut. */
   status: number | 'reset';
   /** The injected fault, or `rate-limit` when the request-rate limit refused it. */
   fault?: FaultKind | 'rate-limit';
+  /** `gzip` when the answer was compressed (setGzip on, and the request's Accept-Encoding allowed it). */
+  encoding?: 'gzip';
 }
 
 export interface TruthOptions {
@@ -72,6 +80,8 @@ export interface SimulatorControls {
   setFaults(rates: FaultRates): void;
   /** Requests per second per token; undefined or 0: no limit. */
   setRateLimit(limit: number | undefined): void;
+  /** Gzip answers from now on when the request's Accept-Encoding allows it. */
+  setGzip(on: boolean): void;
   /**
    * Traffic windows starting in [fromMs, toMs) get 422 with `description` (default: the documented
    * `Invalid time format. Time must be at minute precision`). Adds to earlier ranges.
@@ -83,6 +93,27 @@ export interface SimulatorControls {
   clearWindowRules(): void;
   /** The account's token from now on, for all three APIs; the old one is refused at once. */
   setToken(account: string, token: string): void;
+  /** Login users (src/simulator/auth.ts); change passwords with setPassword. */
+  users: SimUser[];
+  /** Every login request, in order. */
+  logins: LoginRecord[];
+  setPassword(username: string, password: string): void;
+  /** Every token the login endpoint issued. */
+  issuedTokens(): string[];
+  /** The user is banned (too many wrong passwords) at the simulator's now. */
+  banned(username: string): boolean;
+  /** Ends every token of the user now; returns how many were valid. */
+  revokeTokens(username: string): number;
+  /** Lifetime of tokens issued from now on. */
+  setTokenLifetime(ms: number): void;
+  /** A new account (inventory, traffic, DVR and recordings), visible to the named login users. */
+  addAccount(account: SimAccount, users?: string[]): void;
+  /** The account no longer exists: gone from the inventory, its APIs refuse it. */
+  removeAccount(name: string): void;
+  /** Its status in the inventory (`active`, or anything else: `inactive`, `blocked`, ...). */
+  setAccountStatus(name: string, status: string): void;
+  /** The inventory answers this status (503: down) instead of the list; undefined: it works again. */
+  failInventory(status: number | undefined): void;
   /** The late-data lag from now on, seconds (as `--lag`). */
   setLag(seconds: number): void;
   /**
@@ -100,6 +131,11 @@ export interface Simulator extends SimulatorControls {
   /** Stops listening, cuts keep-alive sockets and pending slow answers. */
   close(): Promise<void>;
 }
+
+const OTHER_PREFIXES: [string, 'oauth' | 'inventory'][] = [
+  ['/app/oauth/v1', 'oauth'],
+  ['/app/inventory/v1', 'inventory'],
+];
 
 const API_PREFIXES: [string, SimApi][] = [
   ['/app/metrics/v1', 'metrics'],
@@ -129,14 +165,28 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
   const clock = opts.clock ?? systemClock;
   const accountList = opts.accounts ?? demoWorld();
   const accounts = new Map(accountList.map((a) => [a.name, a]));
+  const auth = new AuthSim({
+    clock,
+    users: opts.users ?? [
+      { username: DEMO_USER, password: DEMO_PASSWORD, accounts: accountList.map((a) => a.name) },
+    ],
+    lifetimeMs: opts.tokenLifetimeMs,
+    banDurationMs: opts.banDurationMs,
+  });
   const ctx: SimContext = {
     clock,
     seed: opts.seed,
     accounts,
     accountsForToken(token) {
+      const user = auth.userForToken(token);
+      if (user) return user.accounts.filter((a) => accounts.has(a));
       const names = accountList.filter((a) => a.token === token).map((a) => a.name);
       return names.length > 0 ? names : undefined;
     },
+  };
+  const tokenKind = (token: string | undefined): TokenKind => {
+    if (token !== undefined && accountList.some((a) => a.token === token)) return 'static';
+    return auth.kind(token);
   };
   let lagSeconds = opts.lagSeconds ?? 0;
   const model = new TrafficModel(opts.seed, opts.trafficScale ?? (opts.accounts ? {} : DEMO_TRAFFIC_SCALE));
@@ -145,6 +195,8 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
   let plan = new FaultPlan(opts.faults ?? {}, opts.seed);
   const limiter = new RateLimiter(opts.rateLimit);
   const slowMs = opts.slowMs ?? 5000;
+  const trickleMs = opts.trickleMs ?? 1000;
+  let gzip = opts.gzip ?? false;
   const slowTimers = new Set<NodeJS.Timeout>();
   const requestLog: RequestLogEntry[] = [];
   const windowRules = new WindowRules();
@@ -157,18 +209,14 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
     res.type('text/plain').send('ok');
   });
 
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    const api = apiOf(req.path);
-    if (!api) {
-      next();
-      return;
-    }
+  const logRequest = (req: Request, res: Response, api: RequestLogEntry['api']): RequestLogEntry => {
     const entry: RequestLogEntry = {
       time: clock.now(),
       method: req.method,
       path: req.path,
       query: queryRecord(req.originalUrl),
       api,
+      token: tokenKind(req.get('cdn-auth-token')),
       status: 0,
     };
     requestLog.push(entry);
@@ -176,7 +224,34 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
     res.on('finish', () => {
       entry.status = res.statusCode;
     });
+    return entry;
+  };
+
+  // Login and inventory: logged, but outside the fault plan and the per-token rate limit (the login has its own).
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const other = OTHER_PREFIXES.find(([prefix]) => req.path.startsWith(`${prefix}/`));
+    if (other) logRequest(req, res, other[1]);
+    next();
+  });
+  app.use('/app/oauth/v1', auth.router());
+  let inventoryFailure: number | undefined;
+  app.use(
+    '/app/inventory/v1',
+    createInventoryApi(ctx, () => inventoryFailure),
+  );
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const api = apiOf(req.path);
+    if (!api) {
+      next();
+      return;
+    }
+    const entry = logRequest(req, res, api);
     res.locals.api = api;
+    if (gzip && /\bgzip\b/i.test(req.get('accept-encoding') ?? '')) {
+      entry.encoding = 'gzip';
+      gzipAnswers(res);
+    }
 
     const retryAfter = limiter.check(req.get('cdn-auth-token'), clock.now());
     if (retryAfter !== undefined) {
@@ -207,6 +282,10 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
       }
       case 'malformed':
         makeMalformed(res);
+        next();
+        return;
+      case 'trickle':
+        makeTrickled(res, trickleMs, slowTimers);
         next();
         return;
       default: {
@@ -264,6 +343,9 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
     setRateLimit(limit) {
       limiter.limit = limit;
     },
+    setGzip(on) {
+      gzip = on;
+    },
     rejectWindows(fromMs, toMs, description) {
       windowRules.reject(fromMs, toMs, description);
     },
@@ -278,6 +360,43 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
       if (!acc) throw new Error(`unknown account ${account}`);
       if (token === '') throw new Error('the token is empty');
       acc.token = token;
+    },
+    users: auth.users,
+    logins: auth.logins,
+    setPassword(username, password) {
+      auth.setPassword(username, password);
+    },
+    issuedTokens: () => auth.issuedTokens(),
+    banned: (username) => auth.banned(username),
+    revokeTokens: (username) => auth.revoke(username),
+    setTokenLifetime(ms) {
+      if (!(ms > 0)) throw new Error('the token lifetime must be positive');
+      auth.lifetimeMs = ms;
+    },
+    addAccount(account, users = auth.users.map((u) => u.username)) {
+      if (accounts.has(account.name)) throw new Error(`account ${account.name} exists`);
+      accountList.push(account);
+      accounts.set(account.name, account);
+      for (const name of users) {
+        const u = auth.user(name);
+        if (!u) throw new Error(`unknown user ${name}`);
+        if (!u.accounts.includes(account.name)) u.accounts.push(account.name);
+      }
+    },
+    removeAccount(name) {
+      if (!accounts.delete(name)) throw new Error(`unknown account ${name}`);
+      accountList.splice(
+        accountList.findIndex((a) => a.name === name),
+        1,
+      );
+    },
+    failInventory(status) {
+      inventoryFailure = status;
+    },
+    setAccountStatus(name, status) {
+      const acc = accounts.get(name);
+      if (!acc) throw new Error(`unknown account ${name}`);
+      acc.status = status;
     },
     setLag(seconds) {
       if (!(seconds >= 0)) throw new Error(`the lag is seconds >= 0, got ${seconds}`);

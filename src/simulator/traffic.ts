@@ -1,5 +1,5 @@
 /**
- * The traffic metrics API (../shared/api/metrics.md) of the simulator: a deterministic traffic model and the two
+ * The traffic metrics API (docs/upstream-api.md) of the simulator: a deterministic traffic model and the two
  * endpoints `GET /app/metrics/v1/` and `GET /app/metrics/v1/resources`.
  *
  * The model generates, per (seed, account, resource, minute), integer counts per exact status code plus counts of

@@ -40,6 +40,8 @@ export interface SimRecordingSeed {
 export interface SimAccount {
   name: string;
   token: string;
+  /** As the inventory lists it (default `active`); a test may deactivate an account. */
+  status?: string;
   resources: SimResource[];
   streams: SimDvrStream[];
   recordings: SimRecordingSeed[];

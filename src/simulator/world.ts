@@ -83,3 +83,7 @@ export const DEMO_TRAFFIC_SCALE: TrafficScale = {
   'demo/1003': 2,
   'acme/2002': 0.5,
 };
+
+/** The demo's login user (sees every account of the world); the demo logs in with it. */
+export const DEMO_USER = 'monitoring@demo.example';
+export const DEMO_PASSWORD = 'demo-password';

@@ -1,5 +1,5 @@
 /**
- * The series store (design.md section 2): the CDN data families, rendered once per change and served from a
+ * The series store (docs/architecture.md): the CDN data families, rendered once per change and served from a
  * cached buffer.
  *
  * Caching, from the bottom up:

@@ -1,5 +1,5 @@
 /**
- * The series store's contract (design.md section 2). The CDN data families live here, not in prom-client:
+ * The series store's contract (docs/architecture.md). The CDN data families live here, not in prom-client:
  * one slot per series in typed arrays, each series' label text rendered once when the series is created, each
  * family's exposition text rebuilt once per change (not per scrape) and served from a cached buffer.
  *

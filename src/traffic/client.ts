@@ -1,5 +1,5 @@
 /**
- * Client of the traffic metrics API (../shared/api/metrics.md). Knows the endpoints and the query format;
+ * Client of the traffic metrics API (docs/upstream-api.md). Knows the endpoints and the query format;
  * failures come out as ApiError (src/http/errors.ts), bodies through parseMetricsResponse.
  */
 import type { Breakdown } from '../api/vocabulary.js';
@@ -58,7 +58,12 @@ export class MetricsClient {
     for (const m of opts.metrics ?? []) query.push(['metric', m]);
     if (opts.resource !== undefined) query.push(['resource', opts.resource]);
     const path = opts.breakdown === 'resource' ? `${PREFIX}/resources` : `${PREFIX}/`;
-    const parseOpts = { account: opts.account, breakdown: opts.breakdown };
+    const parseOpts = {
+      account: opts.account,
+      breakdown: opts.breakdown,
+      start: new Date(opts.start).getTime(),
+      end: new Date(opts.end).getTime(),
+    };
     const { body } = await this.http.request({
       api: 'metrics',
       method: 'GET',

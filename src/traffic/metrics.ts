@@ -1,5 +1,5 @@
 /**
- * Traffic metric families (design.md section 5). Counters step once per window; gauges show the newest window.
+ * Traffic metric families (README, "Traffic"). Counters step once per window; gauges show the newest window.
  * With `breakdown: account` the `resource` label is absent everywhere.
  */
 
@@ -227,18 +227,4 @@ export function counterFamilies(f: TrafficFamilies): Family[] {
     if (s.cacheHitBytes) out.push(s.cacheHitBytes);
   }
   return out;
-}
-
-/** Every traffic family: gauges, counters and the per-account window families. */
-export function allFamilies(f: TrafficFamilies): Family[] {
-  const late = [f.revisions, f.revisitEdgeRequests].filter((x): x is Family => x !== undefined);
-  return [
-    ...gaugeFamilies(f),
-    ...counterFamilies(f),
-    f.windowEnd,
-    f.windows,
-    f.skippedSeconds,
-    f.windowSize,
-    ...late,
-  ];
 }

@@ -3,7 +3,16 @@
  * ./response.ts out. parseMetricsResponse reads parsed JSON; parseTrafficBody reads the bytes off the wire.
  */
 import { SIZE_RANGES, type Side, type SizeRange } from '../api/vocabulary.js';
-import { describeValue, isRecord, malformed, ParseReport, parseUtc } from '../http/parse.js';
+import {
+  describeValue,
+  isRecord,
+  MAX_BANDWIDTH_BITS_PER_SECOND,
+  MAX_MEASURE,
+  malformed,
+  ParseReport,
+  parseUtc,
+} from '../http/parse.js';
+import { checkEcho } from './echo.js';
 import { KeyedBuilder, NO_KEYS } from './keyed.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from './response.js';
 
@@ -18,8 +27,11 @@ function emptySide(): SideRecord {
 }
 
 export interface ParseMetricsOptions {
-  /** The account asked for: used when the body does not echo it. */
+  /** The account asked for: used when the body does not echo it; an answer echoing another is refused. */
   account?: string;
+  /** The window asked for (epoch ms): an answer echoing another start or end is refused (./echo.ts). */
+  start?: number;
+  end?: number;
   /** With `resource`, a data element without a usable `resource` id is dropped (it could not be labelled). */
   breakdown?: 'resource' | 'account';
 }
@@ -59,6 +71,7 @@ export function parseMetricsResponse(raw: unknown, opts: ParseMetricsOptions = {
     if (ms === undefined) report.issue(key, `expected YYYY-MM-DDThh:mm:00, got ${describeValue(text)}`);
     else out[key] = ms;
   }
+  checkEcho(opts, { account: raw.account, start: out.start, end: out.end });
   if (raw.metrics !== undefined) {
     if (!Array.isArray(raw.metrics))
       report.issue('metrics', `expected an array, got ${describeValue(raw.metrics)}`);
@@ -180,13 +193,18 @@ function rangeOf(key: string): SizeRange | undefined {
   return RANGE_EXACT.get(key) ?? RANGE_BY_LOWER.get(key.toLowerCase());
 }
 
-// Fast checks for the common case; anything else goes to ParseReport, which words the issue.
+// Fast checks for the common case; anything else goes to ParseReport, which words the issue. The ceilings are
+// ParseReport's (src/http/parse.ts): a count is a safe integer, a measure at most MAX_MEASURE.
 function isCount(v: unknown): v is number {
-  return typeof v === 'number' && v >= 0 && Number.isInteger(v);
+  return typeof v === 'number' && v >= 0 && Number.isSafeInteger(v);
 }
 
 function isNonNegative(v: unknown): v is number {
-  return typeof v === 'number' && v >= 0 && v !== Number.POSITIVE_INFINITY;
+  return typeof v === 'number' && v >= 0 && v <= MAX_MEASURE;
+}
+
+function isBandwidth(v: unknown): v is number {
+  return typeof v === 'number' && v >= 0 && v <= MAX_BANDWIDTH_BITS_PER_SECOND;
 }
 
 function parseElement(
@@ -244,7 +262,8 @@ function parseElement(
       case 'bandwidth': {
         const side = record[m.side];
         side.bandwidthBitsPerSecond =
-          (isNonNegative(value) ? value : report.nonNegative(value, at(key))) ?? side.bandwidthBitsPerSecond;
+          (isBandwidth(value) ? value : report.nonNegative(value, at(key), MAX_BANDWIDTH_BITS_PER_SECOND)) ??
+          side.bandwidthBitsPerSecond;
         break;
       }
       case 'requestTime':

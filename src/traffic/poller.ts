@@ -61,6 +61,11 @@ export interface TrafficPollerDeps {
   /** Where the walk resumes (from the state file); undefined: now - lookback. */
   startCursor: number | undefined;
   /**
+   * Minutes [from, to) before `startCursor` that will never be asked for: a saved cursor older than
+   * metrics.max_catch_up was moved up to it. Counted as skipped (reason catch_up_limit), not lost silently.
+   */
+  givenUp?: { from: number; to: number };
+  /**
    * One metrics API request, through the token's request gate; failures are ApiError values. `priority`: the
    * gate's (re-reads of late data ask for REVISIT_PRIORITY, everything else leaves it out).
    */
@@ -83,6 +88,8 @@ export interface AccountPoller {
   readonly revisits: RevisitQueue | undefined;
   /** Runs until `signal` aborts (see AccountWalker.run and RevisitQueue.run). */
   run(signal: AbortSignal): Promise<void>;
+  /** A new token arrived: first reads and re-reads waiting out the auth backoff are tried now. */
+  authRestored(): void;
 }
 
 export class TrafficPipeline {
@@ -135,6 +142,7 @@ export class TrafficPipeline {
   poller(account: string, d: TrafficPollerDeps): AccountPoller {
     const { opts, process, applier, book } = this;
     process.initAccount(account, 10);
+    if (d.givenUp) process.skip(account, (d.givenUp.to - d.givenUp.from) / MINUTE, 'catch_up_limit');
     const revisitMs = opts.revisitMs ?? 0;
     const fetchWindow = (start: number, end: number, priority?: number) =>
       d.fetchTraffic(
@@ -207,6 +215,10 @@ export class TrafficPipeline {
       revisits: queue,
       run: async (signal) => {
         await Promise.all([walker.run(signal), queue?.run(signal)]);
+      },
+      authRestored: () => {
+        walker.authRestored();
+        queue?.authRestored();
       },
     };
   }
@@ -332,6 +344,21 @@ export class TrafficPipeline {
         })),
       );
     }
+  }
+
+  /**
+   * The account is no longer polled (its walker and re-reads stopped): once the windows it handed over are
+   * counted, so none lands after the removal, every traffic series of the account goes, with its pending re-reads.
+   */
+  async removeAccount(account: string): Promise<void> {
+    await this.applier.idle();
+    // Its windows awaiting a re-read go too (their late part is not read): an account that comes back resumes
+    // from its cursor and records new windows, under new series numbers.
+    this.queues.delete(account);
+    this.restored.delete(account);
+    if (this.loaded) delete this.loaded.accounts[account];
+    this.process.removeAccount(account);
+    this.book?.forget(account);
   }
 
   /** Resolves once every window handed over so far has been counted. */

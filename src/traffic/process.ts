@@ -2,7 +2,7 @@
  * Maps traffic answers onto the traffic families: counters once per window, gauges from the newest window.
  * No I/O: time comes in as an argument.
  *
- * Stale series (design.md section 5): a resource missing from an answer loses its gauges at once; its counters
+ * Stale series (docs/architecture.md): a resource missing from an answer loses its gauges at once; its counters
  * stay until it has been missing for `counterRetentionMs` (a day), so rate() sees no false reset when it returns.
  *
  * Speed: a poll of 10k resources touches ~700k series. Looking each one up by its label text every window costs
@@ -12,7 +12,7 @@
  */
 import type { Side } from '../api/vocabulary.js';
 import type { Family, Slot } from '../store/types.js';
-import { allFamilies, type SideFamilies, type TrafficFamilies } from './metrics.js';
+import type { SideFamilies, TrafficFamilies } from './metrics.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from './response.js';
 import { addOne, deleteKeyed, type Keyed, type KeyedCall, KeyIndex, keyed, NONE, setOne } from './slots.js';
 
@@ -270,9 +270,17 @@ export class TrafficProcess {
     this.f.windowSize.set(this.f.windowSize.slot([account]), minutes * 60);
   }
 
-  /** Removes every series of an account (it left this shard or the configuration). */
+  /** Removes every series of an account (discovery stopped polling it: gone from the inventory, or inactive). */
   removeAccount(account: string): void {
-    for (const family of allFamilies(this.f)) family.deleteWhere((labels) => labels[0] === account);
+    const state = this.accounts.get(account);
+    for (const entry of state?.entries.values() ?? []) {
+      this.deleteGauges(entry);
+      this.deleteCounters(entry);
+    }
+    const families = [this.f.windowEnd, this.f.windows, this.f.skippedSeconds, this.f.windowSize];
+    if (this.f.revisions) families.push(this.f.revisions);
+    if (this.f.revisitEdgeRequests) families.push(this.f.revisitEdgeRequests);
+    for (const family of families) family.deleteWhere((labels) => labels[0] === account);
     this.accounts.delete(account);
   }
 

@@ -375,6 +375,8 @@ export class RevisitQueue {
   private maxSpan = MAX_SPAN_MINUTES;
   private wake: (() => void) | undefined;
   private stopped = false;
+  /** The last re-read was refused for its token: waiting out the auth backoff. */
+  private authDown = false;
   private readonly random: () => number;
 
   constructor(
@@ -402,6 +404,15 @@ export class RevisitQueue {
     let at = Number.POSITIVE_INFINITY;
     for (const e of this.entries) at = Math.min(at, e.countedAt);
     return at;
+  }
+
+  /** A new token arrived (a login renewed it): re-reads waiting out the auth backoff are tried now. */
+  authRestored(): void {
+    if (!this.authDown) return;
+    this.authDown = false;
+    const now = this.deps.clock.now();
+    for (const e of this.entries) if (e.state === 'waiting') e.notBefore = Math.min(e.notBefore, now);
+    this.wake?.();
   }
 
   /** Runs until `signal` aborts, then waits for a re-read in flight to settle (its answer is still counted). */
@@ -464,6 +475,7 @@ export class RevisitQueue {
   }
 
   private remove(span: readonly Entry[]): void {
+    this.authDown = false;
     this.entries = this.entries.filter((e) => !span.includes(e));
     if (this.maxSpan < MAX_SPAN_MINUTES) this.maxSpan = Math.min(MAX_SPAN_MINUTES, this.maxSpan * 2);
     this.deps.changed();
@@ -495,6 +507,7 @@ export class RevisitQueue {
         break;
       case 'auth':
         this.deps.authFailed();
+        this.authDown = true;
         notBefore = now + backoffDelay(attempts, this.opts.authBackoff, () => 1);
         break;
       case 'invalid':

@@ -32,24 +32,36 @@ export function asFailure(err: unknown): RequestFailure {
   return { kind: 'network', message: err instanceof Error ? err.message : String(err) };
 }
 
+/** What a warning is logged once for: the status and kind (`500 server`), or the kind alone (`network`). */
+function causeOf(failure: RequestFailure): string {
+  return failure.status !== undefined ? `${failure.status} ${failure.kind}` : failure.kind;
+}
+
 export type FetchWindow = (start: number, end: number) => Promise<TrafficResponse>;
 
 export interface WalkerStatus {
   account: string;
   /** Every minute before this (ms) has been counted. */
   cursor: number;
-  /** Largest window asked for now, minutes. */
+  /** Largest window allowed now, minutes (10 unless shrunk after a 504). */
   maxWindowMinutes: number;
+  /** The window in use: the length of the newest window asked for, minutes; undefined before the first request. */
+  windowMinutes?: number;
   /** Undefined until the first answer. */
   up: boolean | undefined;
   /** True once a first request has been tried (for /readyz). */
   tried: boolean;
   lastError?: string;
+  /** When the last error happened (ms). */
+  lastErrorAt?: number;
+  /** Requests that failed since the last one answered (429s are flow control, not counted). */
+  errorsSinceSuccess: number;
   lastSuccess?: number;
 }
 
 export interface WalkerDeps {
   clock: Clock;
+  /** The account's logger (a child carrying `account`); the walker's lines do not repeat the key. */
   log: Logger;
   fetchWindow: FetchWindow;
   /**
@@ -111,6 +123,8 @@ export class AccountWalker {
   private maxWindow = MAX_WINDOW_MINUTES;
   private streak = 0;
   private authDown = false;
+  /** The cause of the last failure warned about; undefined after a success. */
+  private loggedCause: string | undefined;
   private authAttempts = 0;
   private status: WalkerStatus;
   private wake: (() => void) | undefined;
@@ -132,11 +146,24 @@ export class AccountWalker {
       maxWindowMinutes: this.maxWindow,
       up: undefined,
       tried: false,
+      errorsSinceSuccess: 0,
     };
   }
 
   get current(): Readonly<WalkerStatus> {
     return this.status;
+  }
+
+  /**
+   * A new token arrived (a login renewed it): windows waiting out the slow auth backoff are tried now, with it.
+   * Without this a renewed token would wait up to the auth backoff's cap (10 minutes) before the first use.
+   */
+  authRestored(): void {
+    if (!this.authDown) return;
+    const now = this.deps.clock.now();
+    for (const s of this.slots) if (s.state === 'waiting') s.notBefore = Math.min(s.notBefore, now);
+    this.authAttempts = 0;
+    this.wake?.();
   }
 
   /**
@@ -210,6 +237,7 @@ export class AccountWalker {
     slot.state = 'inflight';
     slot.attempts++;
     slot.readAt = this.deps.clock.now();
+    this.status.windowMinutes = (slot.end - slot.start) / MINUTE;
     this.deps.fetchWindow(slot.start, slot.end).then(
       (response) => this.succeeded(slot, response),
       (err: unknown) => this.failed(slot, asFailure(err)),
@@ -219,13 +247,16 @@ export class AccountWalker {
   private succeeded(slot: Slot, response: TrafficResponse): void {
     slot.state = 'done';
     slot.response = response;
-    if (this.authDown)
-      this.deps.log.info({ account: this.opts.account }, 'metrics API accepts the token again');
+    if (this.authDown) this.deps.log.info('metrics API accepts the token again');
+    else if (this.loggedCause !== undefined)
+      this.deps.log.info({ after: this.loggedCause }, 'metrics API answers again');
+    this.loggedCause = undefined;
     this.authDown = false;
     this.authAttempts = 0;
     this.status.tried = true;
     this.status.up = true;
     this.status.lastSuccess = this.deps.clock.now();
+    this.status.errorsSinceSuccess = 0;
     // Only a window planned at the current size (or a larger one) says the current size works. Windows planned
     // before the last growth are still in flight during catch-up; counting them would double the size again before
     // any window of the new size has been answered (2 -> 4 -> 8 while the API times out above 2 minutes).
@@ -247,7 +278,6 @@ export class AccountWalker {
       return;
     }
     const now = this.deps.clock.now();
-    const account = this.opts.account;
     const minutes = (slot.end - slot.start) / MINUTE;
     this.status.tried = true;
     this.streak = 0;
@@ -260,8 +290,9 @@ export class AccountWalker {
         slot.notBefore =
           now + (failure.retryAfterMs ?? backoffDelay(slot.attempts, this.opts.backoff, this.random));
         break;
+      case 'too_large':
       case 'timeout': {
-        // 504: the API ran out of time for this window; ask for less.
+        // 504: the API ran out of time for this window; ask for less. An answer over api.max_body_bytes: the same.
         // An older, longer window still in flight must not undo a shrink that already happened.
         const before = this.maxWindow;
         this.maxWindow = Math.max(1, Math.min(this.maxWindow, Math.floor(minutes / 2)));
@@ -272,17 +303,26 @@ export class AccountWalker {
         this.resplit();
         if (this.maxWindow < before)
           this.deps.log.info(
-            { account, window_minutes: this.maxWindow },
-            'metrics API timed out (504): smaller windows',
+            { window_minutes: this.maxWindow },
+            failure.kind === 'timeout'
+              ? 'metrics API timed out (504): smaller windows'
+              : 'metrics answer over api.max_body_bytes: smaller windows',
           );
-        this.setError(describe, false);
+        this.setError(describe, false, causeOf(failure));
         break;
       }
       case 'auth':
         this.deps.authFailed();
-        if (!this.authDown) this.deps.log.warn({ account, error: describe }, 'metrics API refuses the token');
+        if (!this.authDown) this.deps.log.warn({ error: describe }, 'metrics API refuses the token');
         this.authDown = true;
         slot.notBefore = now + backoffDelay(this.authAttempts++, this.opts.authBackoff, () => 1);
+        this.setError(describe, false);
+        this.loggedCause = causeOf(failure);
+        break;
+      case 'configuration':
+        // The token file is missing, unreadable or empty (config/token.ts): nothing was sent. The file is read
+        // again at each retry (a Secret mounted late, a fixed path), with the usual backoff.
+        slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
         this.setError(describe, false);
         break;
       case 'invalid':
@@ -290,18 +330,18 @@ export class AccountWalker {
           // Retrying a window the API rejects would stop the account for good; count it as skipped and go on.
           slot.state = 'skipped';
           this.deps.log.warn(
-            { account, start: new Date(slot.start).toISOString(), minutes, error: describe },
+            { start: new Date(slot.start).toISOString(), minutes, error: describe },
             'metrics API rejected a window; its minutes are skipped',
           );
           this.setError(describe, true);
           break;
         }
         slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
-        this.setError(describe, false);
+        this.setError(describe, false, causeOf(failure));
         break;
       default:
         slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
-        this.setError(describe, false);
+        this.setError(describe, false, causeOf(failure));
     }
     this.wake?.();
   }
@@ -326,11 +366,17 @@ export class AccountWalker {
     });
   }
 
-  private setError(text: string, reachable: boolean): void {
-    const changed = this.status.lastError !== text;
+  private setError(text: string, reachable: boolean, cause?: string): void {
     this.status.lastError = text;
+    this.status.lastErrorAt = this.deps.clock.now();
+    this.status.errorsSinceSuccess++;
     if (!reachable) this.status.up = false;
-    if (changed) this.deps.log.debug({ account: this.opts.account, error: text }, 'metrics request failed');
+    // One warning per change of cause (a status or a kind), not per window: during catch-up one outage fails
+    // every window in flight, each with its own text (positions, times).
+    if (cause !== undefined && cause !== this.loggedCause) {
+      this.loggedCause = cause;
+      this.deps.log.warn({ cause, error: text }, 'metrics request failed; retrying with backoff');
+    }
   }
 
   /** Hands over finished windows at the head, in order, and moves the cursor over them. */

@@ -5,15 +5,15 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SIZE_RANGES } from '../../src/api/vocabulary.js';
-import { FakeClock } from '../../src/clock.js';
-import { DvrClient, streamPath } from '../../src/dvr/client.js';
+import { streamPath } from '../../src/dvr/client.js';
 import { ApiError, type ErrorKind } from '../../src/http/errors.js';
 import { HttpClient } from '../../src/http/request.js';
-import { RecorderClient } from '../../src/recordings/client.js';
 import { effectiveStatus } from '../../src/recordings/response.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { demoWorld } from '../../src/simulator/world.js';
 import { formatApiTime, MetricsClient } from '../../src/traffic/client.js';
+import { DvrTestClient, RecorderTestClient } from '../helpers/api-writes.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const MIN = 60_000;
@@ -31,8 +31,8 @@ interface Ctx {
   clock: FakeClock;
   http: HttpClient;
   metrics: MetricsClient;
-  dvr: DvrClient;
-  recorder: RecorderClient;
+  dvr: DvrTestClient;
+  recorder: RecorderTestClient;
   calls: [string, string][];
   setToken(t: string): void;
 }
@@ -60,8 +60,8 @@ async function start(extra: Partial<Parameters<typeof startSimulator>[0]> = {}, 
     clock,
     http,
     metrics: new MetricsClient(http),
-    dvr: new DvrClient(http),
-    recorder: new RecorderClient(http),
+    dvr: new DvrTestClient(http),
+    recorder: new RecorderTestClient(http),
     calls,
     setToken: (t) => {
       token = t;

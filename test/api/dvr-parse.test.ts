@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseDvrDeleteResponse, parseDvrStreamResponse } from '../../src/dvr/response.js';
+import { parseDvrStreamResponse } from '../../src/dvr/response.js';
 import { ApiError } from '../../src/http/errors.js';
+import { parseDvrDeleteResponse } from '../helpers/api-write-answers.js';
 
 function entry(host: string, over: Record<string, unknown> = {}, dvr: Record<string, unknown> = {}) {
   return {
@@ -109,6 +110,36 @@ describe('parseDvrStreamResponse', () => {
     expect(dvr.ranges).toHaveLength(2);
   });
 
+  it('drops numbers out of range with an issue: counts above 2^53, timestamps past the year 9999', () => {
+    const r = parseDvrStreamResponse(
+      body([
+        entry(
+          'h1',
+          {},
+          {
+            window: 2 ** 53 + 2,
+            duration: 1e300,
+            from: 1e300,
+            ranges: [
+              { from: 1_767_268_800, duration: 300 },
+              { from: 253_402_300_800, duration: 10 },
+              { from: 1_767_269_200, duration: 1e20 },
+            ],
+          },
+        ),
+      ]),
+    );
+    expect(r.issues.map((i) => i.path)).toEqual([
+      'data[0].dvr.window',
+      'data[0].dvr.duration',
+      'data[0].dvr.from',
+      'data[0].dvr.ranges[1].from',
+      'data[0].dvr.ranges[2].duration',
+    ]);
+    expect(r.issues.map((i) => i.problem).join('\n')).toMatch(/at most/);
+    expect(r.entries[0]!.dvr.ranges).toEqual([{ from: 1_767_268_800, duration: 300 }]);
+  });
+
   it.each([
     ['no host', { host: undefined }, 'data[1].host'],
     ['a numeric host', { host: 7 }, 'data[1].host'],
@@ -181,5 +212,33 @@ describe('parseDvrDeleteResponse', () => {
   it('accepts an empty body and rejects a non-object', () => {
     expect(parseDvrDeleteResponse(undefined).issues).toEqual([]);
     expect(() => parseDvrDeleteResponse('Completed')).toThrow(/malformed/);
+  });
+});
+
+describe('parseDvrStreamResponse: repeated hosts and other streams', () => {
+  it('drops a second entry for the same host with an issue', () => {
+    const r = parseDvrStreamResponse(
+      body([entry('h1'), entry('h2'), entry('h1', { is_alive: false })]),
+      'live/main',
+    );
+    expect(r.entries.map((e) => [e.host, e.alive])).toEqual([
+      ['h1', true],
+      ['h2', true],
+    ]);
+    expect(r.issues).toEqual([
+      { path: 'data[2].host', problem: 'host "h1" listed twice; the second entry dropped' },
+    ]);
+  });
+
+  it('drops an entry of another stream with an issue, and refuses an answer echoing another stream', () => {
+    const r = parseDvrStreamResponse(
+      body([entry('h1'), entry('h2', { stream_name: 'news/hd' })]),
+      'live/main',
+    );
+    expect(r.entries.map((e) => e.host)).toEqual(['h1']);
+    expect(r.issues.map((i) => i.path)).toEqual(['data[1].stream_name']);
+    expect(() =>
+      parseDvrStreamResponse({ ...body([entry('h1')]), stream_name: 'news/hd' }, 'live/main'),
+    ).toThrow('the answer echoes stream_name "news/hd", asked for "live/main"');
   });
 });

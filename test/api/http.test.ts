@@ -4,10 +4,12 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../src/clock.js';
 import { ApiError, parseRetryAfter } from '../../src/http/errors.js';
 import { buildQuery, HttpClient, type HttpClientOptions, reportingSends } from '../../src/http/request.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const TOKEN = 'tok-SECRET-4f9a2c';
 
@@ -225,7 +227,7 @@ describe('request', () => {
       }),
     );
     expect(apiError).toMatchObject({ kind: 'malformed', status: 200, endpoint: 'GET /x' });
-    expect(apiError.message).toContain('top level holds [REDACTED]');
+    expect(apiError.message).toContain('top level holds <redacted>');
     expectNoToken(apiError);
   });
 
@@ -248,6 +250,148 @@ describe('request', () => {
     const err = await failure(make(base).request({ api: 'metrics', method: 'GET', path: '/' }));
     expect(err).toMatchObject({ kind: 'network', retryable: true });
     expect(err.message).toContain('after 200');
+  });
+
+  it('gives a network error when a 2xx body trickles past api.timeout (the whole answer has one deadline)', async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const base = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const text = '{"data":[]}'.padEnd(200, ' ');
+      let i = 0;
+      // One byte every 20 ms: never idle for the per-chunk body timeout, never done within the deadline.
+      timer = setInterval(() => {
+        if (i < text.length) res.write(text[i++]!);
+        else res.end();
+      }, 20);
+    });
+    const started = performance.now();
+    const err = await failure(
+      make(base, { timeoutMs: 300, bodyTimeoutMs: 10_000 }).request({
+        api: 'metrics',
+        method: 'GET',
+        path: '/',
+      }),
+    );
+    clearInterval(timer);
+    expect(err).toMatchObject({ kind: 'network', retryable: true });
+    expect(err.code).toBe('ANSWER_TIMEOUT');
+    expect(err.message).toContain('whole answer not received within 300ms');
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it('gives the same network error for a gzip body trickled past api.timeout, not a decoding error', async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const zipped = gzipSync(Buffer.from(JSON.stringify({ data: Array(200).fill({ a: 1 }) })));
+    const base = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      let i = 0;
+      timer = setInterval(() => {
+        if (i < zipped.length) res.write(zipped.subarray(i, ++i));
+        else res.end();
+      }, 20);
+    });
+    const err = await failure(
+      make(base, { timeoutMs: 300 }).request({ api: 'metrics', method: 'GET', path: '/' }),
+    );
+    clearInterval(timer);
+    expect(err).toMatchObject({ kind: 'network', code: 'ANSWER_TIMEOUT' });
+  });
+
+  it('refuses a body over maxBodyBytes as too_large without reading it whole', async () => {
+    let written = 0;
+    const base = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      // 8 MiB unless the client stops reading first.
+      const pump = () => {
+        while (written < 8 * 1024 * 1024) {
+          written += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+        res.end();
+      };
+      res.on('close', () => res.removeAllListeners('drain'));
+      pump();
+    });
+    const err = await failure(
+      make(base, { maxBodyBytes: 100_000 }).request({ api: 'metrics', method: 'GET', path: '/' }),
+    );
+    expect(err).toMatchObject({ kind: 'too_large', status: 200, retryable: true, api: 'metrics' });
+    expect(err.message).toContain('more than 100000 bytes');
+  });
+
+  it('asks for gzip, deflate and br and decodes each; a body that does not decode is malformed', async () => {
+    const doc = { data: [{ resource: 'r1', edge_bandwidth: 12 }] };
+    const encoders: Record<string, (b: Buffer) => Buffer> = {
+      compress: (b) => b,
+      gzip: (b) => gzipSync(b),
+      deflate: (b) => deflateSync(b),
+      br: (b) => brotliCompressSync(b),
+    };
+    let accept: string | undefined;
+    let encoding = 'gzip';
+    const base = await serve((req, res) => {
+      accept = req.headers['accept-encoding'];
+      const corrupt = encoding === 'corrupt';
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-encoding': corrupt ? 'gzip' : encoding,
+      });
+      res.end(
+        corrupt ? Buffer.from('not gzip at all') : encoders[encoding]!(Buffer.from(JSON.stringify(doc))),
+      );
+    });
+    const http = make(base);
+    for (const e of ['gzip', 'deflate', 'br']) {
+      encoding = e;
+      const res = await http.request({ api: 'metrics', method: 'GET', path: '/' });
+      expect(res.body).toEqual(doc);
+    }
+    expect(accept).toBe('gzip, deflate, br');
+    encoding = 'corrupt';
+    const err = await failure(http.request({ api: 'metrics', method: 'GET', path: '/' }));
+    expect(err).toMatchObject({ kind: 'malformed', status: 200 });
+    expect(err.message).toContain('does not decode as content-encoding gzip');
+    encoding = 'compress';
+    const odd = await failure(http.request({ api: 'metrics', method: 'GET', path: '/' }));
+    expect(odd).toMatchObject({ kind: 'malformed', status: 200 });
+    expect(odd.message).toContain('unsupported content-encoding "compress"');
+  });
+
+  it('keeps the kind of an error status whose body is too big or does not decode', async () => {
+    let encoding = 'gzip';
+    const base = await serve((_req, res) => {
+      res.writeHead(503, {
+        'content-type': 'application/json',
+        'content-encoding': encoding,
+        'retry-after': '7',
+      });
+      res.end(encoding === 'gzip' ? Buffer.from('not gzip') : Buffer.alloc(200_000, 0x20));
+    });
+    const http = make(base, { maxBodyBytes: 100_000 });
+    const undecodable = await failure(http.request({ api: 'dvr-net', method: 'GET', path: '/' }));
+    expect(undecodable).toMatchObject({ kind: 'server', status: 503, retryAfterMs: 7000 });
+    encoding = 'identity';
+    const big = await failure(http.request({ api: 'dvr-net', method: 'GET', path: '/' }));
+    expect(big).toMatchObject({ kind: 'server', status: 503 });
+  });
+
+  it('applies maxBodyBytes to the decoded size too (a gzip bomb is too_large)', async () => {
+    // 50 MB of spaces compress to about 50 kB.
+    const bomb = gzipSync(Buffer.alloc(50_000_000, 0x20));
+    const base = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(bomb);
+    });
+    const err = await failure(
+      make(base, { maxBodyBytes: 1_000_000 }).request({ api: 'metrics', method: 'GET', path: '/' }),
+    );
+    expect(bomb.length).toBeLessThan(1_000_000);
+    expect(err).toMatchObject({ kind: 'too_large', status: 200 });
+    expect(err.message).toContain('decoded');
   });
 
   it('gives malformed with the status for a 2xx body that is not JSON', async () => {
@@ -284,7 +428,7 @@ describe('request', () => {
       expectNoToken(err);
     }
     const err = await failure(http.request({ api: 'dvr-net', method: 'GET', path: '/json' }));
-    expect(err.description).toBe('token [REDACTED] is invalid');
+    expect(err.description).toBe('token <redacted> is invalid');
   });
 
   it.each([

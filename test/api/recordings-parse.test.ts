@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/errors.js';
-import {
-  effectiveStatus,
-  parseCreateResponse,
-  parseRecordingList,
-  type RecordingSetting,
-} from '../../src/recordings/response.js';
+import { effectiveStatus, parseRecordingList, type RecordingSetting } from '../../src/recordings/response.js';
+import { parseCreateResponse } from '../helpers/api-write-answers.js';
 
 function setting(over: Record<string, unknown> = {}) {
   return {
@@ -126,6 +122,23 @@ describe('parseRecordingList', () => {
     expect(s.records).toEqual([{ initPath: '/x' }, {}]);
   });
 
+  it('drops numbers out of range with an issue: storage_time 1e304 days, counts above 2^53', () => {
+    const r = parseRecordingList([
+      setting({ id: 'a', storage_time: 1e304 }),
+      setting({ id: 'b', stop_timeout: 2 ** 53 + 2, dvr_window: 1e300 }),
+      setting({ id: 'c', storage_time: 104_249_991_375 }),
+      setting({ id: 'd', storage_time: 36_500 }),
+    ]);
+    expect(r.issues.map((i) => i.path)).toEqual([
+      '[0].storage_time',
+      '[1].stop_timeout',
+      '[1].dvr_window',
+      '[2].storage_time',
+    ]);
+    expect(r.settings.map((s) => s.storageTime)).toEqual([undefined, -1, undefined, 36_500]);
+    expect(r.settings[1]!.stopTimeout).toBeUndefined();
+  });
+
   it('drops a setting without an id and an element that is not an object', () => {
     const r = parseRecordingList([setting({ id: undefined }), 'x', setting({ id: 'ok' })]);
     expect(r.settings.map((s) => s.id)).toEqual(['ok']);
@@ -183,5 +196,24 @@ describe('parseCreateResponse', () => {
     expect(parseCreateResponse({ id: 12 })).toEqual({ id: '12' });
     expect(() => parseCreateResponse({})).toThrow(/malformed/);
     expect(() => parseCreateResponse([])).toThrow(/malformed/);
+  });
+});
+
+describe('parseRecordingList: repeated ids and other accounts', () => {
+  it('drops a second setting with the same id, and one of another account, each with an issue', () => {
+    const r = parseRecordingList(
+      [
+        setting({ id: 'a' }),
+        setting({ id: 'b' }),
+        setting({ id: 'a', stream_type: 'short' }),
+        setting({ id: 'c', account_name: 'beta' }),
+      ],
+      'acme',
+    );
+    expect(r.settings.map((s) => [s.id, s.streamType])).toEqual([
+      ['a', 'long'],
+      ['b', 'long'],
+    ]);
+    expect(r.issues.map((i) => i.path)).toEqual(['[2].id', '[3].account_name']);
   });
 });

@@ -164,6 +164,15 @@ describe('parseMetricsResponse: bad values are issues, the rest is kept', () => 
     ['request_time as a string', 'fast', 'edge_request_time'],
     ['request_time as an array', [0.1, 0.2], 'edge_request_time'],
     ['a negative flattened request_time', -0.1, 'edge_request_time_1m_2m'],
+    // Out of range: a bandwidth that makes the byte counter +Inf, counts JSON cannot carry exactly.
+    ['a bandwidth of 1.7e308 bit/s', 1.7e308, 'edge_bandwidth'],
+    ['a bandwidth over 100 Tbit/s', 1.01e14, 'origin_bandwidth'],
+    ['a count above 2^53', 2 ** 53 + 2, 'edge_requests_total'],
+    ['a status count above 2^53', 1e20, 'edge_status_200'],
+    ['a class count above 2^53', 2 ** 60, 'edge_status_2xx'],
+    ['hit bytes of 2^53 (what JSON makes of 2^53+1)', 2 ** 53, 'edge_hit_bytes'],
+    ['a request_time of 1e300 s', 1e300, 'edge_request_time'],
+    ['a flattened request_time of 1e300 s', 1e300, 'edge_request_time_1m_2m'],
   ];
   it.each(bad)('%s is dropped with an issue at its path', (_name, value, key) => {
     const r = parseMetricsResponse(
@@ -248,5 +257,29 @@ describe('parseMetricsResponse: wrong top level is malformed', () => {
     }
     expect(caught).toBeInstanceOf(ApiError);
     expect(caught).toMatchObject({ kind: 'malformed', api: 'metrics', retryable: true });
+  });
+});
+
+describe('parseMetricsResponse: an answer for another request is malformed', () => {
+  const asked = { account: 'acme', start: Date.UTC(2026, 0, 1, 12, 0), end: Date.UTC(2026, 0, 1, 12, 5) };
+  it.each([
+    ['another start', { start: '2026-01-01T11:55:00' }, 'start 2026-01-01T11:55 (asked 2026-01-01T12:00)'],
+    ['another end', { end: '2026-01-01T12:10:00' }, 'end 2026-01-01T12:10 (asked 2026-01-01T12:05)'],
+    ['another account', { account: 'beta' }, 'account "beta" (asked "acme")'],
+  ])('%s', (_name, extra, words) => {
+    let caught: unknown;
+    try {
+      parseMetricsResponse(body([{ edge_requests_total: 5 }], extra), asked);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ApiError);
+    expect(caught).toMatchObject({ kind: 'malformed', api: 'metrics' });
+    expect((caught as ApiError).message).toContain(`the answer is for another request: it echoes ${words}`);
+  });
+
+  it('takes the same window and account, or none echoed, as the answer asked for', () => {
+    expect(parseMetricsResponse(body([{ edge_requests_total: 5 }]), asked).records).toHaveLength(1);
+    expect(parseMetricsResponse({ data: [{ edge_requests_total: 5 }] }, asked).records).toHaveLength(1);
   });
 });

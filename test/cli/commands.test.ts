@@ -124,6 +124,31 @@ describe('check-config', () => {
     expect(again.stdout).toBe(first.stdout);
   });
 
+  it('a login from the environment: the username shown, the password <redacted>', async () => {
+    const r = await runCli(['check-config'], {
+      CDN_API_URL: 'http://127.0.0.1:9',
+      CDN_API_USERNAME: 'sre@example.com',
+      CDN_API_PASSWORD: SECRET,
+      CDN_ACCOUNTS: 'acme',
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(`${r.stdout}${r.stderr}`).not.toContain(SECRET);
+    const printed = parse(r.stdout) as { api: Record<string, unknown> };
+    expect(printed.api).toMatchObject({ username: 'sre@example.com', password: '<redacted>' });
+  });
+
+  it('refuses a token and a login in one place, naming the key and never the password', async () => {
+    const bad = file(
+      'both.yml',
+      `api: {base_url: "https://api.cdn.example", token: ${SECRET}, username: u, password: ${ACCOUNT_SECRET}}\naccounts: [{name: a}]\n`,
+    );
+    const r = await runCli(['check-config', '--config', bad]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('api.username: a token (api.token) and a login cannot be set in one place');
+    expect(`${r.stdout}${r.stderr}`).not.toContain(SECRET);
+    expect(`${r.stdout}${r.stderr}`).not.toContain(ACCOUNT_SECRET);
+  });
+
   it('works from the environment alone (the quick start), token redacted', async () => {
     const r = await runCli(['check-config'], {
       CDN_API_URL: 'http://127.0.0.1:9',

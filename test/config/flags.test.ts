@@ -19,10 +19,20 @@ describe('parseCommandLine', () => {
       listen: { port: 9877 },
       logLevel: 'info',
       logFormat: 'json',
+      healthzOpen: false,
       help: false,
       version: false,
       rest: [],
     });
+  });
+
+  it('--web.config.file and --web.healthz-open; the latter alone is refused', () => {
+    const a = parseCommandLine(['--web.config.file', '/etc/web.yml', 'check-config', '--web.healthz-open']);
+    expect(a).toMatchObject({ command: 'check-config', webConfigFile: '/etc/web.yml', healthzOpen: true });
+    expect(() => parseCommandLine(['--web.healthz-open'])).toThrow(
+      /--web.healthz-open: only means something/,
+    );
+    expect(() => parseCommandLine(['--web.config.file='])).toThrow(/--web.config.file: needs a file path/);
   });
 
   it('reads every flag, before or after the command, in both spellings', () => {

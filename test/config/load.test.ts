@@ -175,7 +175,7 @@ const INVALID: Array<[string, (r: Raw) => void, string]> = [
     (r) => (r.api.requests_per_second = 0),
     'api.requests_per_second: must be more than 0, got 0',
   ],
-  ['zero interval', (r) => (r.dvr = { interval: '0s' }), 'dvr.interval: must be at least 1s, got 0s'],
+  ['zero interval', (r) => (r.dvr = { interval: '0s' }), 'dvr.interval: must be between 1s and 1d, got 0s'],
   [
     'missing base_url',
     (r) => delete r.api.base_url,
@@ -197,6 +197,53 @@ const INVALID: Array<[string, (r: Raw) => void, string]> = [
     'accounts[0]: set only one of token and token_file',
   ],
   ['empty token', (r) => (r.api.token = '  '), 'api.token: must not be empty'],
+  // Ceilings: each value beyond one broke the process (timer overflow, busy loops, a catch-up that pins the CPU).
+  [
+    "dvr.interval over Node's timer",
+    (r) => (r.dvr = { interval: '30d' }),
+    'dvr.interval: must be between 1s and 1d, got 30d',
+  ],
+  [
+    'recordings.interval over a day',
+    (r) => (r.recordings = { interval: '25h' }),
+    'recordings.interval: must be between 1s and 1d, got 25h',
+  ],
+  [
+    'metrics.delay over a day',
+    (r) => (r.metrics.delay = '30d'),
+    'metrics.delay: must be at most 1d, got 30d',
+  ],
+  [
+    'metrics.lookback over 90 days',
+    (r) => (r.metrics.lookback = '1000y'),
+    'metrics.lookback: must be between 1m and 90d, got 1000y',
+  ],
+  ['api.timeout over 10m', (r) => (r.api.timeout = '1h'), 'api.timeout: must be between 1ms and 10m, got 1h'],
+  [
+    'api.concurrency over 64',
+    (r) => (r.api.concurrency = 1_000_000),
+    'api.concurrency: must be at most 64, got 1000000',
+  ],
+  [
+    'api.requests_per_second over 1000',
+    (r) => (r.api.requests_per_second = 1e9),
+    'api.requests_per_second: must be at most 1000, got 1000000000',
+  ],
+  [
+    'sharding.shards over 1024',
+    (r) => (r.sharding = { shards: 5000 }),
+    'sharding.shards: must be at most 1024, got 5000',
+  ],
+  [
+    'api.max_body_bytes over 512MiB',
+    (r) => (r.api.max_body_bytes = '1GiB'),
+    'api.max_body_bytes: must be between 1KiB and 512MiB, got "1GiB"',
+  ],
+  [
+    'api.max_body_bytes not a size',
+    (r) => (r.api.max_body_bytes = '64 megs'),
+    'api.max_body_bytes: must be a size like 64MiB, 500MB or 1048576, got "64 megs"',
+  ],
 ];
 
 describe('loadConfig: each rule has its message', () => {
@@ -259,8 +306,56 @@ describe('loadConfig: each rule has its message', () => {
     expect(broken[0]).toMatch(/^cdn\.yaml:3:\d+: invalid YAML: /);
   });
 
-  it('refuses a duplicate key', () => {
-    expect(problems('accounts: []\naccounts: []\n')[0]).toMatch(/^cdn\.yaml:2:\d+: invalid YAML: /);
+  it('refuses a duplicate key, naming it', () => {
+    expect(problems('accounts: []\naccounts: []\n')[0]).toMatch(
+      /^cdn\.yaml:2:\d+: invalid YAML: duplicate key "accounts"/,
+    );
+    expect(problems('api:\n  timeout: 5s\n  "timeout": 6s\naccounts: []\n')[0]).toMatch(
+      /^cdn\.yaml:3:\d+: invalid YAML: duplicate key "timeout"/,
+    );
+  });
+
+  it('refuses a YAML alias bomb by name, before expanding it', () => {
+    const lines = ['a: &a [x, x, x, x, x, x, x, x, x]'];
+    for (const [name, prev] of [
+      ['b', 'a'],
+      ['c', 'b'],
+      ['d', 'c'],
+      ['e', 'd'],
+      ['f', 'e'],
+      ['g', 'f'],
+    ]) {
+      lines.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(', ')}]`);
+    }
+    const found = problems(`${lines.join('\n')}\n`);
+    expect(found).toEqual([
+      'cdn.yaml: invalid YAML: too many alias expansions (more than 100; an alias bomb?)',
+    ]);
+    expect(found.join()).not.toContain('ReferenceError');
+  });
+
+  it('accepts values at each ceiling', () => {
+    const raw = base();
+    Object.assign(raw.api, {
+      timeout: '10m',
+      concurrency: 64,
+      requests_per_second: 1000,
+      max_body_bytes: '512MiB',
+    });
+    Object.assign(raw.metrics, { delay: '1d', lookback: '90d' });
+    Object.assign(raw, {
+      dvr: { interval: '1d' },
+      recordings: { interval: '1d' },
+      sharding: { shards: 1024 },
+    });
+    const config = load(stringify(raw));
+    expect(config.api).toMatchObject({
+      timeoutMs: 600_000,
+      concurrency: 64,
+      maxBodyBytes: 512 * 1024 * 1024,
+    });
+    expect(config.metrics.lookbackMs).toBe(90 * 86_400_000);
+    expect(config.dvr.intervalMs).toBe(86_400_000);
   });
 
   it('takes a section left empty as absent', () => {
@@ -291,12 +386,14 @@ describe('loadConfig: defaults', () => {
         timeoutMs: 30_000,
         requestsPerSecond: 5,
         concurrency: 4,
+        maxBodyBytes: 64 * 1024 * 1024,
       },
       metrics: {
         breakdown: 'resource',
         windowMs: 5 * 60_000,
         delayMs: 5 * 60_000,
         lookbackMs: 60 * 60_000,
+        maxCatchUpMs: 7 * 24 * 60 * 60_000,
         metrics: [],
         resources: [],
         windowGauges: false,
@@ -305,6 +402,12 @@ describe('loadConfig: defaults', () => {
       dvr: { intervalMs: 60_000 },
       recordings: { intervalMs: 60_000 },
       accounts: [{ name: 'acme', dvrStreams: [], recordings: false }],
+      discovery: {
+        enabled: false,
+        intervalMs: 600_000,
+        include: /^(?:.*)$/,
+        recordings: false,
+      },
       sharding: { shard: 0, shards: 1 },
     } satisfies Config);
   });
@@ -342,6 +445,7 @@ sharding: {shard: 1, shards: 3}
       windowMs: 600_000,
       delayMs: 0,
       lookbackMs: 7_200_000,
+      maxCatchUpMs: 7 * 86_400_000,
       metrics: ['edge_status_2xx', 'edge_bandwidth', 'origin_request_time', 'edge_hit_bytes'],
       resources: ['123', '456'],
       windowGauges: true,

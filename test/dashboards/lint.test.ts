@@ -1,8 +1,8 @@
 /**
  * Rules every generated dashboard keeps: each panel has a unit, a description and the `$datasource` variable;
- * every metric an expression reads is in design.md's catalogue, with labels it has; no rate()/increase() range is
+ * every metric an expression reads is in the metric catalogue (./catalogue.ts), with labels it has; no rate()/increase() range is
  * a bare small literal, and the counters that step once per traffic window are never read over less than two
- * windows (design.md section 5).
+ * windows (README, "How traffic is counted").
  */
 import { describe, expect, it } from 'vitest';
 import { renderAll } from '../../grafana/dashboards-src/index.js';

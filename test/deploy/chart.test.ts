@@ -3,22 +3,34 @@
  * (Helm validates the merged values with the same draft-07 schema), documented values, templates that only use
  * values and helpers that exist, balanced template blocks, and the restricted security context.
  */
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { isMap as isYamlMap, type Pair, parseDocument } from 'yaml';
+import { isMap as isYamlMap, type Pair, parse, parseDocument, stringify } from 'yaml';
+import { PROJECT_URL, README_URL } from '../../src/server/landing.js';
+import { findTool } from '../helpers/tools.js';
 import {
   CHART,
   chartValues,
   ciValueFiles,
   isMap,
+  jobSelector,
   mergeValues,
+  type Release,
+  RULES_JOB_MATCHER,
   readText,
   readYaml,
+  renderedConfig,
+  renderedRuleGroups,
+  renderManifest,
+  renderTemplate,
   templateFiles,
   type Values,
 } from './chart-helpers.js';
+import { ChartRenderer, TemplateFail } from './go-template.js';
 
 const schema = JSON.parse(readText('helm/cdn-exporter/values.schema.json')) as Record<string, unknown>;
 const validate = new Ajv({ allErrors: true, strict: true }).compile(schema);
@@ -42,6 +54,26 @@ describe('Chart.yaml', () => {
     expect(chart.appVersion).toBe(pkg.version);
     expect(String(chart.version)).toMatch(/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/);
   });
+
+  it('names its Kubernetes floor, home and sources, the same project URL as package.json and the runbook links', () => {
+    // policy/v1 PodDisruptionBudget: 1.21; the `-0` lets pre-release cluster versions (EKS, GKE) match.
+    expect(chart.kubeVersion).toBe('>=1.21.0-0');
+    expect(chart.home).toBe(PROJECT_URL);
+    expect(chart.sources).toEqual([PROJECT_URL]);
+    const meta = JSON.parse(readText('package.json')) as {
+      homepage: string;
+      repository: { type: string; url: string };
+      bugs: { url: string };
+    };
+    expect(meta.homepage).toBe(`${PROJECT_URL}#readme`);
+    expect(meta.repository).toEqual({ type: 'git', url: `git+${PROJECT_URL}.git` });
+    expect(meta.bugs.url).toBe(`${PROJECT_URL}/issues`);
+    // The chart's default runbook prefix is the README's, as the rule file's own runbook_url.
+    expect((chartValues().prometheusRule as Values).runbookUrl).toBe(`${README_URL}#`);
+    const rules = readText('rules/cdn-exporter.rules.yml');
+    for (const m of rules.matchAll(/runbook_url: (\S+)/g))
+      expect(m[1]!.startsWith(`${README_URL}#`)).toBe(true);
+  });
 });
 
 describe('values.schema.json', () => {
@@ -53,12 +85,14 @@ describe('values.schema.json', () => {
     expect(errorsOf(chartValues())).toBe('');
   });
 
-  it('has the four ci scenarios', () => {
+  it('has the five ci scenarios', () => {
     expect(ciValueFiles()).toEqual([
       'default-values.yaml',
       'existing-secret-values.yaml',
+      'login-values.yaml',
       'monitoring-on-values.yaml',
       'sharded-values.yaml',
+      'tls-values.yaml',
     ]);
   });
 
@@ -119,6 +153,48 @@ describe('values.schema.json', () => {
     ['a persistence size without a unit we know', { persistence: { size: '1 GB' } }, '/persistence/size'],
     ['extra flags that are not strings', { extraArgs: [1] }, '/extraArgs/0'],
     ['a negative resource id', { config: { metrics: { resources: [-1] } } }, '/config/metrics/resources/0'],
+    [
+      'a job selector that is not a PromQL matcher',
+      { prometheusRule: { jobSelector: 'cdn-exporter' } },
+      '/prometheusRule/jobSelector',
+    ],
+    [
+      'a runbook URL without a scheme',
+      { prometheusRule: { runbookUrl: 'wiki/x#' } },
+      '/prometheusRule/runbookUrl',
+    ],
+    [
+      'an alert disabled with a string',
+      { prometheusRule: { disabled: { CdnApiDown: 'yes' } } },
+      '/prometheusRule/disabled/CdnApiDown',
+    ],
+    [
+      'a rule label that is not a string',
+      { prometheusRule: { ruleLabels: { CdnApiDown: { severity: 1 } } } },
+      '/prometheusRule/ruleLabels/CdnApiDown/severity',
+    ],
+    ['a scrape scheme other than http(s)', { serviceMonitor: { scheme: 'ftp' } }, '/serviceMonitor/scheme'],
+    [
+      'target labels that are not strings',
+      { serviceMonitor: { targetLabels: [1] } },
+      '/serviceMonitor/targetLabels/0',
+    ],
+    ['honorLabels as a string', { serviceMonitor: { honorLabels: 'true' } }, '/serviceMonitor/honorLabels'],
+    [
+      'basicAuth with an inline password',
+      { serviceMonitor: { basicAuth: { password: 'x', user: 'y' } } },
+      '/serviceMonitor/basicAuth',
+    ],
+    [
+      'a PodDisruptionBudget minAvailable in words',
+      { podDisruptionBudget: { enabled: true, minAvailable: 'half' } },
+      '/podDisruptionBudget/minAvailable',
+    ],
+    [
+      'a negative maxUnavailable',
+      { podDisruptionBudget: { enabled: true, maxUnavailable: -1 } },
+      '/podDisruptionBudget/maxUnavailable',
+    ],
   ];
 
   it.each(bad)('refuses %s', (_what, override, path) => {
@@ -207,6 +283,7 @@ describe('templates', () => {
         'ServiceMonitor',
         'PrometheusRule',
         'PersistentVolumeClaim',
+        'PodDisruptionBudget',
       ]),
     );
   });
@@ -249,8 +326,12 @@ describe('templates', () => {
 
   it('probe /healthz and /readyz on the named port http-metrics, which the Service exposes', () => {
     const pod = readText('helm/cdn-exporter/templates/_pod.tpl');
-    expect(pod).toMatch(/livenessProbe:\s+httpGet:\s+path: \/healthz\s+port: http-metrics/);
-    expect(pod).toMatch(/readinessProbe:\s+httpGet:\s+path: \/readyz\s+port: http-metrics/);
+    // Between the probe and httpGet: the web config's choice of a TCP probe (test/deploy/web.test.ts).
+    expect(pod).toMatch(/livenessProbe:[\s\S]*?httpGet:\s+path: \/healthz\s+port: http-metrics/);
+    expect(pod).toMatch(
+      /readinessProbe:[\s\S]*?httpGet:\s+path: \{\{ include "cdn-exporter.readinessPath" \. \}\}\s+port: http-metrics/,
+    );
+    expect(readText('helm/cdn-exporter/templates/_helpers.tpl')).toMatch(/else -\}\}\/readyz\{\{/);
     expect(readText('helm/cdn-exporter/templates/service.yaml')).toMatch(/- name: http-metrics\s/);
     expect(readText('helm/cdn-exporter/templates/servicemonitor.yaml')).toMatch(/- port: http-metrics\s/);
   });
@@ -264,6 +345,19 @@ describe('templates', () => {
     expect(readText('helm/cdn-exporter/templates/statefulset.yaml')).toMatch(/semverCompare "<1\.28\.0-0"/);
   });
 
+  it('print the password only into the login Secret; elsewhere it is only tested or hashed', () => {
+    const uses = templates.flatMap(({ file, text }) =>
+      actions(text)
+        .filter((a) => /\.Values\.login\.password\b/.test(a))
+        .map((action) => ({ file, action })),
+    );
+    expect(uses.some(({ file }) => file === 'login-secret.yaml')).toBe(true);
+    for (const { file, action } of uses) {
+      if (file === 'login-secret.yaml' && !/^(if|else)\b/.test(action)) expect(action).toMatch(/\| b64enc/);
+      else expect(action, `${file}: ${action}`).toMatch(/^(if|else if|and)\b|\| sha256sum/);
+    }
+  });
+
   it('print the token only into the Secret; elsewhere it is only tested or hashed', () => {
     const uses = templates.flatMap(({ file, text }) =>
       actions(text)
@@ -275,5 +369,210 @@ describe('templates', () => {
       if (file === 'secret.yaml' && !/^(if|else)\b/.test(action)) expect(action).toMatch(/\| b64enc/);
       else expect(action, `${file}: ${action}`).toMatch(/^(if|else if)\b|\| sha256sum/);
     }
+  });
+});
+
+const RELEASE: Release = { name: 'cdn', namespace: 'monitoring' };
+const monitoringOn = () => mergeValues(chartValues(), ci('monitoring-on-values.yaml')) as Values;
+const withValues = (base: Values, over: Values) => mergeValues(base, over) as Values;
+type RuleGroups = ReturnType<typeof renderedRuleGroups>;
+
+/** spec.groups of the PrometheusRule the template renders. */
+function templateRuleGroups(values: Values): RuleGroups {
+  const manifest = renderManifest('prometheusrule.yaml', values, RELEASE) as { spec: { groups: RuleGroups } };
+  return manifest.spec.groups;
+}
+
+describe('the templates rendered (test/deploy/go-template.ts, in place of helm template)', () => {
+  it.each(ciValueFiles())('ci/%s: config.yml of the ConfigMap is what the chart promises', (file) => {
+    const values = mergeValues(chartValues(), ci(file)) as Values;
+    const map = renderManifest('configmap.yaml', values, RELEASE) as { data: Record<string, string> };
+    expect(parse(map.data['config.yml']!)).toEqual(renderedConfig(values));
+  });
+
+  it("follows text/template's rules where the chart relies on them", () => {
+    const r = new ChartRenderer(['{{- define "greet" -}} hi {{ .name }} {{- end }}']);
+    const render = (t: string) => r.render(t, {} as never);
+    expect(render('a  {{- 1 -}}  b')).toBe('a1b');
+    expect(render('{{ if 0 }}x{{ else if "" }}y{{ else if list 1 }}z{{ else }}w{{ end }}')).toBe('z');
+    expect(render('{{ with dict }}x{{ else }}e{{ end }}')).toBe('e');
+    // An assignment inside range changes the variable declared outside it.
+    expect(render('{{- $x := 0 }}{{ range list 1 2 3 }}{{ $x = . }}{{ end }}{{ $x }}')).toBe('3');
+    expect(render('{{ range $i, $v := list "a" "b" }}{{ $i }}{{ $v }},{{ end }}')).toBe('0a,1b,');
+    expect(render('[{{ include "greet" (dict "name" "x") }}]')).toBe('[hi x]');
+  });
+
+  it('a template using a function the renderer does not know fails instead of rendering', () => {
+    expect(() => new ChartRenderer([]).render('{{ nosuchfn 1 }}', {} as never)).toThrow(/nosuchfn/);
+  });
+});
+
+describe('PrometheusRule values (templates/prometheusrule.yaml)', () => {
+  const alertsOf = (groups: RuleGroups) => groups.flatMap((g) => g.rules);
+
+  it('the rule file selects the exporter job with exactly the matcher the template replaces', () => {
+    const rules = readText('helm/cdn-exporter/files/rules/cdn-exporter.rules.yml');
+    const matchers = [...rules.matchAll(/\bjob\s*(=~|!~|!=|=)\s*"[^"]*"/g)].map((m) => m[0]);
+    expect(matchers.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(matchers)).toEqual(new Set([RULES_JOB_MATCHER]));
+  });
+
+  it('renders nothing unless enabled', () => {
+    expect(renderManifest('prometheusrule.yaml', chartValues(), RELEASE)).toBeUndefined();
+  });
+
+  it("by default: every alert, the job of the chart's own ServiceMonitor, the README runbook", () => {
+    const values = withValues(chartValues(), { prometheusRule: { enabled: true } });
+    const groups = templateRuleGroups(values);
+    const file = readYaml('rules/cdn-exporter.rules.yml') as { groups: Array<{ rules: unknown[] }> };
+    expect(alertsOf(groups)).toHaveLength(file.groups.flatMap((g) => g.rules).length);
+    const down = alertsOf(groups).find((r) => r.alert === 'CdnExporterDown')!;
+    expect(down.expr).toBe('up{job="cdn-cdn-exporter"} == 0');
+    expect(down.annotations!.runbook_url).toBe(`${README_URL}#cdnexporterdown`);
+    // Every other part of every rule is the rule file's.
+    expect(groups).toEqual(renderedRuleGroups(values, RELEASE));
+    expect(jobSelector(values, { name: 'cdn-exporter', namespace: 'x' })).toBe('job="cdn-exporter"');
+  });
+
+  it('monitoring-on: job from the jobLabel, own runbook, one alert off, labels added and overridden', () => {
+    const groups = templateRuleGroups(monitoringOn());
+    const alerts = alertsOf(groups);
+    expect(alerts.map((a) => a.alert)).not.toContain('CdnEdgeCacheHitRatioDropped');
+    expect(alerts.find((a) => a.alert === 'CdnExporterAbsent')!.expr).toBe('absent(up{job="cdn-exporter"})');
+    for (const a of alerts) {
+      expect(a.expr, a.alert).not.toContain('.*cdn-exporter.*');
+      expect(a.annotations!.runbook_url).toBe(
+        `https://wiki.example/runbooks/cdn-exporter/${a.alert.toLowerCase()}`,
+      );
+      expect(a.labels!.team).toBe('cdn');
+    }
+    expect(alerts.find((a) => a.alert === 'CdnApiDown')!.labels!.severity).toBe('critical');
+    expect(alerts.find((a) => a.alert === 'CdnTrafficDataStale')!.labels!.severity).toBe('warning');
+    expect(groups).toEqual(renderedRuleGroups(monitoringOn(), RELEASE));
+  });
+
+  it('a hand-written selector and extra annotations; a group whose alerts are all off is left out', () => {
+    const values = withValues(monitoringOn(), {
+      prometheusRule: {
+        jobSelector: 'job="kubernetes-pods", namespace=~"monitoring|cdn"',
+        disabled: { CdnRecordingError: true },
+        additionalRuleAnnotations: { dashboard: 'https://grafana.example/d/cdn-exporter' },
+        // Every alert a ticket, CdnApiDown a page: per alert over all alerts over the rule's own.
+        additionalRuleLabels: { severity: 'ticket' },
+      },
+    });
+    const groups = templateRuleGroups(values);
+    expect(groups.map((g) => g.name)).not.toContain('cdn-exporter.recordings');
+    const down = alertsOf(groups).find((r) => r.alert === 'CdnExporterDown')!;
+    expect(down.expr).toBe('up{job="kubernetes-pods", namespace=~"monitoring|cdn"} == 0');
+    for (const a of alertsOf(groups)) {
+      expect(a.annotations!.dashboard).toBe('https://grafana.example/d/cdn-exporter');
+      expect(a.labels!.severity, a.alert).toBe(a.alert === 'CdnApiDown' ? 'critical' : 'ticket');
+    }
+    expect(groups).toEqual(renderedRuleGroups(values, RELEASE));
+  });
+
+  it('a jobLabel the Service lacks is refused with a message', () => {
+    const bad = withValues(monitoringOn(), { serviceMonitor: { jobLabel: 'no-such-label' } });
+    expect(() => renderTemplate('prometheusrule.yaml', bad, RELEASE)).toThrow(TemplateFail);
+    expect(() => renderTemplate('prometheusrule.yaml', bad, RELEASE)).toThrow(
+      /serviceMonitor.jobLabel "no-such-label" is not a label of the Service/,
+    );
+    expect(() => jobSelector(bad, RELEASE)).toThrow(/is not a label of the Service/);
+  });
+
+  const promtool = findTool('promtool');
+  it.skipIf(!promtool)('the rendered rules pass promtool check rules', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cdn-exporter-chart-rules-'));
+    try {
+      const cases: Values[] = [
+        withValues(chartValues(), { prometheusRule: { enabled: true } }),
+        monitoringOn(),
+        withValues(monitoringOn(), { prometheusRule: { jobSelector: 'job="a", namespace!~"b|c"' } }),
+      ];
+      cases.forEach((values, i) => {
+        const groups = templateRuleGroups(values);
+        const file = join(dir, `rules-${i}.yml`);
+        writeFileSync(file, stringify({ groups }));
+        const out = execFileSync(promtool!, ['check', 'rules', file], { encoding: 'utf8' });
+        expect(out).toContain(`SUCCESS: ${alertsOf(groups).length} rules found`);
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('ServiceMonitor values (templates/servicemonitor.yaml)', () => {
+  type Monitor = { spec: Record<string, unknown> & { endpoints: Array<Record<string, unknown>> } };
+  const render = (values: Values) => renderManifest('servicemonitor.yaml', values, RELEASE) as Monitor;
+
+  it('by default: plain http, no jobLabel, targetLabels, tlsConfig or basicAuth', () => {
+    const monitor = render(withValues(chartValues(), { serviceMonitor: { enabled: true } }));
+    expect(monitor.spec.jobLabel).toBeUndefined();
+    expect(monitor.spec.targetLabels).toBeUndefined();
+    expect(monitor.spec.endpoints).toHaveLength(1);
+    const endpoint = monitor.spec.endpoints[0]!;
+    expect(endpoint).toMatchObject({
+      port: 'http-metrics',
+      path: '/metrics',
+      scheme: 'http',
+      honorLabels: false,
+    });
+    expect(endpoint.tlsConfig).toBeUndefined();
+    expect(endpoint.basicAuth).toBeUndefined();
+  });
+
+  it('monitoring-on: jobLabel and targetLabels on the spec', () => {
+    const monitor = render(monitoringOn());
+    expect(monitor.spec.jobLabel).toBe('app.kubernetes.io/name');
+    expect(monitor.spec.targetLabels).toEqual(['team']);
+  });
+
+  it('passes scheme, honorLabels, tlsConfig and basicAuth through as written', () => {
+    const tlsConfig = {
+      ca: { secret: { name: 'cdn-exporter-tls', key: 'ca.crt' } },
+      serverName: 'cdn-exporter.monitoring.svc',
+    };
+    const basicAuth = {
+      username: { name: 'cdn-exporter-scrape', key: 'username' },
+      password: { name: 'cdn-exporter-scrape', key: 'password' },
+    };
+    const values = withValues(monitoringOn(), {
+      serviceMonitor: { scheme: 'https', honorLabels: true, tlsConfig, basicAuth },
+    });
+    expect(errorsOf(values)).toBe('');
+    const endpoint = render(values).spec.endpoints[0]!;
+    expect(endpoint).toMatchObject({ scheme: 'https', honorLabels: true, tlsConfig, basicAuth });
+  });
+});
+
+describe('PodDisruptionBudget (templates/poddisruptionbudget.yaml)', () => {
+  type Pdb = { apiVersion: string; kind: string; spec: Record<string, unknown> };
+  const render = (values: Values) =>
+    renderManifest('poddisruptionbudget.yaml', values, RELEASE) as Pdb | undefined;
+
+  it('is off by default', () => {
+    expect(render(chartValues())).toBeUndefined();
+  });
+
+  it('sharded: policy/v1, over the exporter pods, one shard at a time', () => {
+    const pdb = render(mergeValues(chartValues(), ci('sharded-values.yaml')) as Values)!;
+    expect(pdb.apiVersion).toBe('policy/v1');
+    expect(pdb.kind).toBe('PodDisruptionBudget');
+    expect(pdb.spec).toEqual({
+      maxUnavailable: 1,
+      selector: {
+        matchLabels: { 'app.kubernetes.io/name': 'cdn-exporter', 'app.kubernetes.io/instance': 'cdn' },
+      },
+    });
+  });
+
+  it('minAvailable, when given, replaces maxUnavailable', () => {
+    const values = withValues(chartValues(), { podDisruptionBudget: { enabled: true, minAvailable: '50%' } });
+    expect(errorsOf(values)).toBe('');
+    const pdb = render(values)!;
+    expect(pdb.spec.minAvailable).toBe('50%');
+    expect(pdb.spec.maxUnavailable).toBeUndefined();
   });
 });

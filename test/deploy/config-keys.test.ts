@@ -12,6 +12,7 @@ import {
   ciValueFiles,
   isMap,
   mergeValues,
+  PASSWORD_PATH,
   readText,
   readYaml,
   renderedConfig,
@@ -59,6 +60,7 @@ describe('the chart renders a configuration the exporter accepts', () => {
   it('keeps the paths the test mirrors equal to the chart helpers', () => {
     expect(helper('cdn-exporter.tokenPath')).toBe(TOKEN_PATH);
     expect(helper('cdn-exporter.statePath')).toBe(STATE_PATH);
+    expect(helper('cdn-exporter.passwordPath')).toBe(PASSWORD_PATH);
     expect(TOKEN_PATH.startsWith(`${helper('cdn-exporter.tokenDir')}/`)).toBe(true);
     expect(STATE_PATH.startsWith(`${helper('cdn-exporter.stateDir')}/`)).toBe(true);
   });
@@ -73,7 +75,12 @@ describe('the chart renders a configuration the exporter accepts', () => {
       const config = load(renderedConfig(values), env);
       expect(config.sharding).toEqual({ shard, shards: replicas });
       expect(config.stateFile).toBe(STATE_PATH);
-      expect(config.api.tokenFile).toBe(TOKEN_PATH);
+      if (values.login && (values.login as { username?: string }).username) {
+        // A login: the username in the ConfigMap, the password only as a mounted file.
+        expect(config.api.username).toBe((values.login as { username: string }).username);
+        expect(config.api.passwordFile).toBe(PASSWORD_PATH);
+        expect(config.api.password).toBeUndefined();
+      } else expect(config.api.tokenFile).toBe(TOKEN_PATH);
       expect(config.api.token).toBeUndefined();
       const accounts = (values.config as { accounts: Array<{ name: string }> }).accounts;
       expect(config.accounts.map((a) => a.name)).toEqual(accounts.map((a) => a.name));
@@ -115,9 +122,11 @@ describe('the compose stack', () => {
     expect(config.accounts.map((a) => a.name)).toEqual(['demo', 'acme']);
     const compose = readYaml('docker-compose.yml') as { services: Record<string, { volumes?: string[] }> };
     const mounts = (compose.services.exporter?.volumes ?? []).map((v) => v.split(':'));
-    const tokenFiles = [config.api.tokenFile, ...config.accounts.map((a) => a.tokenFile)].filter(
-      (p): p is string => p !== undefined,
-    );
+    const tokenFiles = [
+      config.api.tokenFile,
+      config.api.passwordFile,
+      ...config.accounts.flatMap((a) => [a.tokenFile, a.passwordFile]),
+    ].filter((p): p is string => p !== undefined);
     expect(tokenFiles.length).toBeGreaterThan(0);
     for (const path of tokenFiles) {
       const mount = mounts.find(([, target]) => target && path.startsWith(`${target}/`));

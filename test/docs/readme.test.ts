@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { createAuthMetrics } from '../../src/auth/metrics.js';
 import { COMMANDS, checkConfigReport, loadConfig, usage } from '../../src/config/index.js';
 import { createDvrFamilies } from '../../src/dvr/metrics.js';
 import { createRecordingFamilies } from '../../src/recordings/metrics.js';
@@ -57,6 +58,7 @@ function exposedFamilies(): FamilyDoc[] {
   }));
   const registry = new Registry();
   createSelfMetrics(registry, { version: 'test', defaultMetrics: false });
+  createAuthMetrics(registry);
   for (const m of registry.getMetricsAsArray()) {
     const metric = m as unknown as { name: string; type: string; labelNames?: readonly string[] };
     out.push({ name: metric.name, type: metric.type, labels: metric.labelNames ?? [] });
@@ -217,6 +219,18 @@ describe('configuration reference', () => {
       {
         api: { base_url: 'https://cdn.example', token_file: '/run/t' },
         accounts: [{ name: 'x', token_file: '/run/u' }],
+      },
+      {
+        api: { base_url: 'https://cdn.example', username: 'u', password_file: '/run/p' },
+        accounts: [
+          { name: 'x', username: 'v', password: 'w' },
+          { name: 'y', username: 'v', password_file: '/run/q' },
+        ],
+      },
+      {
+        api: { base_url: 'https://cdn.example', username: 'u', password: 'p' },
+        accounts: [{ name: 'x' }],
+        accounts_discovery: { enabled: true, exclude: 'test-.*' },
       },
     ];
     const keys = new Set<string>();

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
 import { findTool } from '../helpers/tools.js';
 import { type Dashboard, interpolate, loadDashboards, type PanelQuery, regexOf } from './dashboards.js';
@@ -43,11 +44,19 @@ const MAY_BE_EMPTY: Record<string, string> = {
 
 /**
  * The demo's world (both accounts, all DVR streams, recordings in every status), traffic windows of 1 minute
- * with no delay, and a catch-up of 3 hours throttled to a few requests per second so that it takes longer than
+ * with no delay, a login, account discovery, and a catch-up of 3 hours throttled to a few requests per second so that it takes longer than
  * Prometheus needs to start: Prometheus sees the counters step and every rate has a value at once.
  */
 const STACK_CONFIG = {
-  api: { requests_per_second: 4, concurrency: 2 },
+  // The api logs in (the Logins panels need a login) and discovery runs (it finds the two listed accounts).
+  api: {
+    requests_per_second: 4,
+    concurrency: 2,
+    token: undefined,
+    username: DEMO_USER,
+    password: DEMO_PASSWORD,
+  },
+  accounts_discovery: { enabled: true, interval: '30s' },
   metrics: { window: '1m', delay: '0m', lookback: '3h' },
   dvr: { interval: '5s' },
   recordings: { interval: '5s' },

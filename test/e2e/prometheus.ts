@@ -22,6 +22,10 @@ export interface PrometheusOptions {
   interval?: string;
   /** How long to wait for /-/ready (default 20 s). */
   readyTimeoutMs?: number;
+  /** More keys for the scrape job (scheme, tls_config, basic_auth, ...). */
+  scrape?: Record<string, unknown>;
+  /** More scrape jobs, each with its own name, target and keys. */
+  extraJobs?: { job: string; target: string; scrape?: Record<string, unknown> }[];
 }
 
 /** One element of an instant query's result (vector) or of a scalar answer. */
@@ -101,7 +105,14 @@ export async function startPrometheus(o: PrometheusOptions): Promise<Prometheus>
     stringify({
       global: { scrape_interval: interval, scrape_timeout: interval, evaluation_interval: interval },
       rule_files: o.ruleFiles,
-      scrape_configs: [{ job_name: o.job, static_configs: [{ targets: [o.target] }] }],
+      scrape_configs: [
+        { job_name: o.job, static_configs: [{ targets: [o.target] }], ...o.scrape },
+        ...(o.extraJobs ?? []).map((j) => ({
+          job_name: j.job,
+          static_configs: [{ targets: [j.target] }],
+          ...j.scrape,
+        })),
+      ],
     }),
   );
   let lastError: unknown;

@@ -3,12 +3,12 @@
  * on a FakeClock shared by simulator and exporter (DVR ranges grow and polls run as the test moves time).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../src/clock.js';
-import { DvrClient } from '../../src/dvr/client.js';
 import { HttpClient } from '../../src/http/request.js';
-import { RecorderClient } from '../../src/recordings/client.js';
+import { accountState } from '../../src/server/status.js';
 import { startSimulator } from '../../src/simulator/server.js';
+import { DvrTestClient, RecorderTestClient } from '../helpers/api-writes.js';
 import type { Scrape } from '../helpers/exposition.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import {
   e2eWorld,
   expectedHealth,
@@ -54,8 +54,8 @@ interface Setup {
   stack: Stack;
   clock: FakeClock;
   steps: RoundStepper;
-  dvr: DvrClient;
-  recorder: RecorderClient;
+  dvr: DvrTestClient;
+  recorder: RecorderTestClient;
   keys: RoundKey[];
 }
 
@@ -98,7 +98,15 @@ async function setup(
       if (a.recordings === true) k.push(['recorder-cloud', name]);
       return k;
     });
-  return { stack, clock, steps, dvr: new DvrClient(http), recorder: new RecorderClient(http), keys, proxy };
+  return {
+    stack,
+    clock,
+    steps,
+    dvr: new DvrTestClient(http),
+    recorder: new RecorderTestClient(http),
+    keys,
+    proxy,
+  };
 }
 
 /** Many polls go by in little real time: the token's request ceiling must not be what paces the test. */
@@ -309,34 +317,63 @@ describe('DVR health end to end', () => {
     await expectAgreesWithSim(s, scrape, 'demo', 'sport/4k', 'demo-token');
   });
 
-  it('an unknown stream is an error with cdn_up 0 for its account; the rest still exports', async () => {
+  it('a misspelt stream among good ones fails alone: cdn_dvr_stream_up 0 for it, cdn_up 1 for the API', async () => {
     const s = await setup({
       accounts: [
         { name: 'demo', dvr_streams: ['live/main'] },
-        { name: 'acme', token: 'acme-token', dvr_streams: ['tv/channel1', 'tv/no-such-channel'] },
+        {
+          name: 'acme',
+          token: 'acme-token',
+          dvr_streams: ['tv/channel1', 'tv/no-such-channel', 'tv/chanel1'],
+        },
       ],
     });
     let scrape = await s.steps.settled(s.keys);
     for (let i = 0; i < 2; i++) {
-      expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'acme' })).toBe(0);
+      // The API answers for acme: its one good stream is polled and exported as for demo.
+      expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'acme' })).toBe(1);
       expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(1);
+      expect(scrape.value('cdn_dvr_stream_up', { account: 'acme', stream: 'tv/channel1' })).toBe(1);
+      expect(scrape.value('cdn_dvr_stream_up', { account: 'acme', stream: 'tv/no-such-channel' })).toBe(0);
+      expect(scrape.value('cdn_dvr_stream_up', { account: 'acme', stream: 'tv/chanel1' })).toBe(0);
+      expect(scrape.value('cdn_dvr_stream_up', { account: 'demo', stream: 'live/main' })).toBe(1);
+      expect(scrape.all('cdn_dvr_stream_up')).toHaveLength(4);
       expect(scrape.all('cdn_dvr_ranges', { stream: 'tv/no-such-channel' })).toHaveLength(0);
       await expectAgreesWithSim(s, scrape, 'acme', 'tv/channel1', 'acme-token');
       await expectAgreesWithSim(s, scrape, 'demo', 'live/main', 'demo-token');
-      expect(scrape.value('cdn_api_requests_total', { api: 'dvr-net', code: '404' })).toBe(i + 1);
+      expect(scrape.value('cdn_api_requests_total', { api: 'dvr-net', code: '404' })).toBe(2 * (i + 1));
       scrape = await s.steps.step(INTERVAL, s.keys);
     }
-    const acme = s.stack.exporter.status().accounts.find((a) => a.api === 'dvr-net' && a.name === 'acme')!;
-    expect(acme.up).toBe(false);
-    expect(acme.lastError).toContain('tv/no-such-channel');
+    const status = s.stack.exporter.status();
+    const acme = status.accounts.find((a) => a.api === 'dvr-net' && a.name === 'acme')!;
+    // Answering, but its last poll failed in part: the landing page shows it as failing, not up.
+    expect(acme.up).toBe(true);
+    expect(accountState(acme)).toBe('failing');
+    expect(acme.errorsSinceSuccess).toBe(3);
+    expect(acme.lastErrorAt?.getTime()).toBe(s.clock.now());
+    expect(acme.lastError).toContain('tv/no-such-channel: 404');
     expect(acme.lastError).not.toContain('tv/channel1:');
-    // Never a success, so no last-success timestamp for acme; demo has one at this poll.
+    // Which streams fail is listed by name; the good one is not.
+    const failing = status.problems.dvr.filter((p) => p.account === 'acme' && p.host === undefined);
+    expect(failing.map((p) => p.stream)).toEqual(['tv/no-such-channel', 'tv/chanel1']);
+    expect(failing[0]!.problem).toMatch(/^unknown stream \(404/);
     expect(
       scrape.value('cdn_exporter_last_success_timestamp_seconds', { api: 'dvr-net', account: 'acme' }),
-    ).toBeUndefined();
-    expect(
-      scrape.value('cdn_exporter_last_success_timestamp_seconds', { api: 'dvr-net', account: 'demo' }),
     ).toBe(nowSec(s.clock));
+  });
+
+  it('every stream failing for the API (token refused) is cdn_up 0, and every stream 0', async () => {
+    const s = await setup({
+      accounts: [
+        { name: 'acme', token: 'not-acme-token', dvr_streams: ['tv/channel1', 'tv/no-such-channel'] },
+      ],
+    });
+    const scrape = await s.steps.settled(s.keys);
+    expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'acme' })).toBe(0);
+    expect(scrape.value('cdn_dvr_stream_up', { account: 'acme', stream: 'tv/channel1' })).toBe(0);
+    expect(scrape.value('cdn_dvr_stream_up', { account: 'acme', stream: 'tv/no-such-channel' })).toBe(0);
+    const acme = s.stack.exporter.status().accounts.find((a) => a.api === 'dvr-net')!;
+    expect(accountState(acme)).toBe('down');
   });
 
   it('a stream removed at the CDN loses every series it had on the next poll; the others keep theirs', async () => {
@@ -350,7 +387,10 @@ describe('DVR health end to end', () => {
     s.stack.sim.dvr.removeStream('demo', 'sport/4k');
     scrape = await s.steps.step(INTERVAL, s.keys);
     expect(seriesOf(scrape, DVR_FAMILIES, { account: 'demo', stream: 'sport/4k' })).toBe(0);
-    expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(0);
+    // The API still answers; the stream that went is the one that fails.
+    expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(1);
+    expect(scrape.value('cdn_dvr_stream_up', { account: 'demo', stream: 'sport/4k' })).toBe(0);
+    expect(scrape.value('cdn_dvr_stream_up', { account: 'demo', stream: 'live/main' })).toBe(1);
     expect(scrape.value('cdn_api_requests_total', { api: 'dvr-net', code: '404' })).toBe(1);
     for (const stream of ['live/main', 'news/hd']) {
       expect(seriesOf(scrape, DVR_FAMILIES, { account: 'demo', stream }), stream).toBeGreaterThan(0);
@@ -466,7 +506,7 @@ describe('recordings end to end', () => {
 });
 
 describe('bodies of the wrong shape', () => {
-  it('dvr-net: counted as parse errors, cdn_up 0, the other streams keep exporting, and it recovers', async () => {
+  it('dvr-net: counted as parse errors, that stream down, the other streams keep exporting, and it recovers', async () => {
     const s = await setup({ proxy: true });
     const proxy = s.proxy!;
     let scrape = await s.steps.settled(s.keys);
@@ -489,7 +529,10 @@ describe('bodies of the wrong shape', () => {
       const liveBefore = scrape.value('cdn_dvr_recorded_seconds', live)!;
       scrape = await s.steps.step(INTERVAL, s.keys);
       expect(parseErrors(), `shape ${i}`).toBe(i + 1);
-      expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(0);
+      // The API answers the other streams: it is up; the stream whose answer cannot be read is the one down.
+      expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(1);
+      expect(scrape.value('cdn_dvr_stream_up', { account: 'demo', stream: 'sport/4k' })).toBe(0);
+      expect(scrape.value('cdn_dvr_stream_up', { account: 'demo', stream: 'live/main' })).toBe(1);
       // The other streams are polled and exported as usual.
       expect(scrape.value('cdn_dvr_recorded_seconds', live)).toBe(Math.min(3600, liveBefore + 60));
       // The failing stream keeps its last values (a failed poll is not a vanished stream).
@@ -508,6 +551,7 @@ describe('bodies of the wrong shape', () => {
     scrape = await s.steps.step(INTERVAL, s.keys);
     expect(parseErrors()).toBeGreaterThan(shapes.length);
     expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(1);
+    expect(scrape.value('cdn_dvr_stream_up', { account: 'demo', stream: 'sport/4k' })).toBe(1);
     expect(scrape.value('cdn_dvr_recorded_seconds', sport)).toBeGreaterThan(sportRecorded!);
     expect(scrape.all('cdn_dvr_ranges', { stream: 'sport/4k', host: DVR3 })).toHaveLength(0);
 
@@ -577,5 +621,84 @@ describe('bodies of the wrong shape', () => {
     expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(1);
     expect(scrape.value('cdn_up', { api: 'recorder-cloud', account: 'demo' })).toBe(1);
     for (const stream of DEMO_STREAMS) await expectAgreesWithSim(s, scrape, 'demo', stream, 'demo-token');
+  });
+});
+
+describe('answers that repeat an entry or answer another request', () => {
+  it('dvr-net: a host listed twice is counted and its second entry dropped; another stream echoed is refused', async () => {
+    const s = await setup({ proxy: true });
+    const proxy = s.proxy!;
+    let scrape = await s.steps.settled(s.keys);
+    const parseErrors = () => scrape.value('cdn_exporter_parse_errors_total', { api: 'dvr-net' });
+    expect(parseErrors()).toBe(0);
+    const sport = { account: 'demo', stream: 'sport/4k', host: DVR2 };
+    const recorded = scrape.value('cdn_dvr_recorded_seconds', sport)!;
+    const isSport = (req: { method: string; path: string }) =>
+      req.method === 'GET' && req.path.endsWith('/streams/sport/4k');
+
+    // The second entry for DVR2 says the host is dead: dropped, counted, the first one stands.
+    proxy.tamper = (req, up) => {
+      if (!isSport(req)) return undefined;
+      const body = JSON.parse(up.body) as { data: Record<string, unknown>[] };
+      const first = body.data.find((e) => e.host === DVR2)!;
+      body.data.push({ ...first, is_alive: false });
+      return json(body);
+    };
+    scrape = await s.steps.step(INTERVAL, s.keys);
+    expect(parseErrors()).toBe(1);
+    expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(1);
+    expect(scrape.value('cdn_dvr_stream_alive', sport)).toBe(1);
+    expect(scrape.value('cdn_dvr_recorded_seconds', sport)).toBeGreaterThanOrEqual(recorded);
+    await expectAgreesWithSim(s, scrape, 'demo', 'sport/4k', 'demo-token');
+
+    // An answer that echoes another stream is not this stream's: refused, counted, last values kept. Like any
+    // stream whose answer cannot be read, that stream is down (cdn_dvr_stream_up 0) while the API, which answers
+    // for the other streams, stays up (cdn_up 1).
+    proxy.tamper = (req, up) => {
+      if (!isSport(req)) return undefined;
+      const body = JSON.parse(up.body) as { stream_name: string };
+      return json({ ...body, stream_name: 'live/main' });
+    };
+    const kept = scrape.value('cdn_dvr_recorded_seconds', sport);
+    const sportStream = { account: 'demo', stream: 'sport/4k' };
+    scrape = await s.steps.step(INTERVAL, s.keys);
+    expect(parseErrors()).toBe(2);
+    expect(scrape.value('cdn_dvr_stream_up', sportStream)).toBe(0);
+    expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(1);
+    expect(scrape.value('cdn_dvr_recorded_seconds', sport)).toBe(kept);
+
+    proxy.tamper = undefined;
+    scrape = await s.steps.step(INTERVAL, s.keys);
+    expect(scrape.value('cdn_dvr_stream_up', sportStream)).toBe(1);
+    expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(1);
+    expect(parseErrors()).toBe(2);
+  });
+
+  it('recorder-cloud: an id listed twice, or a setting of another account, is counted and dropped', async () => {
+    const s = await setup({ proxy: true });
+    const proxy = s.proxy!;
+    let scrape = await s.steps.settled(s.keys);
+    const parseErrors = () => scrape.value('cdn_exporter_parse_errors_total', { api: 'recorder-cloud' });
+    expect(parseErrors()).toBe(0);
+    const ids = scrape.all('cdn_recording_info', { account: 'demo' }).map((x) => x.labels.id!);
+    expect(ids).toHaveLength(4);
+    proxy.tamper = (req, up) => {
+      if (req.method !== 'GET' || req.path !== '/app/recorder-cloud/v1/demo/record') return undefined;
+      const list = JSON.parse(up.body) as Record<string, unknown>[];
+      return json([
+        ...list,
+        { ...list[0]!, stream_type: 'short' },
+        { ...list[1]!, id: 'other-1', account_name: 'acme' },
+      ]);
+    };
+    scrape = await s.steps.step(INTERVAL, s.keys);
+    expect(parseErrors()).toBe(2);
+    expect(scrape.value('cdn_up', { api: 'recorder-cloud', account: 'demo' })).toBe(1);
+    expect(
+      scrape
+        .all('cdn_recording_info', { account: 'demo' })
+        .map((x) => x.labels.id)
+        .sort(),
+    ).toEqual([...ids].sort());
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The failure table of design.md section 4, end to end: the real exporter against the simulator on loopback, real
+ * The failure table (README, "When the API fails"), end to end: the real exporter against the simulator on loopback, real
  * clock, small backoffs. Each test asserts what a user sees on /metrics, on the landing page, on /readyz and in the
  * logs, and checks the counters against the simulator's exact truth and its request log.
  */
@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { floorMinute, MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
+import { json, startTamperProxy } from '../helpers/tamper-proxy.js';
 import {
   answeredWindows,
   captureLog,
@@ -235,7 +236,10 @@ describe('401/403: a refused token', () => {
     const page = await (await fetch(`${s.url}/`)).text();
     const acmeRow = page.split('\n').find((l) => l.startsWith('<tr><td>acme</td><td>metrics</td>'));
     expect(acmeRow).toContain('class="down"');
-    expect(acmeRow).toMatch(/class="err">403: [^<]*Invalid token/);
+    // The last error, with when it happened and how often since the last success (never, here).
+    expect(acmeRow).toMatch(
+      /class="err"><span class="small">\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ .*\d+× since the last success<\/span><br>403: [^<]*Invalid token/,
+    );
     const demoRow = page.split('\n').find((l) => l.startsWith('<tr><td>demo</td><td>metrics</td>'));
     expect(demoRow).toContain('class="up"');
     const metricsText = await s.text();
@@ -383,5 +387,137 @@ describe('a hung API', () => {
     const cursor = cursorOf(scrape, 'demo');
     expect(expectExact(sim, reader(scrape), 'demo', [[first, cursor]])).toBeGreaterThan(50);
     expect((await timed(`${s.url}/readyz`))[0]).toBe(200);
+  }, 30_000);
+});
+
+describe('a body trickled a byte at a time', () => {
+  it('is cut off at api.timeout (headers and body together), sets cdn_up 0, and the exporter recovers exactly', async () => {
+    // Headers at once, then one byte every 50 ms: never idle long enough for a per-chunk timeout.
+    sim = await startSimulator({ seed: 7, trickleMs: 50, faults: { trickle: 1 } });
+    const first = floorMinute(Date.now() - 30 * MINUTE);
+    stack = await startStack({
+      simulator: sim,
+      config: { api: { timeout: '1s' }, metrics: { lookback: '30m', ...CATCH_UP } },
+    });
+    const s = stack;
+    await waitFor(
+      async () => up(await s.scrape(), 'demo') === 0,
+      5_000,
+      'cdn_up 0 once the first trickled answer misses its deadline',
+    );
+    const stuck = await s.scrape();
+    expect(cursorOf(stuck, 'demo')).toBe(0);
+    expect(stuck.value('cdn_api_requests_total', { api: 'metrics', code: 'error' })).toBeGreaterThan(0);
+    const page = await (await fetch(`${s.url}/`)).text();
+    const row = page.split('\n').find((l) => l.startsWith('<tr><td>demo</td><td>metrics</td>'));
+    expect(row).toContain('class="down"');
+    expect(row).toContain('whole answer not received within 1000ms');
+
+    sim.setFaults({});
+    await waitFor(
+      async () => {
+        const scrape = await s.scrape();
+        return up(scrape, 'demo') === 1 && caughtUp(cursorOf(scrape, 'demo'));
+      },
+      15_000,
+      'recovered and caught up',
+    );
+    const scrape = await s.scrape();
+    expect(expectExact(sim, reader(scrape), 'demo', [[first, cursorOf(scrape, 'demo')]])).toBeGreaterThan(50);
+  }, 30_000);
+});
+
+describe('gzip-compressed answers', () => {
+  it('are asked for, decoded and counted exactly, with no parse error', async () => {
+    sim = await startSimulator({ seed: 7, gzip: true });
+    const first = floorMinute(Date.now() - 30 * MINUTE);
+    stack = await startStack({ simulator: sim, config: { metrics: { lookback: '30m', ...CATCH_UP } } });
+    const s = stack;
+    await waitFor(
+      async () => {
+        const scrape = await s.scrape();
+        return up(scrape, 'demo') === 1 && caughtUp(cursorOf(scrape, 'demo'));
+      },
+      15_000,
+      'caught up through gzip answers',
+    );
+    const scrape = await s.scrape();
+    const answered = metricsRequests(sim, 'demo').filter((e) => e.status === 200);
+    expect(answered.length).toBeGreaterThan(0);
+    expect(answered.every((e) => e.encoding === 'gzip')).toBe(true);
+    expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' }) ?? 0).toBe(0);
+    expect(expectExact(sim, reader(scrape), 'demo', [[first, cursorOf(scrape, 'demo')]])).toBeGreaterThan(50);
+  }, 30_000);
+});
+
+describe('a traffic answer for another request', () => {
+  it('is refused as a parse error, its window asked for again, and the totals stay exact', async () => {
+    sim = await startSimulator({ seed: 7 });
+    const proxy = await startTamperProxy(sim.url);
+    try {
+      // The first three answers echo another start, end and account in turn.
+      const lies: Array<Record<string, string>> = [
+        { start: '2000-01-01T00:00:00' },
+        { end: '2000-01-01T00:05:00' },
+        { account: 'someone-else' },
+      ];
+      proxy.tamper = (req, up) => {
+        if (!req.path.startsWith('/app/metrics/v1') || up.status !== 200 || lies.length === 0)
+          return undefined;
+        return json({ ...(JSON.parse(up.body) as object), ...lies.shift() });
+      };
+      const first = floorMinute(Date.now() - 30 * MINUTE);
+      stack = await startStack({
+        simulator: sim,
+        config: { api: { base_url: proxy.url }, metrics: { lookback: '30m', ...CATCH_UP } },
+      });
+      const s = stack;
+      await waitFor(
+        async () => {
+          const scrape = await s.scrape();
+          return up(scrape, 'demo') === 1 && caughtUp(cursorOf(scrape, 'demo'));
+        },
+        15_000,
+        'caught up past the answers for other requests',
+      );
+      const scrape = await s.scrape();
+      expect(proxy.rewritten).toBe(3);
+      expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' })).toBe(3);
+      expect(scrape.all('cdn_edge_requests_total', { account: 'someone-else' })).toHaveLength(0);
+      expect(expectExact(sim, reader(scrape), 'demo', [[first, cursorOf(scrape, 'demo')]])).toBeGreaterThan(
+        50,
+      );
+    } finally {
+      await stack?.stop();
+      stack = undefined;
+      await proxy.close();
+    }
+  }, 30_000);
+});
+
+describe('an answer over api.max_body_bytes', () => {
+  it('is an error of its own kind: counted as a parse error, cdn_up 0, shorter windows asked for', async () => {
+    sim = await startSimulator({ seed: 7 });
+    stack = await startStack({
+      simulator: sim,
+      config: { api: { max_body_bytes: '1KiB' }, metrics: { lookback: '30m', ...CATCH_UP } },
+    });
+    const s = stack;
+    await waitFor(
+      async () => windowSeconds(await s.scrape(), 'demo') === 60,
+      10_000,
+      'the window shrunk to 1 minute after answers too large to read',
+    );
+    const scrape = await s.scrape();
+    expect(up(scrape, 'demo')).toBe(0);
+    expect(cursorOf(scrape, 'demo')).toBe(0);
+    expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' })).toBeGreaterThanOrEqual(4);
+    const page = await (await fetch(`${s.url}/`)).text();
+    expect(page.split('\n').find((l) => l.startsWith('<tr><td>demo</td><td>metrics</td>'))).toContain(
+      'more than 1024 bytes (api.max_body_bytes)',
+    );
+    // Shorter windows were asked for: 10, then 5, 2 and 1 minute.
+    const lengths = new Set(metricsRequests(sim, 'demo').map((e) => minutes(e.window)));
+    expect([...lengths].sort((a, b) => a - b)).toEqual([1, 2, 5, 10]);
   }, 30_000);
 });

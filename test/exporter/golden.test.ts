@@ -31,10 +31,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeClock, settle } from '../../src/clock.js';
 import type { Exporter } from '../../src/exporter/exporter.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { parseExposition, Scrape } from '../helpers/exposition.js';
+import { FakeClock, settle } from '../helpers/fake-clock.js';
 import { type Stack, startStack } from '../helpers/stack.js';
 import { findTool } from '../helpers/tools.js';
 

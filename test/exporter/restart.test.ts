@@ -2,7 +2,7 @@
  * `state_file`: a restart resumes walking at the saved cursor. Two exporters in a row against one simulator must
  * count every minute exactly once between them, and the second must not ask again for what the first counted.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -149,4 +149,57 @@ describe('state_file', () => {
       await exporter.stop(100);
     }
   });
+});
+
+describe('state_file with cursors that cannot be trusted', () => {
+  it('walks from the catch-up limit, not from 1990, and from lookback, not 2099; says so on the page and keeps the file', async () => {
+    sim = await startSimulator({ seed: 11, slowMs: 300 });
+    dir = mkdtempSync(join(tmpdir(), 'cdn-restart-'));
+    const stateFile = join(dir, 'state.json');
+    const text = JSON.stringify({
+      version: 1,
+      cursors: { demo: '1990-01-01T00:00:00.000Z', acme: '2099-01-01T00:00:00.000Z' },
+    });
+    writeFileSync(stateFile, text);
+    const now = Date.now();
+    const stack = await startStack({
+      simulator: sim,
+      config: {
+        state_file: stateFile,
+        metrics: { delay: '0m', window: '5m', lookback: '30m', max_catch_up: '1h' },
+        accounts: [{ name: 'demo' }, { name: 'acme', token: 'acme-token' }],
+      },
+    });
+    stacks.push(stack);
+    const limit = floorMinute(now - 60 * MINUTE);
+    await waitFor(
+      () => metricsRequests(sim!, 'demo').length > 0 && metricsRequests(sim!, 'acme').length > 0,
+      10_000,
+      'both accounts walking',
+    );
+    const firstStart = (account: string) =>
+      Math.min(...metricsRequests(sim!, account).map((e) => Date.parse(`${e.query.start![0]}Z`)));
+    // demo: moved up to now - max_catch_up (the start may fall in the next minute while the test runs).
+    expect(firstStart('demo')).toBeGreaterThanOrEqual(limit);
+    expect(firstStart('demo')).toBeLessThanOrEqual(limit + MINUTE);
+    // acme: the future cursor is ignored; it starts from now - lookback.
+    expect(firstStart('acme')).toBeGreaterThanOrEqual(floorMinute(now - 30 * MINUTE));
+    expect(firstStart('acme')).toBeLessThanOrEqual(floorMinute(now - 30 * MINUTE) + MINUTE);
+
+    const scrape = await stack.scrape();
+    const skipped = scrape.value('cdn_metrics_skipped_seconds_total', {
+      account: 'demo',
+      reason: 'catch_up_limit',
+    });
+    expect(skipped).toBe((firstStart('demo') - Date.UTC(1990, 0, 1)) / 1000);
+    const page = await (await fetch(`${stack.url}/`)).text();
+    expect(page).toContain('Problems found at start');
+    expect(page).toContain('cursor of account &#34;acme&#34; is in the future (2099-01-01T00:00Z');
+    expect(page).toContain(
+      'cursor of account &#34;demo&#34; (1990-01-01T00:00Z) is older than metrics.max_catch_up',
+    );
+    const kept = readdirSync(dir).filter((f) => f.startsWith('state.json.corrupt-'));
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(join(dir, kept[0]!), 'utf8')).toBe(text);
+  }, 30_000);
 });

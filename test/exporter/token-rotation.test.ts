@@ -7,8 +7,9 @@
  * minutes), so a refusal of another API cannot re-read the token on its behalf.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock, MINUTE } from '../../src/clock.js';
+import { MINUTE } from '../../src/clock.js';
 import type { TokenFs } from '../../src/config/index.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import { e2eWorld, RoundStepper } from '../helpers/poll-rounds.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
 

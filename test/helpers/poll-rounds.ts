@@ -6,10 +6,10 @@
  * `exporter.self.setPollResult`, so a test waits for exactly the round it caused, not for a value it expects.
  */
 import { expect } from 'vitest';
-import type { FakeClock } from '../../src/clock.js';
 import type { SimAccount } from '../../src/simulator/types.js';
 import { demoWorld } from '../../src/simulator/world.js';
 import type { Scrape } from './exposition.js';
+import type { FakeClock } from './fake-clock.js';
 import type { Stack } from './stack.js';
 
 export interface PollRound {

@@ -34,3 +34,37 @@ export function findTool(tool: Tool): string | undefined {
   console.warn(`skipping: ${tool} not found (apt-get install ${tool === 'promtool' ? 'prometheus' : tool})`);
   return undefined;
 }
+
+/**
+ * A Node.js older than `floor` (`OLDER_NODE_BIN`, else a `node` on PATH or in /usr/bin, /usr/local/bin), with its
+ * version; for the checks that the project's commands still start with the machine's own Node. Debian's node (20)
+ * is one on the CI machine. Missing: undefined with a message, or a failure under REQUIRE_TOOLS=1.
+ */
+export function findOlderNode(
+  olderThan: (version: string) => boolean,
+): { path: string; version: string } | undefined {
+  const dirs = (process.env.PATH ?? '').split(':').filter(Boolean);
+  const candidates = [
+    process.env.OLDER_NODE_BIN,
+    ...dirs.map((d) => `${d}/node`),
+    '/usr/bin/node',
+    '/usr/local/bin/node',
+  ].filter((p): p is string => p !== undefined && p !== '' && existsSync(p));
+  for (const path of new Set(candidates)) {
+    try {
+      const version = execFileSync(path, ['--version'], { encoding: 'utf8', timeout: 10_000 }).trim();
+      if (olderThan(version)) return { path, version };
+    } catch {
+      // not a working node
+    }
+  }
+  if (process.env.REQUIRE_TOOLS === '1') {
+    throw new Error(
+      'a Node.js older than the floor is required (REQUIRE_TOOLS=1) but none was found; set OLDER_NODE_BIN',
+    );
+  }
+  console.warn(
+    'skipping: no Node.js older than the floor found (set OLDER_NODE_BIN to one, e.g. /usr/bin/node)',
+  );
+  return undefined;
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../../src/clock.js';
 import { REVISIT_PRIORITY, RequestGate } from '../../src/poll/request-gate.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 /** Runs `n` requests through the gate while driving the fake clock; returns their send times (fake ms). */
 async function drive(gate: RequestGate, clock: FakeClock, n: number, stepMs = 50): Promise<number[]> {

@@ -4,8 +4,8 @@
  * exporter; each step is one poll interval).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../src/clock.js';
 import { startSimulator } from '../../src/simulator/server.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import { e2eWorld, type RoundKey, RoundStepper, simEntries } from '../helpers/poll-rounds.js';
 import { type Stack, startStack } from '../helpers/stack.js';
 import { startTamperProxy, type TamperProxy } from '../helpers/tamper-proxy.js';
@@ -103,8 +103,24 @@ async function expectedRecordingRows(s: Setup): Promise<string[][]> {
   const res = await fetch(`${s.stack.sim.url}/app/recorder-cloud/v1/demo/record?extra_fields=status`, {
     headers: { 'CDN-AUTH-TOKEN': 'demo-token' },
   });
-  const list = (await res.json()) as { id: string; status: string }[];
-  return list.filter((x) => x.status === 'error').map((x) => ['demo', x.id, 'error', 'recording in error']);
+  const list = (await res.json()) as {
+    id: string;
+    status: string;
+    source_domain: string;
+    source_path: string;
+    resource_id?: number | string;
+  }[];
+  // Named as a person knows it: source (domain and path) and resource; the id last.
+  return list
+    .filter((x) => x.status === 'error')
+    .map((x) => [
+      'demo',
+      `${x.source_domain}${x.source_path}`,
+      x.resource_id === undefined ? '-' : String(x.resource_id),
+      'error',
+      'recording in error',
+      x.id,
+    ]);
 }
 
 async function recordingIds(s: Setup): Promise<Record<string, string>> {
@@ -126,6 +142,7 @@ describe('landing page problem rows', () => {
     expect(tableRows(html, 'dvr problems')).toEqual(dvr);
     const recordings = await expectedRecordingRows(s);
     expect(recordings).toHaveLength(1);
+    expect(recordings[0]![1]).toMatch(/^[a-z0-9.-]+\/\S+/);
     expect(tableRows(html, 'recording problems')).toEqual(recordings);
 
     // An hour later every live host's window is full: only the dead stream is left.
@@ -170,7 +187,9 @@ describe('landing page problem rows', () => {
           }
         : undefined;
     const scrape = await s.steps.step(INTERVAL, KEYS);
-    expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(0);
+    // The API answers the other streams; the one that fails is named by its own series.
+    expect(scrape.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(1);
+    expect(scrape.value('cdn_dvr_stream_up', { account: 'demo', stream: 'news/hd' })).toBe(0);
     const html = await page(s);
     expect(tableRows(html, 'dvr problems')).toContainEqual([
       'demo',
@@ -178,10 +197,17 @@ describe('landing page problem rows', () => {
       'dvr-1.demo.example',
       'not alive',
     ]);
-    // The account row says why.
+    expect(tableRows(html, 'dvr problems')).toContainEqual([
+      'demo',
+      'news/hd',
+      '-',
+      'poll failed: 503: try later',
+    ]);
+    // The account row says why, and is not shown as up while a stream fails.
     const account = tableRows(html, 'accounts').find((r) => r[0] === 'demo' && r[1] === 'dvr-net')!;
-    expect(account[2]).toBe('down');
-    expect(account.at(-1)).toContain('news/hd');
+    expect(account[2]).toBe('failing');
+    expect(account.at(-1)).toContain('1× since the last success');
+    expect(account.at(-1)).toContain('news/hd: 503: try later');
   });
 
   it('a recording that goes into error is listed with its id, and leaves when it records again', async () => {
@@ -189,13 +215,14 @@ describe('landing page problem rows', () => {
     await s.steps.settled(KEYS);
     const ids = await recordingIds(s);
     let rows = tableRows(await page(s), 'recording problems');
-    expect(rows).toEqual([['demo', ids.error!, 'error', 'recording in error']]);
+    expect(rows.map((r) => r.at(-1))).toEqual([ids.error!]);
+    expect(rows).toEqual(await expectedRecordingRows(s));
 
     s.stack.sim.recorder.setStatus('demo', ids.wait!, 'error');
     s.stack.sim.recorder.setStatus('demo', ids.error!, 'progress');
     await s.steps.step(INTERVAL, KEYS);
     rows = tableRows(await page(s), 'recording problems');
-    expect(rows).toEqual([['demo', ids.wait!, 'error', 'recording in error']]);
+    expect(rows.map((r) => r.at(-1))).toEqual([ids.wait!]);
     expect(rows).toEqual(await expectedRecordingRows(s));
 
     s.stack.sim.recorder.setStatus('demo', ids.wait!, 'finish');

@@ -1,10 +1,31 @@
+import express from 'express';
 import { Counter, register as globalRegistry, Registry } from 'prom-client';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REDACTED, redactSecrets } from '../../src/redact.js';
 import { textToOpenMetrics } from '../../src/server/exposition.js';
 import { escapeHtml, formatDuration } from '../../src/server/landing.js';
 import { acceptsGzip, negotiateFormat } from '../../src/server/negotiate.js';
-import { REDACTED, redactSecrets } from '../../src/server/redact.js';
 import { createSelfMetrics, REQUEST_DURATION_BUCKETS } from '../../src/server/self-metrics.js';
+import { listen, type Running, request } from './http.js';
+
+/** An express app answering what the negotiation decided for each request, exactly as the headers were sent. */
+let negotiated: Running;
+beforeAll(async () => {
+  const app = express();
+  app.get('/', (req, res) => {
+    res.json({ format: negotiateFormat(req), gzip: acceptsGzip(req) });
+  });
+  negotiated = await listen(app);
+});
+afterAll(() => negotiated.close());
+
+async function negotiate(headers: Record<string, string | undefined>) {
+  const sent = Object.fromEntries(
+    Object.entries(headers).filter((e): e is [string, string] => e[1] !== undefined),
+  );
+  const res = await request(negotiated.url, { headers: sent });
+  return JSON.parse(res.body.toString('utf8')) as { format: string; gzip: boolean };
+}
 
 describe('negotiateFormat', () => {
   it.each([
@@ -30,8 +51,24 @@ describe('negotiateFormat', () => {
     ['application/openmetrics-text;q=0, text/plain', 'text'],
     ['application/openmetrics-text;q=0.1,*/*', 'text'],
     ['*/*;q=0.5, application/openmetrics-text;q=0.5', 'openmetrics'],
-  ])('%s -> %s', (accept, format) => {
-    expect(negotiateFormat(accept)).toBe(format);
+    // Prometheus 3's defaults and its other escaping schemes
+    [
+      'application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1',
+      'openmetrics',
+    ],
+    [
+      'application/openmetrics-text;version=1.0.0;escaping=underscores;q=0.5,text/plain;version=0.0.4;q=0.2',
+      'openmetrics',
+    ],
+    [
+      'text/plain;version=0.0.4;escaping=underscores;q=0.5,application/openmetrics-text;version=1.0.0;q=0.2',
+      'text',
+    ],
+    ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'text'],
+    ['text/*, application/openmetrics-text;q=0.9', 'text'],
+    ['application/json', 'text'],
+  ])('%s -> %s', async (accept, format) => {
+    expect((await negotiate({ accept })).format).toBe(format);
   });
 });
 
@@ -46,8 +83,8 @@ describe('acceptsGzip', () => {
     ['*;q=0', false],
     ['br, *;q=0.1', true],
     ['gzip;q=0, *', false],
-  ])('%s -> %s', (header, expected) => {
-    expect(acceptsGzip(header)).toBe(expected);
+  ])('%s -> %s', async (header, expected) => {
+    expect((await negotiate({ 'accept-encoding': header })).gzip).toBe(expected);
   });
 });
 
@@ -59,7 +96,7 @@ describe('redactSecrets', () => {
     expect(out).not.toContain(secret);
     expect(out).not.toContain(encodeURIComponent(secret));
     expect(out.split(REDACTED)).toHaveLength(5);
-    expect(out.startsWith('x [REDACTED] y [REDACTED] z')).toBe(true);
+    expect(out.startsWith('x <redacted> y <redacted> z')).toBe(true);
   });
   it('replaces a secret that contains another one whole', () => {
     expect(redactSecrets('key=abcdefgh12', ['abcd', 'abcdefgh12'])).toBe(`key=${REDACTED}`);
@@ -117,7 +154,7 @@ describe('createSelfMetrics', () => {
     return { registry, m };
   }
 
-  it('registers the design.md names on the given registry only', async () => {
+  it('registers the documented names on the given registry only', async () => {
     const globalBefore = globalRegistry.getMetricsAsArray().length;
     const { registry } = make();
     const names = registry.getMetricsAsArray().map((x) => (x as unknown as { name: string }).name);

@@ -3,9 +3,10 @@
  * the CDN. Checked over real HTTP on loopback, as the exporter sees them.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock, MINUTE } from '../../src/clock.js';
+import { MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { formatApiTime } from '../../src/simulator/traffic.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const NOW = Date.UTC(2026, 2, 3, 12, 0, 0);
 const T0 = Date.UTC(2026, 2, 3, 10, 0, 0);

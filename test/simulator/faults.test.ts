@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../src/clock.js';
 import {
   checkFaultRates,
   FAULT_KINDS,
@@ -9,6 +8,7 @@ import {
   type SimApi,
 } from '../../src/simulator/faults.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const NOW = Date.UTC(2026, 2, 3, 0, 0, 0);
 const TOKEN = 'demo-token';

@@ -2,9 +2,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../src/clock.js';
 import { createRecorderSim } from '../../src/simulator/recorder.js';
 import type { SimAccount, SimContext } from '../../src/simulator/types.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const TOKEN = 'tok-acme-secret';

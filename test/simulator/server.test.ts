@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../src/clock.js';
+import { parseCommandLine, UsageError } from '../../src/config/flags.js';
 import { parseSimulatorArgs, type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { demoWorld } from '../../src/simulator/world.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const NOW = Date.UTC(2026, 2, 3, 0, 0, 0);
 const METRICS = '/app/metrics/v1/resources?account=demo&start=2026-03-02T10:00:00&end=2026-03-02T10:05:00';
@@ -77,10 +78,19 @@ describe('startSimulator', () => {
           metric: ['edge_status_200', 'edge_status_5xx'],
         },
         api: 'metrics',
+        token: 'static',
         status: 200,
       },
-      { time: NOW + 1500, method: 'GET', path: DVR, query: {}, api: 'dvr-net', status: 200 },
-      { time: NOW + 1500, method: 'GET', path: RECORDER, query: {}, api: 'recorder-cloud', status: 401 },
+      { time: NOW + 1500, method: 'GET', path: DVR, query: {}, api: 'dvr-net', token: 'static', status: 200 },
+      {
+        time: NOW + 1500,
+        method: 'GET',
+        path: RECORDER,
+        query: {},
+        api: 'recorder-cloud',
+        token: 'unknown',
+        status: 401,
+      },
     ]);
     expect(JSON.stringify(sim.requestLog)).not.toContain(secret);
   });
@@ -172,6 +182,9 @@ describe('parseSimulatorArgs', () => {
       '20',
       '--slow-ms',
       '250',
+      '--trickle-ms=40',
+      '--gzip',
+      'on',
       '--request-time-shape',
       'flat',
       '--fault-429',
@@ -189,6 +202,8 @@ describe('parseSimulatorArgs', () => {
       '0.01',
       '--fault-malformed',
       '0.03',
+      '--fault-trickle',
+      '0.02',
     ]);
     expect(listen).toEqual({ host: '0.0.0.0', port: 9100 });
     expect(options).toEqual({
@@ -196,6 +211,8 @@ describe('parseSimulatorArgs', () => {
       lagSeconds: 90,
       rateLimit: 20,
       slowMs: 250,
+      trickleMs: 40,
+      gzip: true,
       requestTimeShape: 'flat',
       faults: {
         '429': 0.05,
@@ -206,6 +223,7 @@ describe('parseSimulatorArgs', () => {
         reset: 0.01,
         slow: 0.01,
         malformed: 0.03,
+        trickle: 0.02,
       },
     });
   });
@@ -222,5 +240,34 @@ describe('parseSimulatorArgs', () => {
     expect(() => parseSimulatorArgs(['--fault-500', '1.2'])).toThrow(/--fault-500/);
     expect(() => parseSimulatorArgs(['--request-time-shape', 'list'])).toThrow(/--request-time-shape/);
     expect(() => parseSimulatorArgs(['--fault-500', '0.6', '--fault-reset', '0.6'])).toThrow(/more than 1/);
+  });
+
+  it("speaks the exporter parser's language: same errors for the same mistakes, -h and --help", () => {
+    const both = (args: string[]) => {
+      const messages: string[] = [];
+      for (const parse of [
+        () => parseSimulatorArgs(args),
+        () => parseCommandLine(['check-config', ...args]),
+      ]) {
+        try {
+          parse();
+          messages.push('no error');
+        } catch (e) {
+          expect(e).toBeInstanceOf(UsageError);
+          messages.push((e as Error).message);
+        }
+      }
+      return messages;
+    };
+    expect(both(['--nope'])).toEqual(['unknown flag --nope', 'unknown flag --nope']);
+    expect(both(['--help=yes'])).toEqual(['flag --help takes no value', 'flag --help takes no value']);
+    expect(both(['extra'])[0]).toBe('unexpected argument "extra"');
+    expect(() => parseSimulatorArgs(['--host'])).toThrow('flag --host needs a value');
+    // A negative value is only taken in the --flag=value form, and then checked.
+    expect(() => parseSimulatorArgs(['--lag', '-1'])).toThrow(/--lag=VALUE/);
+    expect(() => parseSimulatorArgs(['--lag=-1'])).toThrow('--lag: expected seconds >= 0, got "-1"');
+    expect(parseSimulatorArgs(['-h']).help).toBe(true);
+    expect(parseSimulatorArgs(['--port', '0', '--help']).help).toBe(true);
+    expect(parseSimulatorArgs(['--port', '0']).help).toBe(false);
   });
 });

@@ -6,9 +6,10 @@ import {
   METRIC_NAMES,
   SIZE_RANGES as RANGES,
 } from '../../src/api/vocabulary.js';
-import { FakeClock, MINUTE } from '../../src/clock.js';
+import { MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { formatApiTime, type SideTotals, type TrafficTotals } from '../../src/simulator/traffic.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const HOUR = 60 * MINUTE;
 /** 2026-03-02T10:00:00Z: the range the window tests walk. */

@@ -2,12 +2,13 @@
  * The state file on a real file system: what a restart reads back, and that a reader (a restart after a crash)
  * never finds a torn or empty file while writes go on.
  */
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StateFile } from '../../src/exporter/cursor-book.js';
+import { captureLog } from '../exporter/failure-checks.js';
 
 const T = Date.UTC(2026, 5, 1, 12, 0);
 const MINUTE = 60_000;
@@ -26,13 +27,13 @@ function fresh(): string {
 describe('state file', () => {
   it('loads back what was saved, creating its folder; a missing file is an empty state', async () => {
     const path = fresh();
-    expect(await new StateFile(path).load()).toEqual(new Map());
+    expect((await new StateFile(path).load()).cursors).toEqual(new Map());
     const cursors = new Map([
       ['acme', T],
       ['beta', T + 7 * MINUTE],
     ]);
     await new StateFile(path).save(cursors);
-    expect(await new StateFile(path).load()).toEqual(cursors);
+    expect((await new StateFile(path).load()).cursors).toEqual(cursors);
   });
 
   it('keeps the newest of many overlapping saves, and leaves no temporary file behind', async () => {
@@ -41,7 +42,7 @@ describe('state file', () => {
     const saves: Promise<void>[] = [];
     for (let i = 0; i < 50; i++) saves.push(file.save(new Map([['acme', T + i * MINUTE]])));
     await Promise.all(saves);
-    expect(await new StateFile(path).load()).toEqual(new Map([['acme', T + 49 * MINUTE]]));
+    expect((await new StateFile(path).load()).cursors).toEqual(new Map([['acme', T + 49 * MINUTE]]));
     expect(readdirSync(join(dir!, 'nested'))).toEqual(['state.json']);
   });
 
@@ -111,5 +112,163 @@ describe('state file', () => {
     await expect(new StateFile(path).loadState()).rejects.toThrow(
       `state_file ${path}: its revisit part is of an unknown format`,
     );
+  });
+
+  it.each([
+    ['an array', '[1, 2]'],
+    ['a number', '123'],
+    ['cursors as an array', '{"version": 1, "cursors": ["2026-06-01T12:00:00.000Z"]}'],
+    ['another version', '{"version": 2, "cursors": {}}'],
+  ])('refuses a file of the wrong shape (%s), naming it and leaving it as it is', async (_name, text) => {
+    const path = fresh();
+    await new StateFile(path).save(new Map([['acme', T]]));
+    writeFileSync(path, text);
+    await expect(new StateFile(path).load({ now: T, maxCatchUpMs: DAY })).rejects.toThrow(
+      `state_file ${path}: unknown format`,
+    );
+    expect(readFileSync(path, 'utf8')).toBe(text);
+  });
+});
+
+const DAY = 24 * 60 * MINUTE;
+
+describe('state file: cursors that cannot be trusted', () => {
+  it('ignores a cursor that is not a whole-minute time or is in the future, loudly, keeping a copy of the file', async () => {
+    const path = fresh();
+    await new StateFile(path).save(new Map([['acme', T]]));
+    const text = JSON.stringify({
+      version: 1,
+      cursors: {
+        acme: new Date(T - 30 * MINUTE).toISOString(),
+        numeric: 1_780_000_000_000,
+        list: ['2026-06-01T11:00:00.000Z'],
+        garbage: 'yesterday',
+        unaligned: '2026-06-01T11:00:30.000Z',
+        future: '2099-01-01T00:00:00.000Z',
+      },
+    });
+    writeFileSync(path, text);
+    const { log, lines } = captureLog();
+    const loaded = await new StateFile(path).load({ now: T, maxCatchUpMs: DAY }, log);
+
+    expect(loaded.cursors).toEqual(new Map([['acme', T - 30 * MINUTE]]));
+    expect(loaded.problems).toHaveLength(5);
+    for (const [account, words] of [
+      ['numeric', 'is not a UTC time like 2026-06-01T12:00:00.000Z (got a number)'],
+      ['list', '(got an array)'],
+      ['garbage', '(got "yesterday")'],
+      ['unaligned', 'is not on a whole minute (2026-06-01T11:00:30.000Z)'],
+      ['future', 'is in the future (2099-01-01T00:00Z, now 2026-06-01T12:00Z)'],
+    ]) {
+      const line = loaded.problems.find((p) => p.includes(`account "${account}"`));
+      expect(line, account).toContain(`state_file ${path}: cursor of account "${account}" `);
+      expect(line, account).toContain(words);
+      expect(line, account).toContain('ignored, the account starts from lookback');
+    }
+    // Each is an error in the log, naming the file; the file as it was is kept beside it.
+    const errors = lines.map((l) => JSON.parse(l) as { level: number; msg: string; file?: string });
+    expect(errors.filter((e) => e.level === 50 && e.file === path)).toHaveLength(6);
+    expect(loaded.keptAs).toBe(`${path}.corrupt-2026-06-01T12-00-00-000Z`);
+    expect(readFileSync(loaded.keptAs!, 'utf8')).toBe(text);
+  });
+
+  it('moves a cursor older than the catch-up limit up to it, says so, and keeps no copy', async () => {
+    const path = fresh();
+    const old = Date.UTC(1990, 0, 1);
+    await new StateFile(path).save(
+      new Map([
+        ['acme', old],
+        ['beta', T - 2 * MINUTE],
+      ]),
+    );
+    const { log, lines } = captureLog();
+    const loaded = await new StateFile(path).load({ now: T + 20_000, maxCatchUpMs: DAY }, log);
+    expect(loaded.cursors).toEqual(
+      new Map([
+        ['acme', T - DAY],
+        ['beta', T - 2 * MINUTE],
+      ]),
+    );
+    expect(loaded.clamped).toEqual(new Map([['acme', { from: old, to: T - DAY }]]));
+    expect(loaded.problems).toEqual([
+      `state_file ${path}: cursor of account "acme" (1990-01-01T00:00Z) is older than metrics.max_catch_up allows; ` +
+        'moved up to 2026-05-31T12:00Z, the minutes between are skipped',
+    ]);
+    expect(lines.map((l) => (JSON.parse(l) as { level: number }).level)).toEqual([40]);
+    expect(loaded.keptAs).toBeUndefined();
+    expect(readdirSync(join(dir!, 'nested'))).toEqual(['state.json']);
+  });
+});
+
+describe('state file: the revisit part checked', () => {
+  const record = (values: number[]) => Buffer.from(new Float64Array(values).buffer).toString('base64');
+  const window = (start: number, end: number, counted: string) => ({
+    start: new Date(start).toISOString(),
+    end: new Date(end).toISOString(),
+    counted,
+  });
+  const part = (windows: ReturnType<typeof window>[]) => ({
+    series: [[0, '1001'] as [number, ...string[]], [0, '1002'] as [number, ...string[]]],
+    windows,
+  });
+
+  it("drops one account's windows that cannot be true, keeps the others', says why and keeps a copy", async () => {
+    const path = fresh();
+    await new StateFile(path).save(new Map([['acme', T]]));
+    const good = part([window(T - 10 * MINUTE, T - 5 * MINUTE, record([4, 2]))]);
+    const text = JSON.stringify({
+      version: 1,
+      cursors: { acme: new Date(T).toISOString() },
+      revisit: {
+        version: 1,
+        families: ['cdn_edge_requests_total'],
+        accounts: {
+          acme: good,
+          future: part([window(T + 5 * MINUTE, T + 10 * MINUTE, record([1, 1]))]),
+          unaligned: part([window(T - 10 * MINUTE + 30_000, T - 5 * MINUTE, record([1, 1]))]),
+          old: part([window(T - 2 * DAY, T - 2 * DAY + 5 * MINUTE, record([1, 1]))]),
+          toolong: part([window(T - 10 * MINUTE, T - 5 * MINUTE, record([1, 1, 1]))]),
+          family: { series: [[3, '1001']], windows: [] },
+        },
+      },
+    });
+    writeFileSync(path, text);
+    const { log, lines } = captureLog();
+    const loaded = await new StateFile(path).load({ now: T, maxCatchUpMs: DAY }, log);
+
+    expect(loaded.cursors).toEqual(new Map([['acme', T]]));
+    expect(Object.keys(loaded.revisits!.accounts)).toEqual(['acme']);
+    expect(loaded.revisits!.accounts.acme).toEqual(good);
+    for (const [account, words] of [
+      ['future', 'in the future'],
+      ['unaligned', 'not whole minutes'],
+      ['old', 'older than metrics.max_catch_up allows'],
+      ['toolong', "does not fit the account's 2 series"],
+      ['family', 'a counter family the file does not list'],
+    ]) {
+      const line = loaded.problems.find((p) => p.includes(`account "${account}"`));
+      expect(line, account).toContain(`state_file ${path}: revisit windows of account "${account}" `);
+      expect(line, account).toContain(words);
+      expect(line, account).toContain('dropped, those minutes keep what their first read counted');
+    }
+    expect(loaded.problems).toHaveLength(5);
+    const errors = lines.map((l) => JSON.parse(l) as { level: number; file?: string });
+    expect(errors.filter((e) => e.level === 50 && e.file === path)).toHaveLength(6);
+    expect(readFileSync(loaded.keptAs!, 'utf8')).toBe(text);
+  });
+
+  it('refuses a revisit part of the wrong shape as a whole, naming where, and leaves the file as it is', async () => {
+    const path = fresh();
+    const text = JSON.stringify({
+      version: 1,
+      cursors: {},
+      revisit: { version: 1, families: [], accounts: { acme: { series: [], windows: [{ start: 'x' }] } } },
+    });
+    await new StateFile(path).save(new Map());
+    writeFileSync(path, text);
+    await expect(new StateFile(path).load({ now: T, maxCatchUpMs: DAY })).rejects.toThrow(
+      /state_file .*: its revisit part is of an unknown format \(.* at revisit\.accounts\.acme\.windows\.0/,
+    );
+    expect(readFileSync(path, 'utf8')).toBe(text);
   });
 });

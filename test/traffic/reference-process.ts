@@ -5,14 +5,13 @@
  * Maps traffic answers onto the traffic families: counters once per window, gauges from the newest window.
  * No I/O: time comes in as an argument.
  *
- * Stale series (design.md section 5): a resource missing from an answer loses its gauges at once; its counters
+ * Stale series (docs/architecture.md): a resource missing from an answer loses its gauges at once; its counters
  * stay until it has been missing for `counterRetentionMs` (a day), so rate() sees no false reset when it returns.
  */
 
 import type { Side } from '../../src/api/vocabulary.js';
 import type { Family } from '../../src/store/types.js';
 import {
-  allFamilies,
   counterFamilies,
   gaugeFamilies,
   type SideFamilies,
@@ -125,17 +124,6 @@ export class ReferenceTrafficProcess {
 
   setWindowSize(account: string, minutes: number): void {
     this.f.windowSize.set(this.f.windowSize.slot([account]), minutes * 60);
-  }
-
-  /** Removes every series of an account (it left this shard or the configuration). */
-  removeAccount(account: string): void {
-    for (const family of allFamilies(this.f)) family.deleteWhere((labels) => labels[0] === account);
-    this.lastSeen.delete(account);
-    this.previous.delete(account);
-    for (const byBase of this.keyed.values()) {
-      for (const id of [...byBase.keys()])
-        if (id === account || id.startsWith(`${account}\u0000`)) byBase.delete(id);
-    }
   }
 
   private seenOf(account: string): Map<string, number> {

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock, MINUTE } from '../../src/clock.js';
+import { MINUTE } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
 import type { TrafficResponse } from '../../src/traffic/response.js';
 import { AccountWalker, type RequestFailure, type WalkerStatus } from '../../src/traffic/walker.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0, 0);
 
@@ -336,6 +337,69 @@ describe('window walker', () => {
     const cursor = h.statuses.at(-1)!.cursor;
     expectTiling(h.applied, T0 - 60 * MINUTE, cursor);
     expect(h.clock.now() - cursor).toBeLessThan(5 * MINUTE); // caught up to within one steady window
+  });
+
+  it('reports the window in use (10m catching up, 5m steady, 2m after 504s), not only the largest allowed', async () => {
+    const h = track(harness({ lookbackMin: 30, windowMin: 5, maxInFlight: 1 }));
+    await h.clock.advance(0);
+    // Catching up: 10-minute windows.
+    expect(h.statuses.some((st) => st.windowMinutes === 10)).toBe(true);
+    await h.clock.advance(5 * MINUTE);
+    const steady = h.statuses.at(-1)!;
+    expect(steady.windowMinutes).toBe(5);
+    expect(steady.maxWindowMinutes).toBe(10);
+
+    const shrunk = track(
+      harness({ lookbackMin: 60, maxInFlight: 1 }, [failure('timeout', 504), failure('timeout', 504)]),
+    );
+    await h.stop();
+    await shrunk.clock.advance(0);
+    // While the API times out above 2 minutes, 2-minute windows are what is asked for, and what is reported.
+    expect(shrunk.statuses.some((st) => st.maxWindowMinutes === 2 && st.windowMinutes === 2)).toBe(true);
+  });
+
+  it('carries the last error with its time and the failures since the last success', async () => {
+    const h = track(
+      harness({ lookbackMin: 10, maxInFlight: 1 }, [
+        failure('server', 500),
+        failure('server', 502),
+        failure('network'),
+      ]),
+    );
+    await h.clock.advance(0);
+    const first = h.statuses.at(-1)!;
+    expect(first.errorsSinceSuccess).toBe(1);
+    expect(first.lastErrorAt).toBe(T0);
+    // Backoff with random 0.5: 1 s, then 2 s.
+    await h.clock.advance(1000);
+    await h.clock.advance(2000);
+    const third = h.statuses.at(-1)!;
+    expect(third.errorsSinceSuccess).toBe(3);
+    expect(third.lastErrorAt).toBe(T0 + 3000);
+    expect(third.lastError).toMatch(/^network: /);
+    await h.clock.advance(60_000);
+    const back = h.statuses.at(-1)!;
+    expect(back.up).toBe(true);
+    expect(back.errorsSinceSuccess).toBe(0);
+    // The last error stays visible, older than the last success.
+    expect(back.lastErrorAt).toBe(T0 + 3000);
+    expect(back.lastSuccess).toBeGreaterThan(back.lastErrorAt!);
+  });
+
+  it('a token file that cannot be read is a configuration problem, not a network one', async () => {
+    const missing: RequestFailure = {
+      kind: 'configuration',
+      message: 'token file /run/secrets/cdn-token: does not exist',
+    };
+    const h = track(harness({ lookbackMin: 10, maxInFlight: 1 }, [missing, missing]));
+    await h.clock.advance(0);
+    const st = h.statuses.at(-1)!;
+    expect(st.up).toBe(false);
+    expect(st.lastError).toBe('configuration: token file /run/secrets/cdn-token: does not exist');
+    // Read again at each retry: once the file is there, the window is counted.
+    await h.clock.advance(10_000);
+    expect(h.applied).toHaveLength(1);
+    expect(h.statuses.at(-1)!.up).toBe(true);
   });
 
   it('resumes at a saved cursor', async () => {

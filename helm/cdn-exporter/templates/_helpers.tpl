@@ -69,10 +69,25 @@ app.kubernetes.io/part-of: cdn-exporter
 {{- if .Values.existingSecret.name }}{{ .Values.existingSecret.key }}{{ else }}token{{ end }}
 {{- end }}
 
+{{/* The Secret that holds the login's password: an existing one, the chart's own, or none (empty). */}}
+{{- define "cdn-exporter.loginSecretName" -}}
+{{- if .Values.login.existingSecret.name }}
+{{- .Values.login.existingSecret.name }}
+{{- else if .Values.login.password }}
+{{- include "cdn-exporter.fullname" . }}-login
+{{- end }}
+{{- end }}
+
+{{- define "cdn-exporter.loginSecretKey" -}}
+{{- if .Values.login.existingSecret.name }}{{ .Values.login.existingSecret.key }}{{ else }}password{{ end }}
+{{- end }}
+
 {{/* Paths inside the container; the config file points at them. */}}
 {{- define "cdn-exporter.configPath" -}}/etc/cdn-exporter/config.yml{{- end }}
 {{- define "cdn-exporter.tokenDir" -}}/etc/cdn-exporter/secret{{- end }}
 {{- define "cdn-exporter.tokenPath" -}}/etc/cdn-exporter/secret/token{{- end }}
+{{- define "cdn-exporter.passwordDir" -}}/etc/cdn-exporter/login{{- end }}
+{{- define "cdn-exporter.passwordPath" -}}/etc/cdn-exporter/login/password{{- end }}
 {{- define "cdn-exporter.stateDir" -}}/var/lib/cdn-exporter{{- end }}
 {{- define "cdn-exporter.statePath" -}}/var/lib/cdn-exporter/state.json{{- end }}
 
@@ -82,19 +97,29 @@ and state_file on the state volume. Fails early on settings the exporter would r
 */}}
 {{- define "cdn-exporter.config" -}}
 {{- $config := deepCopy .Values.config }}
-{{- if not $config.accounts }}
-{{- fail "config.accounts: list at least one account to poll (name, and optionally dvr_streams, recordings, token_file)" }}
+{{- $discovery := default (dict) $config.accounts_discovery }}
+{{- if and (not $config.accounts) (not $discovery.enabled) }}
+{{- fail "config.accounts: list at least one account to poll (name, and optionally dvr_streams, recordings, token_file), or enable config.accounts_discovery" }}
 {{- end }}
 {{- $api := default (dict) $config.api }}
+{{- if and .Values.login.username (include "cdn-exporter.secretName" .) }}
+{{- fail "login.username: set either a token (token, existingSecret.name) or a login, not both" }}
+{{- end }}
+{{- if and .Values.login.username (not (include "cdn-exporter.loginSecretName" .)) }}
+{{- fail "login.username: set login.password or login.existingSecret.name" }}
+{{- end }}
 {{- if include "cdn-exporter.secretName" . }}
 {{- $_ := set $api "token_file" (include "cdn-exporter.tokenPath" .) }}
-{{- else if not $api.token_file }}
+{{- else if .Values.login.username }}
+{{- $_ := set $api "username" .Values.login.username }}
+{{- $_ := set $api "password_file" (include "cdn-exporter.passwordPath" .) }}
+{{- else if and (not $api.token_file) (not $api.password_file) }}
 {{- $perAccount := true }}
 {{- range $config.accounts }}
-{{- if not .token_file }}{{ $perAccount = false }}{{ end }}
+{{- if and (not .token_file) (not .password_file) }}{{ $perAccount = false }}{{ end }}
 {{- end }}
 {{- if not $perAccount }}
-{{- fail "no CDN token: set token, existingSecret.name, config.api.token_file or a token_file on every account" }}
+{{- fail "no CDN token: set token, existingSecret.name, login.username, config.api.token_file or a token_file on every account" }}
 {{- end }}
 {{- end }}
 {{- $_ := set $config "api" $api }}
@@ -117,5 +142,99 @@ and state_file on the state volume. Fails early on settings the exporter would r
 - {{ .Values.logFormat }}
 {{- range .Values.extraArgs }}
 - {{ . | quote }}
+{{- end }}
+{{- /* web config (issue 14) */}}
+{{- if include "cdn-exporter.webEnabled" . }}
+- --web.config.file
+- {{ printf "%s/%s" (include "cdn-exporter.webConfigDir" .) .Values.web.existingConfigSecretKey | quote }}
+{{- if .Values.web.healthzOpen }}
+- --web.healthz-open
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* --- web config (--web.config.file: TLS and basic auth), issue 14 ------------------------------------------- */}}
+
+{{/* Non-empty when the exporter gets a web config file (an existing Secret, TLS, or basic-auth users). */}}
+{{- define "cdn-exporter.webEnabled" -}}
+{{- if or .Values.web.existingConfigSecret .Values.web.tls.enabled .Values.web.basicAuth.users -}}true{{- end -}}
+{{- end }}
+
+{{/* The Secret holding web-config.yml: the user's, or the chart's own. */}}
+{{- define "cdn-exporter.webSecretName" -}}
+{{- default (printf "%s-web" (include "cdn-exporter.fullname" .)) .Values.web.existingConfigSecret -}}
+{{- end }}
+
+{{- define "cdn-exporter.webConfigDir" -}}/etc/cdn-exporter/web{{- end }}
+{{- define "cdn-exporter.tlsDir" -}}/etc/cdn-exporter/tls{{- end }}
+
+{{/*
+The web config file the chart generates (exporter-toolkit format). The certificate comes from a
+kubernetes.io/tls Secret (cert-manager writes tls.crt, tls.key and ca.crt), mounted as a directory so a renewed
+certificate reaches the pod and the exporter picks it up at the next handshake.
+*/}}
+{{- define "cdn-exporter.webConfig" -}}
+{{- $w := .Values.web -}}
+{{- $out := dict -}}
+{{- if $w.tls.enabled -}}
+{{- $dir := include "cdn-exporter.tlsDir" . -}}
+{{- $tls := dict "cert_file" (printf "%s/tls.crt" $dir) "key_file" (printf "%s/tls.key" $dir) "min_version" $w.tls.minVersion -}}
+{{- if ne $w.tls.clientAuthType "NoClientCert" -}}
+{{- $_ := set $tls "client_auth_type" $w.tls.clientAuthType -}}
+{{- end -}}
+{{- if $w.tls.clientCA -}}
+{{- $_ := set $tls "client_ca_file" (printf "%s/ca.crt" $dir) -}}
+{{- end -}}
+{{- $_ := set $out "tls_server_config" $tls -}}
+{{- end -}}
+{{- $http := dict "http2" $w.http2 -}}
+{{- with $w.headers -}}
+{{- $_ := set $http "headers" . -}}
+{{- end -}}
+{{- $_ := set $out "http_server_config" $http -}}
+{{- with $w.basicAuth.users -}}
+{{- $_ := set $out "basic_auth_users" . -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end }}
+
+{{/* https when the web config turns TLS on, else http. */}}
+{{- define "cdn-exporter.webScheme" -}}
+{{- if .Values.web.tls.enabled -}}HTTPS{{- else -}}HTTP{{- end -}}
+{{- end }}
+
+{{/*
+Non-empty when kubelet cannot probe over HTTP: it presents no client certificate (client_auth_type requires one),
+or basic auth is on and /healthz is not left open (kubelet sends no credentials). The probes then only check the
+port accepts connections.
+*/}}
+{{- define "cdn-exporter.webProbeTcp" -}}
+{{- if and .Values.web.tls.enabled (has .Values.web.tls.clientAuthType (list "RequireAnyClientCert" "RequireAndVerifyClientCert")) -}}true
+{{- else if and (or .Values.web.basicAuth.users .Values.web.existingConfigSecret) (not .Values.web.healthzOpen) -}}true
+{{- end -}}
+{{- end }}
+
+{{/* Readiness checks /readyz, or /healthz when basic auth guards /readyz (kubelet sends no credentials). */}}
+{{- define "cdn-exporter.readinessPath" -}}
+{{- if or .Values.web.basicAuth.users .Values.web.existingConfigSecret -}}/healthz{{- else -}}/readyz{{- end -}}
+{{- end }}
+
+{{/*
+The PromQL matcher of this exporter's scrape job in the exporter alerts (it replaces the rule file's
+job=~".*cdn-exporter.*"): prometheusRule.jobSelector when set; else the job the chart's ServiceMonitor gives its
+targets: the value of the Service label serviceMonitor.jobLabel, or the Service's name.
+*/}}
+{{- define "cdn-exporter.jobSelector" -}}
+{{- if .Values.prometheusRule.jobSelector }}
+{{- .Values.prometheusRule.jobSelector }}
+{{- else if .Values.serviceMonitor.jobLabel }}
+{{- $serviceLabels := merge (include "cdn-exporter.labels" . | fromYaml) (deepCopy .Values.service.labels) }}
+{{- $job := index $serviceLabels .Values.serviceMonitor.jobLabel }}
+{{- if not $job }}
+{{- fail (printf "serviceMonitor.jobLabel %q is not a label of the Service: add it to service.labels, or set prometheusRule.jobSelector" .Values.serviceMonitor.jobLabel) }}
+{{- end }}
+{{- printf "job=%q" (toString $job) }}
+{{- else }}
+{{- printf "job=%q" (include "cdn-exporter.fullname" .) }}
 {{- end }}
 {{- end }}

@@ -12,6 +12,9 @@ metadata:
     {{- if .Values.token }}
     checksum/secret: {{ .Values.token | sha256sum }}
     {{- end }}
+    {{- if .Values.login.password }}
+    checksum/login: {{ .Values.login.password | sha256sum }}
+    {{- end }}
     {{- with .Values.podAnnotations }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
@@ -54,16 +57,28 @@ spec:
           containerPort: {{ .Values.port }}
           protocol: TCP
       livenessProbe:
+        {{- if include "cdn-exporter.webProbeTcp" . }}
+        tcpSocket:
+          port: http-metrics
+        {{- else }}
         httpGet:
           path: /healthz
           port: http-metrics
+          scheme: {{ include "cdn-exporter.webScheme" . }}
+        {{- end }}
         periodSeconds: {{ .Values.livenessProbe.periodSeconds }}
         timeoutSeconds: {{ .Values.livenessProbe.timeoutSeconds }}
         failureThreshold: {{ .Values.livenessProbe.failureThreshold }}
       readinessProbe:
-        httpGet:
-          path: /readyz
+        {{- if include "cdn-exporter.webProbeTcp" . }}
+        tcpSocket:
           port: http-metrics
+        {{- else }}
+        httpGet:
+          path: {{ include "cdn-exporter.readinessPath" . }}
+          port: http-metrics
+          scheme: {{ include "cdn-exporter.webScheme" . }}
+        {{- end }}
         periodSeconds: {{ .Values.readinessProbe.periodSeconds }}
         timeoutSeconds: {{ .Values.readinessProbe.timeoutSeconds }}
         failureThreshold: {{ .Values.readinessProbe.failureThreshold }}
@@ -81,10 +96,26 @@ spec:
           mountPath: {{ include "cdn-exporter.tokenDir" . }}
           readOnly: true
         {{- end }}
+        {{- if and .Values.login.username (include "cdn-exporter.loginSecretName" .) }}
+        - name: login
+          mountPath: {{ include "cdn-exporter.passwordDir" . }}
+          readOnly: true
+        {{- end }}
         - name: state
           mountPath: {{ include "cdn-exporter.stateDir" . }}
         - name: tmp
           mountPath: /tmp
+        {{- if include "cdn-exporter.webEnabled" . }}
+        # Whole directories, not subPath: kubelet refreshes these when the Secrets change (a renewed certificate).
+        - name: web-config
+          mountPath: {{ include "cdn-exporter.webConfigDir" . }}
+          readOnly: true
+        {{- end }}
+        {{- if .Values.web.tls.enabled }}
+        - name: web-tls
+          mountPath: {{ include "cdn-exporter.tlsDir" . }}
+          readOnly: true
+        {{- end }}
         {{- with .Values.extraVolumeMounts }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
@@ -100,6 +131,16 @@ spec:
         items:
           - key: {{ include "cdn-exporter.secretKey" . }}
             path: token
+    {{- end }}
+    {{- if and .Values.login.username (include "cdn-exporter.loginSecretName" .) }}
+    # Mounted as a folder (no subPath), so an updated Secret reaches the running pod.
+    - name: login
+      secret:
+        secretName: {{ include "cdn-exporter.loginSecretName" . }}
+        defaultMode: 0440
+        items:
+          - key: {{ include "cdn-exporter.loginSecretKey" . }}
+            path: password
     {{- end }}
     {{- if not (include "cdn-exporter.sharded" .) }}
     - name: state
@@ -118,6 +159,18 @@ spec:
     - name: tmp
       emptyDir:
         sizeLimit: 64Mi
+    {{- if include "cdn-exporter.webEnabled" . }}
+    - name: web-config
+      secret:
+        secretName: {{ include "cdn-exporter.webSecretName" . }}
+        defaultMode: 0440
+    {{- end }}
+    {{- if .Values.web.tls.enabled }}
+    - name: web-tls
+      secret:
+        secretName: {{ required "web.tls.existingSecret is required when web.tls.enabled" .Values.web.tls.existingSecret }}
+        defaultMode: 0440
+    {{- end }}
     {{- with .Values.extraVolumes }}
     {{- toYaml . | nindent 4 }}
     {{- end }}

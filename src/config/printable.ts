@@ -1,14 +1,15 @@
 /**
  * The effective configuration in printable form: the file's own shape (snake_case keys, durations as strings,
- * defaults filled in), with every token, and the user and password of a base_url, replaced by `<redacted>`. Token file paths are kept: they are not secret
- * and are what an operator needs to check. The output of `checkConfigReport` is itself a valid configuration
+ * defaults filled in), with every token and login password, and the user and password of a base_url, replaced by
+ * the one marker of src/redact.ts. Token and password file paths are kept: they are not secret and are what an
+ * operator needs to check. The output of `checkConfigReport` is itself a valid configuration
  * file (with tokens given by file, it loads back to the same Config).
  */
 import { stringify } from 'yaml';
+import { REDACTED, redactUrl } from '../redact.js';
 import { formatDuration } from './duration.js';
 import type { AccountConfig, Config } from './schema.js';
-
-export const REDACTED = '<redacted>';
+import { formatSize } from './size.js';
 
 export interface PrintableConfig {
   api: Record<string, unknown>;
@@ -16,31 +17,35 @@ export interface PrintableConfig {
   dvr: { interval: string };
   recordings: { interval: string };
   accounts: Record<string, unknown>[];
+  accounts_discovery: Record<string, unknown>;
   state_file?: string;
   sharding: { shard: number; shards: number };
 }
 
-/** `https://user:pw@host/x` -> `https://<redacted>@host/x`; a URL without credentials as it is. */
-export function redactUrl(text: string): string {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return text;
-  }
-  if (url.username === '' && url.password === '') return text;
-  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, `$1${REDACTED}@`);
-}
-
-function tokenKeys(source: { token?: string; tokenFile?: string }): Record<string, string> {
+function tokenKeys(source: {
+  token?: string;
+  tokenFile?: string;
+  username?: string;
+  password?: string;
+  passwordFile?: string;
+}): Record<string, string> {
   const out: Record<string, string> = {};
   if (source.token !== undefined) out.token = REDACTED;
   if (source.tokenFile !== undefined) out.token_file = source.tokenFile;
+  // The username names a user, it is not a secret; the password is.
+  if (source.username !== undefined) out.username = source.username;
+  if (source.password !== undefined) out.password = REDACTED;
+  if (source.passwordFile !== undefined) out.password_file = source.passwordFile;
   return out;
 }
 
 function account(a: AccountConfig): Record<string, unknown> {
   return { name: a.name, ...tokenKeys(a), dvr_streams: [...a.dvrStreams], recordings: a.recordings };
+}
+
+/** The pattern as written: the anchoring `^(?:...)$` the loader added is taken off. */
+function patternText(re: RegExp): string {
+  return re.source.replace(/^\^\(\?:/, '').replace(/\)\$$/, '');
 }
 
 export function redactConfig(config: Config): PrintableConfig {
@@ -52,12 +57,14 @@ export function redactConfig(config: Config): PrintableConfig {
       timeout: formatDuration(api.timeoutMs),
       requests_per_second: api.requestsPerSecond,
       concurrency: api.concurrency,
+      max_body_bytes: formatSize(api.maxBodyBytes),
     },
     metrics: {
       breakdown: metrics.breakdown,
       window: formatDuration(metrics.windowMs),
       delay: formatDuration(metrics.delayMs),
       lookback: formatDuration(metrics.lookbackMs),
+      max_catch_up: formatDuration(metrics.maxCatchUpMs),
       metrics: [...metrics.metrics],
       resources: [...metrics.resources],
       window_gauges: metrics.windowGauges,
@@ -66,6 +73,13 @@ export function redactConfig(config: Config): PrintableConfig {
     dvr: { interval: formatDuration(config.dvr.intervalMs) },
     recordings: { interval: formatDuration(config.recordings.intervalMs) },
     accounts: config.accounts.map(account),
+    accounts_discovery: {
+      enabled: config.discovery.enabled,
+      interval: formatDuration(config.discovery.intervalMs),
+      include: patternText(config.discovery.include),
+      ...(config.discovery.exclude ? { exclude: patternText(config.discovery.exclude) } : {}),
+      recordings: config.discovery.recordings,
+    },
     sharding: { ...config.sharding },
   };
   if (config.stateFile !== undefined) out.state_file = config.stateFile;

@@ -1,0 +1,189 @@
+/**
+ * The command line: parse flags, then run, simulate, demo or check-config. It reads process.env and
+ * process.argv only as src/cli.ts hands them over (after the Node version check), and is the only module that
+ * does.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Config } from './config/index.js';
+import {
+  type CommandLine,
+  ConfigError,
+  checkConfigReport,
+  loadConfig,
+  parseCommandLine,
+  UsageError,
+  usage,
+} from './config/index.js';
+import { demoBanner, demoConfig, demoUsage, startDemoSimulator } from './demo.js';
+import { Exporter } from './exporter/exporter.js';
+import { createLogger, type Logger } from './log.js';
+import { boundAddress, handleSignals, serve } from './main.js';
+import { simulatorUsage } from './simulator/options.js';
+import { parseSimulatorArgs, startSimulator } from './simulator/server.js';
+import { WebConfigError, WebConfigSource, webConfigReport } from './web/index.js';
+
+/**
+ * Shutdown is bounded at about 4.5 s, under the 5 s a supervisor may be told to wait (and far under Kubernetes'
+ * default 30 s): requests in flight get this long to finish, then Exporter.stop gives cancelled requests up to
+ * 1 s to settle, and closeServer gives scrapes in progress up to 1 s.
+ */
+const SHUTDOWN_GRACE_MS = 2500;
+
+export function packageVersion(): string {
+  const path = fileURLToPath(new URL('../../package.json', import.meta.url));
+  return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
+}
+
+/** The web config named by --web.config.file, loaded and checked; a WebConfigError when unusable. */
+function webSource(cl: CommandLine, log: Logger): WebConfigSource | undefined {
+  return cl.webConfigFile === undefined ? undefined : new WebConfigSource(cl.webConfigFile, log);
+}
+
+async function runExporter(
+  cl: CommandLine,
+  config: Config,
+  log: Logger,
+  web: WebConfigSource | undefined,
+  extraStop?: () => Promise<void>,
+) {
+  const exporter = new Exporter({ config, log, version: packageVersion() });
+  const served = await serve({
+    app: exporter.app,
+    listen: cl.listen,
+    ...(web ? { source: web } : {}),
+    openPaths: new Set(cl.healthzOpen ? ['/healthz'] : []),
+    log,
+  });
+  const server = served.server;
+  const address = boundAddress(server);
+  const state = web?.current();
+  log.info(
+    {
+      address,
+      version: packageVersion(),
+      tls: Boolean(state?.tls),
+      http2: Boolean(state?.tls && state.config.http2),
+      basicAuth: (state?.config.users.size ?? 0) > 0,
+    },
+    `serving /metrics on ${served.scheme}://${address}/metrics`,
+  );
+  await exporter.start();
+  handleSignals(
+    {
+      stop: async () => {
+        await exporter.stop(SHUTDOWN_GRACE_MS);
+        await served.close(1000);
+        await extraStop?.();
+      },
+    },
+    log,
+  );
+  return { exporter, server, address, scheme: served.scheme };
+}
+
+async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  let cl: CommandLine;
+  try {
+    cl = parseCommandLine(argv);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`cdn-exporter: ${err.message}\n\n${usage()}`);
+      return 2;
+    }
+    throw err;
+  }
+  if (cl.help) {
+    process.stdout.write(cl.command === 'demo' ? demoUsage() : usage());
+    return 0;
+  }
+  if (cl.version) {
+    process.stdout.write(`cdn-exporter ${packageVersion()}\n`);
+    return 0;
+  }
+  const log = createLogger({ level: cl.logLevel, format: cl.logFormat });
+
+  switch (cl.command) {
+    case 'check-config':
+    case 'run': {
+      let config: Config;
+      try {
+        config = loadConfig({ file: cl.configFile, env });
+      } catch (err) {
+        if (err instanceof ConfigError) {
+          process.stderr.write(`cdn-exporter: ${err.message}\n`);
+          return 2;
+        }
+        throw err;
+      }
+      let web: WebConfigSource | undefined;
+      try {
+        web = webSource(cl, log);
+      } catch (err) {
+        if (err instanceof WebConfigError) {
+          process.stderr.write(`cdn-exporter: ${err.message}\n`);
+          return 2;
+        }
+        throw err;
+      }
+      if (cl.command === 'check-config') {
+        process.stdout.write(checkConfigReport(config));
+        if (web) process.stdout.write(webConfigReport(web));
+        return 0;
+      }
+      await runExporter(cl, config, log, web);
+      return -1;
+    }
+    case 'simulate': {
+      let args: ReturnType<typeof parseSimulatorArgs>;
+      try {
+        args = parseSimulatorArgs(cl.rest);
+      } catch (err) {
+        process.stderr.write(`cdn-exporter simulate: ${(err as Error).message}\n\n${simulatorUsage()}`);
+        return 2;
+      }
+      if (args.help) {
+        process.stdout.write(simulatorUsage());
+        return 0;
+      }
+      const sim = await startSimulator(args.options, args.listen);
+      const accounts = sim.accounts.map((a) => ({ account: a.name, token: a.token }));
+      // The demo user's password is the simulator's own, published in its README; it is not a real secret.
+      log.info(
+        { url: sim.url, seed: args.options.seed, accounts, login: sim.users.map((u) => u.username) },
+        `simulator on ${sim.url}; try: curl -H 'CDN-AUTH-TOKEN: ${accounts[0]?.token}' '${sim.url}/app/metrics/v1/resources?account=${accounts[0]?.account}&start=2026-01-01T00:00:00&end=2026-01-01T00:05:00'`,
+      );
+      handleSignals({ stop: () => sim.close() }, log);
+      return -1;
+    }
+    case 'demo': {
+      let web: WebConfigSource | undefined;
+      try {
+        web = webSource(cl, log);
+      } catch (err) {
+        if (err instanceof WebConfigError) {
+          process.stderr.write(`cdn-exporter: ${err.message}\n`);
+          return 2;
+        }
+        throw err;
+      }
+      const sim = await startDemoSimulator();
+      const { address, scheme } = await runExporter(cl, demoConfig(sim.url), log, web, () => sim.close());
+      process.stderr.write(demoBanner(address, sim.url, scheme));
+      return -1;
+    }
+  }
+}
+
+/** Runs the command line; exits when the command is done (a server keeps the process alive until a signal). */
+export function runCommandLine(argv: string[], env: NodeJS.ProcessEnv): void {
+  main(argv, env).then(
+    (code) => {
+      if (code >= 0) process.exit(code);
+    },
+    (err: unknown) => {
+      process.stderr.write(`cdn-exporter: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

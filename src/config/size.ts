@@ -1,0 +1,40 @@
+/**
+ * Sizes in the configuration file: a whole number of bytes (`1048576`), or a whole number with a unit, decimal
+ * (`kB`, `MB`, `GB`: powers of 1000) or binary (`KiB`, `MiB`, `GiB`: powers of 1024), as Prometheus and
+ * Kubernetes write them (`64MiB`, `500MB`). `B` alone is bytes. Units are case-sensitive except `k`/`K`.
+ */
+
+const UNITS: Record<string, number> = {
+  '': 1,
+  B: 1,
+  kB: 1000,
+  KB: 1000,
+  MB: 1000 ** 2,
+  GB: 1000 ** 3,
+  KiB: 1024,
+  MiB: 1024 ** 2,
+  GiB: 1024 ** 3,
+};
+
+/** Bytes, or undefined when `value` is not a size (negative, fractional, unknown unit, ...). */
+export function parseSize(value: string | number): number | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+  const match = /^(\d+)\s*([A-Za-z]*)$/.exec(value.trim());
+  if (!match) return undefined;
+  const unit = UNITS[match[2]!];
+  if (unit === undefined) return undefined;
+  const bytes = Number(match[1]) * unit;
+  return Number.isSafeInteger(bytes) ? bytes : undefined;
+}
+
+/** The shortest exact binary form (`67108864` -> `64MiB`), else bytes. */
+export function formatSize(bytes: number): string {
+  for (const [unit, size] of [
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size}${unit}`;
+  }
+  return `${bytes}B`;
+}

@@ -1,0 +1,101 @@
+/**
+ * The inventory answer's shapes and one discovery round's rules, without HTTP: active and matching accounts only,
+ * the first credential that lists an account is the one it is polled with, a failed listing keeps the last list.
+ */
+import { describe, expect, it } from 'vitest';
+import type { TokenSource } from '../../src/config/index.js';
+import { type DiscoverySource, discoveryRound } from '../../src/discovery/discovery.js';
+import { type InventoryResponse, parseInventory } from '../../src/discovery/response.js';
+import { silentLogger } from '../../src/log.js';
+
+describe('parseInventory', () => {
+  it('reads the documented array, a {data} wrapper, and skips elements without a name', () => {
+    expect(
+      parseInventory([
+        { status: 'active', utoken: 'x', uid: '1-1-a', name: 'a' },
+        { status: 'Active', name: 'b' },
+        { status: 'inactive', name: 'c' },
+        { name: 'd' },
+        { status: 'active' },
+        'junk',
+      ]),
+    ).toEqual({
+      accounts: [
+        { name: 'a', active: true },
+        { name: 'b', active: true },
+        { name: 'c', active: false },
+        { name: 'd', active: false },
+      ],
+      issues: 2,
+    });
+    expect(parseInventory({ data: [{ status: 'active', name: 'e' }] }).accounts).toEqual([
+      { name: 'e', active: true },
+    ]);
+    expect(() => parseInventory({ accounts: [] })).toThrow(/not a JSON array/);
+    // utoken is never kept.
+    expect(
+      JSON.stringify(parseInventory([{ status: 'active', utoken: 'SECRETISH', name: 'a' }])),
+    ).not.toContain('SECRETISH');
+  });
+});
+
+const token = (name: string): TokenSource => ({ description: name, get: () => name, refresh: () => name });
+
+describe('discoveryRound', () => {
+  it('keeps active accounts that match, prefers the first credential, and keeps the last list on failure', async () => {
+    const apiToken = token('api');
+    const other = token('other');
+    let apiAnswer: () => Promise<InventoryResponse> = async () => ({
+      accounts: [
+        { name: 'prod-a', active: true },
+        { name: 'prod-b', active: false },
+        { name: 'prod-test', active: true },
+        { name: 'dev-c', active: true },
+      ],
+      issues: 0,
+    });
+    const sources: DiscoverySource[] = [
+      { label: 'mon', token: apiToken, list: () => apiAnswer() },
+      {
+        label: 'token:partner',
+        token: other,
+        list: async () => ({
+          accounts: [
+            { name: 'prod-a', active: true },
+            { name: 'prod-z', active: true },
+          ],
+          issues: 1,
+        }),
+      },
+    ];
+    const applied: Array<Map<string, TokenSource>> = [];
+    const counts: Record<string, number> = {};
+    let issues = 0;
+    const round = discoveryRound({
+      log: silentLogger,
+      sources,
+      filter: { include: /^(?:prod-.*)$/, exclude: /^(?:prod-test)$/ },
+      apply: (w) => applied.push(w),
+      count: (label, n) => {
+        counts[label] = n;
+      },
+      issues: (n) => {
+        issues += n;
+      },
+      describe: (e) => String(e),
+    });
+    await round();
+    expect([...applied[0]!]).toEqual([
+      ['prod-a', apiToken],
+      ['prod-z', other],
+    ]);
+    expect(counts).toEqual({ mon: 1, 'token:partner': 2 });
+    expect(issues).toBe(1);
+    apiAnswer = async () => {
+      throw new Error('503');
+    };
+    await round();
+    expect([...applied[1]!.keys()]).toEqual(['prod-a', 'prod-z']);
+    expect(applied[1]!.get('prod-a')).toBe(apiToken);
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * The simulator's ground truth against what the exporter counted: every traffic counter of every resource of an
+ * account equals the truth over [start, end), and the answered windows tile that range.
+ */
+import { expect } from 'vitest';
+import type { Exporter } from '../../src/exporter/exporter.js';
+import type { Simulator } from '../../src/simulator/server.js';
+import type { AccountWalker } from '../../src/traffic/walker.js';
+import type { Scrape } from './exposition.js';
+
+const SIDES = ['edge', 'origin'] as const;
+
+/** Returns how many values were compared. */
+export function expectExact(
+  sim: Simulator,
+  scrape: Scrape,
+  account: string,
+  start: number,
+  end: number,
+): number {
+  let checked = 0;
+  const resources = sim.accounts.find((a) => a.name === account)!.resources;
+  for (const r of resources) {
+    const truth = sim.truth(account, r.id, start, end);
+    const l = { account, resource: r.id };
+    for (const side of SIDES) {
+      const t = truth[side];
+      for (const [code, n] of Object.entries(t.codes)) {
+        expect(
+          scrape.value(`cdn_${side}_responses_total`, { ...l, code }) ?? 0,
+          `${account} ${side} ${r.id} ${code}`,
+        ).toBe(n);
+        checked++;
+      }
+      expect(scrape.value(`cdn_${side}_requests_total`, l), `${account} ${side} ${r.id} requests`).toBe(
+        t.requests,
+      );
+      expect(scrape.value(`cdn_${side}_transferred_bytes_total`, l)).toBe(t.bytes);
+      checked += 2;
+    }
+  }
+  return checked;
+}
+
+/** The windows of `account` the simulator answered 200, sorted, [start, end). */
+export function answeredWindows(sim: Simulator, account: string): Array<[number, number]> {
+  return sim.requestLog
+    .filter((e) => e.api === 'metrics' && e.status === 200 && e.query.account?.[0] === account)
+    .map((e) => [Date.parse(`${e.query.start![0]}Z`), Date.parse(`${e.query.end![0]}Z`)] as [number, number])
+    .sort((a, b) => a[0] - b[0]);
+}
+
+/** Consecutive half-open windows from `start` to `end`: no overlap, no gap. */
+export function expectTiles(windows: Array<[number, number]>, start: number, end: number): void {
+  let at = start;
+  for (const [s, e] of windows) {
+    expect(new Date(s).toISOString(), 'a window starts where the last ended').toBe(
+      new Date(at).toISOString(),
+    );
+    at = e;
+  }
+  expect(new Date(at).toISOString()).toBe(new Date(end).toISOString());
+}
+
+/** The exporter's walkers, by account (tests read their cursors). */
+export function walkers(exporter: Exporter): Map<string, AccountWalker> {
+  const list = (exporter as unknown as { walkers: AccountWalker[] }).walkers;
+  return new Map(list.map((w) => [w.current.account, w]));
+}

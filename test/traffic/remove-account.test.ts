@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { SeriesStore } from '../../src/store/series-store.js';
+import { createTrafficFamilies } from '../../src/traffic/metrics.js';
+import { TrafficProcess } from '../../src/traffic/process.js';
+import type { SideRecord, TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
+import { Scrape } from '../helpers/exposition.js';
+
+const T = Date.UTC(2026, 0, 1);
+
+function side(n: number): SideRecord {
+  return {
+    codes: new Map([['200', 10 * n]]),
+    classes: new Map([['2xx', 10 * n]]),
+    requests: 10 * n,
+    bandwidthBitsPerSecond: 8 * n,
+    requestTimeSeconds: new Map([['0_250k', 0.01]]),
+    hitBytes: 5 * n,
+    hitRatio: 0.5,
+  };
+}
+
+function answer(account: string, ...ids: string[]): TrafficResponse {
+  const records: TrafficRecord[] = ids.map((id) => ({
+    resource: id,
+    resourceName: `name-${id}`,
+    cname: `${id}.cdn.example`,
+    edge: side(1),
+    origin: side(1),
+  }));
+  return { account, metrics: [], records, issues: [], unknownKeys: [] };
+}
+
+describe('TrafficProcess.removeAccount (an account discovery stopped polling)', () => {
+  it('removes every series of that account, keeps the others, and starts afresh if it comes back', () => {
+    const store = new SeriesStore();
+    const p = new TrafficProcess(
+      createTrafficFamilies(store, { breakdown: 'resource', windowGauges: true }),
+      {
+        metrics: [],
+        resources: [],
+      },
+    );
+    const scrape = () => Scrape.of(store.render('text').toString());
+    for (const account of ['gone', 'kept']) {
+      p.initAccount(account, 10);
+      p.apply(account, T, T + 300_000, answer(account, 'r1', 'r2'), T);
+      p.skip(account, 5, 'rejected');
+    }
+    const before = scrape().samples;
+    expect(before.filter((x) => x.labels.account === 'gone').length).toBeGreaterThan(10);
+
+    p.removeAccount('gone');
+    const after = scrape().samples;
+    expect(after.filter((x) => x.labels.account === 'gone')).toEqual([]);
+    expect(after.filter((x) => x.labels.account === 'kept')).toEqual(
+      before.filter((x) => x.labels.account === 'kept'),
+    );
+
+    // Back in the inventory: its counters start from zero, not from what it had before.
+    p.apply('gone', T + 600_000, T + 900_000, answer('gone', 'r1'), T + 600_000);
+    const back = scrape();
+    expect(back.value('cdn_edge_requests_total', { account: 'gone', resource: 'r1' })).toBe(10);
+    expect(back.all('cdn_edge_requests_total', { account: 'gone', resource: 'r2' })).toEqual([]);
+  });
+});

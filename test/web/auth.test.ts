@@ -1,0 +1,71 @@
+/**
+ * The basic-auth verdict cache, as the toolkit's: bcrypt once per distinct credential (also when the first requests
+ * arrive together), bounded size, and a new hash for a user (a reloaded file) is a new verdict. Cost-4 hashes keep
+ * this fast; the cost-10 `$2y$` hash from htpasswd is exercised over HTTPS in server.test.ts.
+ */
+import bcrypt from 'bcryptjs';
+import { describe, expect, it } from 'vitest';
+import { AUTH_CACHE_SIZE, AuthCache, basicCredentials, RateLimiter } from '../../src/web/auth.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+
+const users = (hash: string) => new Map([['alice', hash]]);
+
+describe('AuthCache', () => {
+  const hash = bcrypt.hashSync('right', 4).replace(/^\$2b\$/, '$2y$');
+
+  it('runs bcrypt once for requests that arrive together with the same credential', async () => {
+    const cache = new AuthCache();
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => cache.check(users(hash), 'alice', 'right')),
+    );
+    expect(answers).toEqual([true, true, true, true, true]);
+    expect(cache.bcryptRuns).toBe(1);
+    expect(await cache.check(users(hash), 'alice', 'right')).toBe(true);
+    expect(cache.bcryptRuns).toBe(1);
+  });
+
+  it('an unknown user is refused even with the stand-in password; a new hash gives a new verdict', async () => {
+    const cache = new AuthCache();
+    expect(await cache.check(users(hash), 'bob', 'fakepassword')).toBe(false);
+    expect(await cache.check(users(hash), 'alice', 'right')).toBe(true);
+    const other = bcrypt.hashSync('changed', 4);
+    expect(await cache.check(users(other), 'alice', 'right')).toBe(false);
+    expect(await cache.check(users(other), 'alice', 'changed')).toBe(true);
+  });
+
+  it('stays bounded under many different wrong passwords', async () => {
+    const cache = new AuthCache();
+    for (let i = 0; i < AUTH_CACHE_SIZE + 50; i++)
+      expect(await cache.check(users(hash), 'alice', `guess-${i}`)).toBe(false);
+    expect(cache.size).toBeLessThanOrEqual(AUTH_CACHE_SIZE);
+    expect(cache.size).toBeGreaterThan(AUTH_CACHE_SIZE / 2);
+  });
+});
+
+describe('basicCredentials', () => {
+  it('reads user and password (the password may hold colons), any case of "Basic"', () => {
+    const h = `basic ${Buffer.from('alice:a:b c').toString('base64')}`;
+    expect(basicCredentials(h)).toEqual({ user: 'alice', password: 'a:b c' });
+    expect(basicCredentials('Bearer abc')).toBeUndefined();
+    expect(basicCredentials(`Basic ${Buffer.from('nocolon').toString('base64')}`)).toBeUndefined();
+    expect(basicCredentials(undefined)).toBeUndefined();
+  });
+});
+
+describe('RateLimiter (Go rate.Limiter: starts full, refills one token per interval)', () => {
+  it('lets a burst through, then one per interval', async () => {
+    const clock = new FakeClock();
+    const limiter = new RateLimiter(1000, 2, clock);
+    expect([limiter.allow(), limiter.allow(), limiter.allow()]).toEqual([true, true, false]);
+    await clock.advance(999);
+    expect(limiter.allow()).toBe(false);
+    await clock.advance(1);
+    expect([limiter.allow(), limiter.allow()]).toEqual([true, false]);
+    await clock.advance(10_000);
+    expect([limiter.allow(), limiter.allow(), limiter.allow()]).toEqual([true, true, false]);
+  });
+
+  it('burst 0 allows nothing, as in Go', () => {
+    expect(new RateLimiter(1000, 0, new FakeClock()).allow()).toBe(false);
+  });
+});

@@ -1,0 +1,186 @@
+/**
+ * For the web config tests: the real exporter app (a fake store behind it) served through startWebServer, and a
+ * client that reports what a user would check: status, headers, body, the negotiated protocol and the
+ * certificate the server presented, or the error when the connection is refused.
+ */
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import http2 from 'node:http2';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { type TLSSocket, connect as tlsConnect } from 'node:tls';
+import { Registry } from 'prom-client';
+import type { Logger } from '../../src/log.js';
+import { createApp } from '../../src/server/app.js';
+import { createSelfMetrics } from '../../src/server/self-metrics.js';
+import { AuthCache } from '../../src/web/auth.js';
+import { startWebServer, type WebServer } from '../../src/web/server.js';
+import { WebConfigSource } from '../../src/web/source.js';
+import { FakeExposition, sampleFamilies } from '../server/fake-exposition.js';
+
+export function exporterApp(log: Logger) {
+  const registry = new Registry();
+  createSelfMetrics(registry, { version: '0.1.0', apis: ['metrics'] });
+  return createApp({
+    registry,
+    store: new FakeExposition(sampleFamilies()),
+    status: () => ({
+      ready: true,
+      version: '0.1.0',
+      startedAt: new Date(),
+      accounts: [],
+      problems: { dvr: [], recordings: [] },
+    }),
+    log,
+  });
+}
+
+export interface Served {
+  web: WebServer;
+  source: WebConfigSource;
+  cache: AuthCache;
+  port: number;
+  url: string;
+}
+
+export async function serve(file: string, log: Logger, openPaths: string[] = []): Promise<Served> {
+  const source = new WebConfigSource(file, log);
+  const cache = new AuthCache();
+  const web = await startWebServer({
+    app: exporterApp(log),
+    listen: { host: '127.0.0.1', port: 0 },
+    source,
+    openPaths: new Set(openPaths),
+    log,
+    authCache: cache,
+  });
+  const { port } = web.server.address() as AddressInfo;
+  return { web, source, cache, port, url: `${web.scheme}://127.0.0.1:${port}` };
+}
+
+export function writeFile(dir: string, name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+/** A `$2y$` bcrypt hash of `password` at cost 10, made by Debian's htpasswd. */
+export function htpasswd(user: string, password: string): string {
+  const line = execFileSync('htpasswd', ['-nbBC', '10', user, password], { encoding: 'utf8' }).trim();
+  return line.slice(line.indexOf(':') + 1);
+}
+
+export interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  alpn: string | false;
+  protocol: string | null;
+  cipher: string;
+  fingerprint: string;
+}
+
+export interface ClientOptions {
+  ca?: string | Buffer;
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  user?: string;
+  password?: string;
+  minVersion?: 'TLSv1.2' | 'TLSv1.3';
+  maxVersion?: 'TLSv1.2' | 'TLSv1.3';
+}
+
+/** The protocol the server picks when a client offers h2 and http/1.1, as Go's client does. */
+export function alpnChoice(url: string, ca: Buffer): Promise<string | false> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect(
+      { host: hostname, port: Number(port), ca, servername: 'localhost', ALPNProtocols: ['h2', 'http/1.1'] },
+      () => {
+        const alpn = socket.alpnProtocol ?? false;
+        socket.destroy();
+        resolve(alpn);
+      },
+    );
+    socket.on('error', reject);
+  });
+}
+
+/** One GET over a new TLS connection (HTTP/1.1); rejects with the connection error when refused. */
+export function get(url: string, path: string, o: ClientOptions = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = {};
+    if (o.user !== undefined) {
+      headers.authorization = `Basic ${Buffer.from(`${o.user}:${o.password ?? ''}`).toString('base64')}`;
+    }
+    // ALPN offers only http/1.1: this client speaks HTTP/1 (get2 speaks HTTP/2).
+    const options: https.RequestOptions & { ALPNProtocols: string[] } = {
+      agent: false,
+      headers,
+      ca: o.ca,
+      cert: o.cert,
+      key: o.key,
+      ALPNProtocols: ['http/1.1'],
+      minVersion: o.minVersion,
+      maxVersion: o.maxVersion,
+      servername: 'localhost',
+      timeout: 5000,
+    };
+    const req = https.request(`${url}${path}`, options, (res) => {
+      const socket = res.socket as TLSSocket;
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          alpn: socket.alpnProtocol ?? false,
+          protocol: socket.getProtocol(),
+          cipher: socket.getCipher().name,
+          fingerprint: socket.getPeerX509Certificate()?.fingerprint256 ?? '',
+        }),
+      );
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** One GET over HTTP/2 (a new session). */
+export function get2(
+  url: string,
+  path: string,
+  o: ClientOptions = {},
+): Promise<{ status: number; body: string; alpn: string | false; headers: http2.IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(url, { ca: o.ca, servername: 'localhost' });
+    session.on('error', reject);
+    const headers: http2.OutgoingHttpHeaders = { ':path': path };
+    if (o.user !== undefined) {
+      headers.authorization = `Basic ${Buffer.from(`${o.user}:${o.password ?? ''}`).toString('base64')}`;
+    }
+    const stream = session.request(headers);
+    let status = 0;
+    let got: http2.IncomingHttpHeaders = {};
+    const chunks: Buffer[] = [];
+    stream.on('response', (h) => {
+      got = h;
+      status = Number(h[':status']);
+    });
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('end', () => {
+      const alpn = session.alpnProtocol ?? false;
+      session.close();
+      resolve({ status, body: Buffer.concat(chunks).toString('utf8'), alpn, headers: got });
+    });
+    stream.on('error', (err) => {
+      session.close();
+      reject(err);
+    });
+    stream.end();
+  });
+}
