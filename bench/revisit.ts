@@ -12,12 +12,17 @@
  * - the slot maps (4 bytes per counter slot, held once, not per window), per series;
  * - the state file's revisit part per series (all windows held, JSON as written).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { MINUTE } from '../src/clock.js';
+import { StateFile } from '../src/exporter/cursor-book.js';
 import { SeriesStore } from '../src/store/series-store.js';
 import { createTrafficFamilies } from '../src/traffic/metrics.js';
 import { TrafficProcess } from '../src/traffic/process.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from '../src/traffic/response.js';
-import { CountedBook, encodeCounted } from '../src/traffic/revisit.js';
+import { CountedBook, encodeCounted, type SavedRevisits } from '../src/traffic/revisit.js';
 import { fullGc } from './measure.js';
 import type { BenchRow } from './report.js';
 
@@ -105,6 +110,31 @@ async function measure(series: number, log: (line: string) => void): Promise<Ben
       },
     },
   });
+  const parsed = JSON.parse(saved) as SavedRevisits;
+  // As the pipeline makes it for a save (TrafficPipeline.savedRevisits): the series from the book, each window's
+  // record encoded once before.
+  const encoded = held.map((c) => encodeCounted(c));
+  const source = (): SavedRevisits => ({
+    version: 1,
+    families: book.familyNames(),
+    accounts: {
+      a: {
+        series: book.save(['a']).get('a')!,
+        windows: encoded.map((counted, i) => ({
+          start: new Date(t0 + i * WINDOW).toISOString(),
+          end: new Date(t0 + (i + 1) * WINDOW).toISOString(),
+          counted,
+        })),
+      },
+    },
+  });
+  // The first save makes the series table; later ones, with no series come or gone, reuse it.
+  const first = await stateFileWrite(source);
+  const write = await stateFileWrite(source);
+  // Before the state file wrote in pieces: the whole text made at once, on the caller's stack.
+  const atOnce = performance.now();
+  JSON.stringify({ version: 1, cursors: { a: new Date(t0).toISOString() }, revisit: parsed });
+  const atOnceMs = performance.now() - atOnce;
   return [
     { name: `store bytes/series ${label}`, unit: 'B', value: storeBytes / inStore },
     {
@@ -115,7 +145,35 @@ async function measure(series: number, log: (line: string) => void): Promise<Ben
     },
     { name: `revisit slot maps bytes/series ${label}`, unit: 'B', value: book.mapBytes / inStore },
     { name: `state file revisit part bytes/series ${label}`, unit: 'B', value: saved.length / inStore },
+    { name: `state file first save ${label}: whole write`, unit: 'ms', value: first.totalMs },
+    { name: `state file first save ${label}: longest event-loop stall`, unit: 'ms', value: first.stallMs },
+    { name: `state file next saves ${label}: whole write`, unit: 'ms', value: write.totalMs },
+    { name: `state file next saves ${label}: longest event-loop stall`, unit: 'ms', value: write.stallMs },
+    { name: `state file text at once ${label} (the stall before pieces)`, unit: 'ms', value: atOnceMs },
   ];
+}
+
+/** One StateFile.save of this revisit part to a temporary file: how long, and the longest stall of the loop. */
+async function stateFileWrite(revisits: () => SavedRevisits): Promise<{ totalMs: number; stallMs: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'cdn-bench-state-'));
+  try {
+    const file = new StateFile(join(dir, 'state.json'));
+    let stallMs = 0;
+    let last = performance.now();
+    const tick = setInterval(() => {
+      const now = performance.now();
+      stallMs = Math.max(stallMs, now - last);
+      last = now;
+    }, 1);
+    const t = performance.now();
+    await file.save(new Map([['a', Date.UTC(2026, 0, 1)]]), revisits);
+    const totalMs = performance.now() - t;
+    clearInterval(tick);
+    stallMs = Math.max(stallMs, performance.now() - last);
+    return { totalMs, stallMs };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function countSeries(f: ReturnType<typeof createTrafficFamilies>): number {

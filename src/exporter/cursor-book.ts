@@ -14,11 +14,17 @@
 import { copyFile, mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
+import { type Clock, systemClock } from '../clock.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { SavedRevisits } from '../traffic/revisit.js';
 
 const MINUTE = 60_000;
+/**
+ * The least time between two writes asked for by the revisit part alone (CursorBook.touch). The part is rewritten
+ * in full (tens of MB at 1M series), and it changes with every window read or re-read of every account.
+ */
+export const REVISIT_SAVE_GAP_MS = 10_000;
 /** What save() writes: `2026-06-01T12:00:00.000Z`; seconds and milliseconds optional on reading. */
 const CURSOR_TEXT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?Z$/;
 
@@ -61,6 +67,11 @@ const iso = (ms: number) => new Date(ms).toISOString().replace(':00.000Z', 'Z');
  * is logged; the next change tries again); `close` saves once more. Only a loaded book saves: closing after a
  * failed start must not overwrite the cursors on disk. Cursors of accounts this replica does not poll now (another
  * shard's, a removed one) are kept on save.
+ *
+ * The revisit part is saved more lazily: a change of it alone (`touch`) is written at most once per
+ * `revisitGapMs`, and every write, whatever asked for it, takes the cursors and the revisit part as they are when
+ * the write begins (one write at a time, the latest state next: see StateFile.save). A cursor change is never held
+ * back by this: the cursor rule above does not depend on the revisit part.
  */
 export class CursorBook {
   private readonly cursors = new Map<string, number>();
@@ -69,10 +80,15 @@ export class CursorBook {
   /** The revisit part as loaded; then, once `revisits` is set, what it returns. */
   private savedRevisits: SavedRevisits | undefined;
   private revisitSource: (() => SavedRevisits | undefined) | undefined;
+  /** When a write was last asked for (this clock), and the wait of a revisit-only write, if one is held back. */
+  private lastSave = Number.NEGATIVE_INFINITY;
+  private held: AbortController | undefined;
 
   constructor(
     path: string | undefined,
     private readonly log: Logger,
+    private readonly clock: Clock = systemClock,
+    private readonly revisitGapMs = REVISIT_SAVE_GAP_MS,
   ) {
     this.file = path ? new StateFile(path) : undefined;
   }
@@ -101,9 +117,25 @@ export class CursorBook {
     this.revisitSource = source;
   }
 
-  /** The revisit part changed: saved with the cursors as they are. */
+  /**
+   * The revisit part changed: saved with the cursors as they are, at most once per `revisitGapMs` (a write asked
+   * for meanwhile, by a cursor or by close, takes this change with it).
+   */
   touch(): void {
-    this.save();
+    if (!this.file || !this.loaded || this.held) return;
+    const wait = this.lastSave + this.revisitGapMs - this.clock.now();
+    if (wait <= 0) {
+      this.save();
+      return;
+    }
+    const held = new AbortController();
+    this.held = held;
+    this.clock.sleep(wait, held.signal).then(
+      () => {
+        if (this.held === held) this.save();
+      },
+      () => undefined, // a save took it with it
+    );
   }
 
   /** Where the account's walk resumes; undefined: start at now - lookback. */
@@ -120,14 +152,25 @@ export class CursorBook {
 
   /** Saves the cursors as they are now (at stop, after every handed-over window has been counted). */
   async close(): Promise<void> {
-    if (this.file && this.loaded) await this.file.save(this.cursors, this.revisitPart());
+    this.release();
+    if (this.file && this.loaded) await this.file.save(this.cursors, () => this.revisitPart());
   }
 
   private save(): void {
     if (!this.file || !this.loaded) return;
+    this.release();
+    this.lastSave = this.clock.now();
+    // Both parts are read when the write begins, not now: changes meanwhile cost nothing until then.
     this.file
-      .save(this.cursors, this.revisitPart())
+      .save(this.cursors, () => this.revisitPart())
       .catch((err: unknown) => this.log.error({ err: describeError(err) }, 'saving state_file failed'));
+  }
+
+  /** A write is asked for: a revisit-only write held back is no longer needed. */
+  private release(): void {
+    const held = this.held;
+    this.held = undefined;
+    held?.abort();
   }
 
   /** Before the pipeline took over: what was loaded, kept as it was (a failed start must not lose it). */
@@ -166,8 +209,18 @@ export interface SavedState {
   revisit?: SavedRevisits;
 }
 
+/** What one write is to take: read when the write begins (StateFile.save). */
+interface SaveAsked {
+  cursors: ReadonlyMap<string, number>;
+  revisits: SavedRevisits | (() => SavedRevisits | undefined) | undefined;
+}
+
+const CHUNK = 1 << 20;
+/** Series of the revisit part made into text at a time. */
+const SERIES_SLICE = 20_000;
+
 export class StateFile {
-  private pending: SavedState | undefined;
+  private pending: SaveAsked | undefined;
   private writing: Promise<void> | undefined;
 
   constructor(private readonly path: string) {}
@@ -284,26 +337,47 @@ export class StateFile {
     return this.load(limits, log);
   }
 
-  /** Schedules a write of these cursors; returns when this state (or a newer one) is on disk. */
-  save(cursors: ReadonlyMap<string, number>, revisits?: SavedRevisits): Promise<void> {
-    const state: SavedState = { version: 1, cursors: {} };
-    for (const [account, ms] of cursors) state.cursors[account] = new Date(ms).toISOString();
-    if (revisits && Object.keys(revisits.accounts).length > 0) state.revisit = revisits;
-    this.pending = state;
+  /**
+   * Schedules a write of these cursors and revisit part; returns when this state (or a newer one) is on disk. One
+   * write at a time: saves asked for while one is under way collapse into one write, of the latest. `cursors` is
+   * read, and `revisits` (when a function) called, only when that write begins, so a live map and a source of the
+   * revisit part cost nothing per save: what is written is one snapshot of both, taken at once.
+   */
+  save(
+    cursors: ReadonlyMap<string, number>,
+    revisits?: SavedRevisits | (() => SavedRevisits | undefined),
+  ): Promise<void> {
+    this.pending = { cursors, revisits };
     if (!this.writing) this.writing = this.drain();
     return this.writing;
   }
 
   private async drain(): Promise<void> {
     try {
+      // Off the caller's stack: a burst of saves within one turn of the event loop is one write.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       while (this.pending) {
-        const state = this.pending;
+        const asked = this.pending;
         this.pending = undefined;
+        const state: SavedState = { version: 1, cursors: {} };
+        for (const [account, ms] of asked.cursors) state.cursors[account] = new Date(ms).toISOString();
+        const revisits = typeof asked.revisits === 'function' ? asked.revisits() : asked.revisits;
+        if (revisits && Object.keys(revisits.accounts).length > 0) state.revisit = revisits;
         await mkdir(dirname(this.path), { recursive: true });
         const tmp = `${this.path}.${process.pid}.tmp`;
         const file = await open(tmp, 'w');
         try {
-          await file.writeFile(stateText(state));
+          // Written in pieces of about 1 MiB, each an await: the text is made between them, so the event loop
+          // (scrapes, answers) is never held for the whole part.
+          let piece = '';
+          for (const chunk of stateChunks(state)) {
+            piece += chunk;
+            if (piece.length >= CHUNK) {
+              await file.write(piece);
+              piece = '';
+            }
+          }
+          if (piece) await file.write(piece);
           await file.sync();
         } finally {
           await file.close();
@@ -340,10 +414,31 @@ function revisitProblem(
   return undefined;
 }
 
-/** The cursors readable; the revisit part (its records are base64 anyway) on one line, to stay compact. */
-function stateText(state: SavedState): string {
+/**
+ * The file's text, in pieces: the cursors readable; the revisit part (its records are base64 anyway) on one line,
+ * to stay compact, the same text as JSON.stringify would make of it, made a slice of series or a window at a time.
+ */
+function* stateChunks(state: SavedState): Generator<string> {
   const { revisit, ...cursors } = state;
   const head = JSON.stringify(cursors, null, 2);
-  if (!revisit) return `${head}\n`;
-  return `${head.slice(0, -2)},\n  "revisit": ${JSON.stringify(revisit)}\n}\n`;
+  if (!revisit) {
+    yield `${head}\n`;
+    return;
+  }
+  yield `${head.slice(0, -2)},\n  "revisit": {"version":${JSON.stringify(revisit.version)},"families":${JSON.stringify(revisit.families)},"accounts":{`;
+  let first = true;
+  for (const [account, part] of Object.entries(revisit.accounts)) {
+    yield `${first ? '' : ','}${JSON.stringify(account)}:{"series":[`;
+    first = false;
+    for (let i = 0; i < part.series.length; i += SERIES_SLICE) {
+      yield `${i > 0 ? ',' : ''}${JSON.stringify(part.series.slice(i, i + SERIES_SLICE)).slice(1, -1)}`;
+    }
+    yield '],"windows":[';
+    for (let i = 0; i < part.windows.length; i++) {
+      const w = part.windows[i]!;
+      yield `${i > 0 ? ',' : ''}${JSON.stringify({ start: w.start, end: w.end, counted: w.counted })}`;
+    }
+    yield ']}';
+  }
+  yield '}}\n}\n';
 }

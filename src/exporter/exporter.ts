@@ -146,7 +146,7 @@ export class Exporter {
       for (const u of this.allUpstreams) n += u.gate.length;
       return n;
     });
-    this.cursors = new CursorBook(this.config.stateFile, this.log);
+    this.cursors = new CursorBook(this.config.stateFile, this.log, this.clock);
     this.app = createApp({
       registry: this.registry,
       store: this.store,

@@ -314,11 +314,15 @@ export class TrafficPipeline {
     for (const [account, queue] of waiting) {
       out.accounts[account] = {
         series: series.get(account)!,
-        windows: queue.pending.map((w) => ({
-          start: new Date(w.start).toISOString(),
-          end: new Date(w.end).toISOString(),
-          counted: encodeCounted(w.counted),
-        })),
+        windows: queue.pending.map((w) => {
+          // A window's record never changes: encoded once, whatever the number of saves while it is held.
+          w.encoded ??= encodeCounted(w.counted);
+          return {
+            start: new Date(w.start).toISOString(),
+            end: new Date(w.end).toISOString(),
+            counted: w.encoded,
+          };
+        }),
       };
     }
     return out;
@@ -340,6 +344,7 @@ export class TrafficPipeline {
           start: Date.parse(w.start),
           end: Date.parse(w.end),
           counted: decodeCounted(w.counted),
+          encoded: w.counted,
           countedAt: now,
         })),
       );

@@ -57,6 +57,8 @@ interface AccountBook {
   free: number[];
   /** From the state file: series key (family index and labels after the account) -> cid, until it is created. */
   restored: Map<string, number> | undefined;
+  /** The series table as `save` last made it; dropped whenever a number is handed out or freed. */
+  saved?: SavedAccountRevisits['series'];
 }
 
 type Mode = 'off' | 'record' | 'revisit';
@@ -200,24 +202,37 @@ export class CountedBook {
    */
   save(accounts: readonly string[]): Map<string, SavedAccountRevisits['series']> {
     const out = new Map<string, SavedAccountRevisits['series']>();
+    const made = new Map<string, SavedAccountRevisits['series']>();
     for (const account of accounts) {
       const acc = this.accounts.get(account);
+      // Unchanged since the last save (the usual case: series come and go far less often than windows): the same
+      // table, without the pass over every counter series.
+      if (acc?.saved) {
+        out.set(account, acc.saved);
+        continue;
+      }
       const series: SavedAccountRevisits['series'] = new Array(acc?.next ?? 0).fill(null);
       for (const [key, cid] of acc?.restored ?? []) {
         const [fi, ...rest] = key.split(SEP);
         series[cid] = [Number(fi), ...rest];
       }
       out.set(account, series);
+      made.set(account, series);
     }
+    if (made.size === 0) return out;
     this.families.forEach((family, fi) => {
       const map = this.maps[fi]!;
       family.forEach((labels, _v, slot) => {
-        const series = out.get(labels[0]!);
+        const series = made.get(labels[0]!);
         if (!series) return;
         const cid = map.get(slot);
         if (cid >= 0) series[cid] = [fi, ...labels.slice(1)];
       });
     });
+    for (const [account, series] of made) {
+      const acc = this.accounts.get(account);
+      if (acc) acc.saved = series;
+    }
     return out;
   }
 
@@ -241,7 +256,7 @@ export class CountedBook {
     });
     const free: number[] = [];
     for (let cid = series.length - 1; cid >= 0; cid--) if (!series[cid]) free.push(cid);
-    this.accounts.set(account, { next: series.length, free, restored });
+    this.accounts.set(account, { next: series.length, free, restored, saved: undefined });
   }
 
   /** Forgets an account (removed from this shard): its numbers go with its series. */
@@ -260,6 +275,7 @@ export class CountedBook {
 
   private number(fi: number, labels: readonly string[]): number {
     const acc = this.book(labels[0]!);
+    acc.saved = undefined;
     if (acc.restored) {
       const key = keyOf(fi, labels);
       const cid = acc.restored.get(key);
@@ -286,7 +302,10 @@ export class CountedBook {
     const cid = map.get(slot);
     if (cid < 0) return;
     map.set(slot, -1);
-    this.accounts.get(account)?.free.push(cid);
+    const acc = this.accounts.get(account);
+    if (!acc) return;
+    acc.free.push(cid);
+    acc.saved = undefined;
   }
 
   private ensure(n: number): void {
@@ -328,6 +347,8 @@ export interface PendingWindow {
   counted: Float64Array;
   /** When it was counted (ms): its resources' counters are kept until it is re-read. */
   countedAt: number;
+  /** `counted` as the state file holds it (encodeCounted), made once, on the first save that needs it. */
+  encoded?: string;
 }
 
 interface Entry extends PendingWindow {

@@ -7,8 +7,11 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StateFile } from '../../src/exporter/cursor-book.js';
+import { CursorBook, REVISIT_SAVE_GAP_MS, StateFile } from '../../src/exporter/cursor-book.js';
+import { createLogger } from '../../src/log.js';
+import type { SavedRevisits } from '../../src/traffic/revisit.js';
 import { captureLog } from '../exporter/failure-checks.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const T = Date.UTC(2026, 5, 1, 12, 0);
 const MINUTE = 60_000;
@@ -270,5 +273,107 @@ describe('state file: the revisit part checked', () => {
       /state_file .*: its revisit part is of an unknown format \(.* at revisit\.accounts\.acme\.windows\.0/,
     );
     expect(readFileSync(path, 'utf8')).toBe(text);
+  });
+});
+
+describe('state file: saving the revisit part', () => {
+  const revisitOf = (n: number): SavedRevisits => ({
+    version: 1,
+    families: ['cdn_edge_requests_total'],
+    accounts: {
+      acme: {
+        series: Array.from({ length: 3 }, (_, i) => [0, String(1000 + i)] as [number, ...string[]]),
+        windows: Array.from({ length: n }, (_, i) => ({
+          start: new Date(T - (i + 1) * 5 * MINUTE).toISOString(),
+          end: new Date(T - i * 5 * MINUTE).toISOString(),
+          counted: Buffer.from(new Float64Array([i, 1, 2]).buffer).toString('base64'),
+        })),
+      },
+    },
+  });
+  const onDisk = (path: string) =>
+    JSON.parse(readFileSync(path, 'utf8')) as { cursors: Record<string, string>; revisit?: SavedRevisits };
+
+  /** Real-time wait (bounded) for file I/O, until `ok`. */
+  async function until(ok: () => boolean): Promise<void> {
+    const holds = () => {
+      try {
+        return ok();
+      } catch {
+        return false; // not written yet
+      }
+    };
+    for (let i = 0; i < 500 && !holds(); i++) await new Promise((r) => setTimeout(r, 5));
+    expect(ok()).toBe(true);
+  }
+
+  it('makes the revisit part once per write, not once per save, and writes the latest', async () => {
+    const path = fresh();
+    const file = new StateFile(path);
+    let made = 0;
+    let windows = 0;
+    const source = () => {
+      made++;
+      return revisitOf(windows);
+    };
+    const saves: Promise<void>[] = [];
+    for (let i = 1; i <= 200; i++) {
+      windows = i % 7;
+      saves.push(file.save(new Map([['acme', T + i * MINUTE]]), source));
+    }
+    // Nothing is made on the caller's stack.
+    expect(made).toBe(0);
+    await Promise.all(saves);
+    expect(made).toBe(1);
+    const saved = onDisk(path);
+    expect(saved.cursors).toEqual({ acme: new Date(T + 200 * MINUTE).toISOString() });
+    expect(saved.revisit).toEqual(revisitOf(200 % 7));
+    // The text written in pieces is the same as written at once.
+    const text = readFileSync(path, 'utf8');
+    expect(text.split('\n').find((l) => l.startsWith('  "revisit": '))).toBe(
+      `  "revisit": ${JSON.stringify(revisitOf(200 % 7))}`,
+    );
+  });
+
+  it('writes a change of the revisit part alone at most once per gap; a cursor change at once, taking it along', async () => {
+    const path = fresh();
+    const clock = new FakeClock(T);
+    const book = new CursorBook(path, createLogger({ level: 'silent' }), clock);
+    await book.load({ now: T, maxCatchUpMs: DAY });
+    let made = 0;
+    let windows = 1;
+    book.revisits = () => {
+      made++;
+      return revisitOf(windows);
+    };
+    book.touch();
+    await until(() => made === 1 && onDisk(path).revisit?.accounts.acme?.windows.length === 1);
+
+    // A burst within the gap: held back, nothing written.
+    for (windows = 2; windows <= 5; windows++) book.touch();
+    windows = 5;
+    await clock.advance(REVISIT_SAVE_GAP_MS - 1000);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(made).toBe(1);
+    expect(onDisk(path).revisit?.accounts.acme?.windows).toHaveLength(1);
+    // The gap over: one write, of the latest.
+    await clock.advance(1000);
+    await until(() => made === 2 && onDisk(path).revisit?.accounts.acme?.windows.length === 5);
+
+    // A cursor is never held back: written at once, with the revisit part as it is then.
+    windows = 6;
+    book.touch();
+    book.record('acme', T - 5 * MINUTE);
+    await until(() => made === 3 && onDisk(path).cursors.acme === new Date(T - 5 * MINUTE).toISOString());
+    expect(onDisk(path).revisit?.accounts.acme?.windows).toHaveLength(6);
+    // The touch it took along is not written again after the gap.
+    await clock.advance(2 * REVISIT_SAVE_GAP_MS);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(made).toBe(3);
+
+    windows = 2;
+    book.touch();
+    await book.close();
+    expect(onDisk(path).revisit?.accounts.acme?.windows).toHaveLength(2);
   });
 });

@@ -59,6 +59,40 @@ function setup() {
 }
 
 describe('CountedBook', () => {
+  it('saves the series table again only when series came or went, and then with them', () => {
+    const { book, process } = setup();
+    const names = (t: ReturnType<typeof book.save>) =>
+      (t.get('acme') ?? []).filter((x) => x !== null).map((x) => `${book.familyNames()[x[0]]}/${x.slice(1)}`);
+    process.apply('acme', T, T + 5 * MINUTE, answer([['1', 10, { '200': 10 }]]), T + 6 * MINUTE);
+    const first = book.save(['acme']);
+    expect(names(first)).toContain('cdn_edge_requests_total/1');
+    // Nothing new: the same table.
+    process.apply('acme', T + 5 * MINUTE, T + 10 * MINUTE, answer([['1', 3, { '200': 3 }]]), T + 11 * MINUTE);
+    expect(book.save(['acme']).get('acme')).toBe(first.get('acme'));
+    // A new resource and a new code: in the next table, the old entries where they were.
+    process.apply(
+      'acme',
+      T + 10 * MINUTE,
+      T + 15 * MINUTE,
+      answer([
+        ['1', 3, { '200': 2, '404': 1 }],
+        ['2', 4, { '200': 4 }],
+      ]),
+      T + 16 * MINUTE,
+    );
+    const next = book.save(['acme']);
+    expect(next.get('acme')).not.toBe(first.get('acme'));
+    expect(names(next)).toEqual(
+      expect.arrayContaining(['cdn_edge_requests_total/2', 'cdn_edge_responses_total/1,404']),
+    );
+    first.get('acme')!.forEach((x, cid) => {
+      expect(next.get('acme')![cid]).toEqual(x);
+    });
+    // A resource gone (its counters deleted): its numbers are free in the next table.
+    process.removeAccount('acme');
+    expect(names(book.save(['acme']))).toEqual([]);
+  });
+
   it('adds what a re-read found beyond the first read, never takes back, and tells up from down', () => {
     const { book, process, text } = setup();
     book.beginRecord('acme');
