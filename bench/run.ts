@@ -5,6 +5,7 @@
 
 import { exporterBenchmarks } from './exporter.js';
 import { httpBenchmarks } from './http.js';
+import { redactBenchmarks } from './redact.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
 import { revisitBenchmarks } from './revisit.js';
 import { storeBenchmarks } from './store.js';
@@ -17,6 +18,8 @@ interface Suite {
 
 const SUITES: Suite[] = [
   { name: 'series store vs prom-client', run: storeBenchmarks },
+  // First: it measures with and without secrets registered, and an Exporter registers its token.
+  { name: 'redaction: secrets on the hot path', run: redactBenchmarks },
   { name: 'exporter: polls, stalls, catch-up', run: exporterBenchmarks },
   { name: 'revisit: records of late data, state file', run: revisitBenchmarks },
   { name: 'http: reading big answers', run: httpBenchmarks },

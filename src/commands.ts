@@ -25,8 +25,10 @@ import { WebConfigError, WebConfigSource, webConfigReport } from './web/index.js
 
 /**
  * Shutdown is bounded at about 4.5 s, under the 5 s a supervisor may be told to wait (and far under Kubernetes'
- * default 30 s): requests in flight get this long to finish, then Exporter.stop gives cancelled requests up to
- * 1 s to settle, and closeServer gives scrapes in progress up to 1 s.
+ * default 30 s): requests in flight get this long to finish (and the windows they answer this long to be counted),
+ * then Exporter.stop gives closing the connections, the parse worker and a state file save in progress up to 1 s
+ * together, and closeServer gives scrapes in progress up to 1 s. No step waits unbounded (a long applier queue at
+ * stop once held SIGTERM for 16.7 s: it is no longer drained past the grace, its windows are asked for again).
  */
 const SHUTDOWN_GRACE_MS = 2500;
 

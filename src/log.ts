@@ -1,5 +1,5 @@
 import { type Logger, pino } from 'pino';
-import { REDACTED } from './redact.js';
+import { REDACTED, SECRETS } from './redact.js';
 
 export type LogFormat = 'json' | 'logfmt';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -60,8 +60,18 @@ export interface LoggerOptions {
   destination?: NodeJS.WritableStream;
 }
 
+/**
+ * Every line, whole, through the registry of secrets (src/redact.ts) as it is written: whatever field, key or
+ * message an echoed secret travels in, in whichever encoding, it is masked.
+ */
+function redacting(out: NodeJS.WritableStream): NodeJS.WritableStream {
+  return {
+    write: (line: string) => out.write(SECRETS.redact(String(line), 'log')),
+  } as unknown as NodeJS.WritableStream;
+}
+
 export function createLogger(opts: LoggerOptions = {}): Logger {
-  const destination = opts.destination ?? process.stderr;
+  const destination = redacting(opts.destination ?? process.stderr);
   const options = {
     level: opts.level ?? 'info',
     base: undefined,

@@ -27,6 +27,7 @@ import type { Clock } from '../clock.js';
 import type { LoginCredential, TokenSource } from '../config/token.js';
 import type { Logger } from '../log.js';
 import { type BackoffPolicy, backoffDelay } from '../poll/backoff.js';
+import { SECRETS } from '../redact.js';
 import { type LoginOutcome, login as sendLogin } from './login.js';
 
 export const RENEW_FRACTION = 0.85;
@@ -160,6 +161,9 @@ export class LoginToken implements TokenSource {
     this.username = opts.credential.username;
     this.description = `login ${JSON.stringify(this.username)}`;
     this.#fs = opts.fs ?? nodeFs;
+    // Every password read and every token issued is registered (src/redact.ts): no edge of the exporter (log,
+    // page, label, error) shows it.
+    if (opts.credential.password !== undefined) SECRETS.add(opts.credential.password);
     this.firstAttempt = new Promise<void>((resolve) => {
       this.#firstDone = resolve;
     });
@@ -215,15 +219,6 @@ export class LoginToken implements TokenSource {
       this.#wake?.();
     }
     return this.get();
-  }
-
-  /** What must never be shown: the current token and password (for the redaction of pages and errors). */
-  secrets(): string[] {
-    const out: string[] = [];
-    if (this.#token !== undefined) out.push(this.#token);
-    const pw = this.#password ?? this.opts.credential.password;
-    if (pw !== undefined) out.push(pw);
-    return out;
   }
 
   onToken(listener: () => void): () => void {
@@ -317,6 +312,7 @@ export class LoginToken implements TokenSource {
     const now = clock.now();
     if (outcome.ok) {
       const renewed = this.#token !== undefined;
+      SECRETS.add(outcome.token);
       this.#token = outcome.token;
       this.#expiresAt = sentAt + outcome.lifetimeMs;
       this.#renewAt = sentAt + Math.max(MIN_GAP_MS, Math.floor(outcome.lifetimeMs * RENEW_FRACTION));
@@ -401,6 +397,7 @@ export class LoginToken implements TokenSource {
         // A trailing newline (`echo pw > file`) is not part of the password; other whitespace is kept.
         const text = this.#fs.read(path).replace(/[\r\n]+$/, '');
         if (text === '') throw Object.assign(new Error('empty'), { code: 'is empty' });
+        SECRETS.add(text);
         this.#password = text;
         this.#passwordStamp = stamp;
       }

@@ -6,7 +6,7 @@
  * file (with tokens given by file, it loads back to the same Config).
  */
 import { stringify } from 'yaml';
-import { REDACTED, redactUrl } from '../redact.js';
+import { REDACTED, redactSecrets, redactUrl } from '../redact.js';
 import { formatDuration } from './duration.js';
 import type { AccountConfig, Config } from './schema.js';
 import { formatSize } from './size.js';
@@ -90,5 +90,12 @@ export function redactConfig(config: Config): PrintableConfig {
 export function checkConfigReport(config: Config): string {
   const header =
     '# cdn-exporter: effective configuration (defaults filled in, environment applied, tokens redacted)\n';
-  return header + stringify(redactConfig(config), { lineWidth: 0 });
+  // A token or password given inline that also appears elsewhere (a base_url query, an account name) is masked
+  // there too.
+  const inline = [
+    config.api.token,
+    config.api.password,
+    ...config.accounts.flatMap((a) => [a.token, a.password]),
+  ].filter((t): t is string => typeof t === 'string');
+  return redactSecrets(header + stringify(redactConfig(config), { lineWidth: 0 }), inline, 'config');
 }

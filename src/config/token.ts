@@ -12,6 +12,7 @@
  * (the trailing newline of `echo token > file`) is trimmed.
  */
 import { readFileSync, statSync } from 'node:fs';
+import { SECRETS } from '../redact.js';
 import type { Config } from './schema.js';
 
 export class TokenError extends Error {
@@ -56,6 +57,8 @@ export class InlineToken implements TokenSource {
   constructor(token: string) {
     const trimmed = token.trim();
     if (trimmed === '') throw new TokenError('the token is empty');
+    // Every secret read is registered, so no edge of the exporter (log, page, label, error) shows it.
+    SECRETS.add(trimmed);
     this.#token = trimmed;
   }
 
@@ -131,6 +134,7 @@ export class FileToken implements TokenSource {
     }
     const token = text.trim();
     if (token === '') throw new TokenError(`token file ${this.#path}: is empty`);
+    SECRETS.add(token);
     this.#token = token;
     this.#stamp = stamp;
     return token;

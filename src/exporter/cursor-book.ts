@@ -1,15 +1,18 @@
 /**
- * The cursor book: the walking cursor of each account (every minute before it has been counted), kept in memory and
- * in the optional state file (`state_file`), so a restart resumes where the last run stopped instead of at
- * now - lookback.
+ * The cursor book: per account, the cursor a restart resumes at, kept in the optional state file (`state_file`).
+ *
+ * The rule (README, "How traffic is counted"): the saved cursor covers only windows whose counts a served /metrics
+ * response has included. A scrape hands the counted cursors of the exposition it is about to send to `commit`,
+ * which returns once they are on disk; only then do the bytes leave. So after any crash or stop a restart re-reads
+ * exactly the windows no scrape has seen: the old process's last scraped values, a counter reset, then the new
+ * process's values add up to the truth, nothing lost and nothing twice.
+ *
+ * The state file is written atomically (a temporary file in the same folder, flushed to disk, then renamed over the
+ * old one: a crash leaves the old state or the new, never an empty or torn file), one write at a time, the newest
+ * state winning.
  *
  * Beside the cursors it holds a `revisit` part (metrics.revisit): what was counted for each window awaiting its
- * re-read. The cursor rule is this book's alone: a cursor is saved only past windows that have been counted, so a
- * restart never counts a minute twice nor skips one; the revisit part only lets a restart re-read late data.
- *
- * The state file is Written atomically (a temporary file in the same folder, flushed to
- * disk, then renamed over the old one: a crash leaves the old state or the new, never an empty or torn file), one
- * write at a time, the newest state winning.
+ * re-read, so a restart can still re-read late data.
  */
 import { copyFile, mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -17,6 +20,7 @@ import { z } from 'zod';
 import { type Clock, systemClock } from '../clock.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
+import type { CountedCursors } from '../store/types.js';
 import type { SavedRevisits } from '../traffic/revisit.js';
 
 const MINUTE = 60_000;
@@ -63,19 +67,20 @@ const describe = (v: unknown): string =>
 const iso = (ms: number) => new Date(ms).toISOString().replace(':00.000Z', 'Z');
 
 /**
- * Cursors by account. `load` reads the state file once; `record` saves on every change of a cursor (a failed save
- * is logged; the next change tries again); `close` saves once more. Only a loaded book saves: closing after a
- * failed start must not overwrite the cursors on disk. Cursors of accounts this replica does not poll now (another
- * shard's, a removed one) are kept on save.
+ * Cursors by account. `load` reads the state file once; `commit` saves the cursors a scrape is about to show; `close`
+ * waits for saves in progress. Only a loaded book saves: after a failed start nothing overwrites the cursors on
+ * disk. Cursors of accounts this replica does not poll now (another shard's, a removed one) are kept on save.
  *
- * The revisit part is saved more lazily: a change of it alone (`touch`) is written at most once per
- * `revisitGapMs`, and every write, whatever asked for it, takes the cursors and the revisit part as they are when
- * the write begins (one write at a time, the latest state next: see StateFile.save). A cursor change is never held
- * back by this: the cursor rule above does not depend on the revisit part.
+ * The revisit part (metrics.revisit) is written with every commit, and a change of it alone (`touch`) at most once
+ * per `revisitGapMs`; every write takes the revisit part as it is when the write begins (StateFile.save).
  */
 export class CursorBook {
-  private readonly cursors = new Map<string, number>();
+  /** On disk (as far as this process knows). */
+  private readonly durable = new Map<string, number>();
+  /** Asked to be saved: durable, or newer and being (or failed to be) saved. Never moves back. */
+  private readonly wanted = new Map<string, number>();
   private readonly file: StateFile | undefined;
+  private readonly saving = new Set<Promise<void>>();
   private loaded = false;
   /** The revisit part as loaded; then, once `revisits` is set, what it returns. */
   private savedRevisits: SavedRevisits | undefined;
@@ -87,6 +92,8 @@ export class CursorBook {
   constructor(
     path: string | undefined,
     private readonly log: Logger,
+    /** A save failed (it is logged; the bytes are still served). */
+    private readonly saveFailed: () => void = () => {},
     private readonly clock: Clock = systemClock,
     private readonly revisitGapMs = REVISIT_SAVE_GAP_MS,
   ) {
@@ -102,7 +109,10 @@ export class CursorBook {
       ? await this.file.load(limits, this.log)
       : { cursors: new Map<string, number>(), clamped: new Map(), problems: [] };
     this.loaded = true;
-    for (const [account, cursor] of loaded.cursors) this.cursors.set(account, cursor);
+    for (const [account, cursor] of loaded.cursors) {
+      this.durable.set(account, cursor);
+      this.wanted.set(account, cursor);
+    }
     this.savedRevisits = loaded.revisits;
     return loaded;
   }
@@ -140,30 +150,73 @@ export class CursorBook {
 
   /** Where the account's walk resumes; undefined: start at now - lookback. */
   get(account: string): number | undefined {
-    return this.cursors.get(account);
+    return this.durable.get(account);
   }
 
-  /** The account's cursor moved (or was first published): saved when it changed. */
-  record(account: string, cursor: number): void {
-    if (this.cursors.get(account) === cursor) return;
-    this.cursors.set(account, cursor);
-    this.save();
+  /**
+   * Makes `counted` durable before the exposition showing it is served. Resolves at once when it already is (or
+   * there is no state file); otherwise once it, or a newer state, is on disk. Concurrent calls share writes. Never
+   * rejects: a failed save is logged and counted, the durable cursors stay as they were, and the caller serves
+   * anyway (a crash before the next good save may then count the windows since the last good one twice).
+   */
+  commit(counted: CountedCursors): Promise<void> {
+    if (!this.file || !this.loaded) return Promise.resolve();
+    let newer = false;
+    for (const [account, cursor] of counted) {
+      if (cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY)) newer = true;
+      if (cursor > (this.wanted.get(account) ?? Number.NEGATIVE_INFINITY)) this.wanted.set(account, cursor);
+    }
+    if (!newer) return Promise.resolve();
+    const snapshot = new Map(this.wanted);
+    this.release();
+    this.lastSave = this.clock.now();
+    const p = this.file
+      .save(snapshot, () => this.revisitPart())
+      .then(
+        () => {
+          // This state or a newer one (wanted never moves back) is on disk.
+          for (const [account, cursor] of snapshot) {
+            if (cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY))
+              this.durable.set(account, cursor);
+          }
+        },
+        (err: unknown) => {
+          this.saveFailed();
+          this.log.error(
+            { err: describeError(err) },
+            'saving state_file failed: a crash now would count the windows since the last good save twice',
+          );
+        },
+      );
+    this.saving.add(p);
+    void p.finally(() => this.saving.delete(p));
+    return p;
   }
 
-  /** Saves the cursors as they are now (at stop, after every handed-over window has been counted). */
+  /** Waits for the saves in progress. Nothing new is saved: the cursors on disk are the ones a scrape saw. */
   async close(): Promise<void> {
     this.release();
-    if (this.file && this.loaded) await this.file.save(this.cursors, () => this.revisitPart());
+    // The revisit part as it stands, with the cursors scrapes were given: nothing counted is added by a stop.
+    if (this.file && this.loaded && this.revisitSource) this.save();
+    await Promise.all([...this.saving]);
   }
 
+  /** A revisit-only write (touch): the cursors a scrape was given, the revisit part as it stands. */
   private save(): void {
     if (!this.file || !this.loaded) return;
     this.release();
     this.lastSave = this.clock.now();
-    // Both parts are read when the write begins, not now: changes meanwhile cost nothing until then.
-    this.file
-      .save(this.cursors, () => this.revisitPart())
-      .catch((err: unknown) => this.log.error({ err: describeError(err) }, 'saving state_file failed'));
+    const p = this.file
+      .save(new Map(this.wanted), () => this.revisitPart())
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          this.saveFailed();
+          this.log.error({ err: describeError(err) }, 'saving state_file failed');
+        },
+      );
+    this.saving.add(p);
+    void p.finally(() => this.saving.delete(p));
   }
 
   /** A write is asked for: a revisit-only write held back is no longer needed. */

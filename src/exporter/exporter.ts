@@ -146,18 +146,20 @@ export class Exporter {
       for (const u of this.allUpstreams) n += u.gate.length;
       return n;
     });
-    this.cursors = new CursorBook(this.config.stateFile, this.log, this.clock);
+    this.cursors = new CursorBook(
+      this.config.stateFile,
+      this.log,
+      () => this.self.stateSaveFailures.inc(),
+      this.clock,
+    );
     this.app = createApp({
       registry: this.registry,
       store: this.store,
+      beforeServe: (counted) => this.cursors.commit(counted),
       status: () => this.status(),
       log: this.log,
-      // Every token handed out and every login's password: redacted (src/redact.ts) wherever text is shown.
-      secrets: () =>
-        [
-          ...new Set([...this.allUpstreams].map((u) => safeToken(u))),
-          ...this.logins.flatMap((l) => l.secrets()),
-        ].filter((t) => t !== ''),
+      // Every token and password is in the registry of src/redact.ts: the token sources and the logins register
+      // each one as they read it (a login every token issued to it), and the app's pages are redacted with it.
       clock: this.clock,
     });
   }
@@ -185,20 +187,25 @@ export class Exporter {
     }
     await Promise.all(logins.map((l) => l.firstAttempt));
     this.processes = {
-      traffic: new TrafficPipeline(this.store, {
-        breakdown: config.metrics.breakdown,
-        windowGauges: config.metrics.windowGauges,
-        metrics: config.metrics.metrics,
-        allMetrics: METRIC_NAMES,
-        resources: config.metrics.resources,
-        windowMs: config.metrics.windowMs,
-        delayMs: config.metrics.delayMs,
-        lookbackMs: config.metrics.lookbackMs,
-        revisitMs: config.metrics.revisitMs,
-        maxInFlight: Math.max(1, config.api.concurrency),
-        backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
-        authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
-      }),
+      // The store is the counting lock: each exposition shows whole windows and carries their counted cursors.
+      traffic: new TrafficPipeline(
+        this.store,
+        {
+          breakdown: config.metrics.breakdown,
+          windowGauges: config.metrics.windowGauges,
+          metrics: config.metrics.metrics,
+          allMetrics: METRIC_NAMES,
+          resources: config.metrics.resources,
+          windowMs: config.metrics.windowMs,
+          delayMs: config.metrics.delayMs,
+          lookbackMs: config.metrics.lookbackMs,
+          revisitMs: config.metrics.revisitMs,
+          maxInFlight: Math.max(1, config.api.concurrency),
+          backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
+          authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
+        },
+        this.store,
+      ),
       dvr: new DvrProcess(createDvrFamilies(this.store)),
       recordings: new RecordingsProcess(createRecordingFamilies(this.store)),
     };
@@ -223,21 +230,26 @@ export class Exporter {
   }
 
   /**
-   * Stops polling: nothing new is sent, requests in flight get up to `graceMs` (real time) to finish and their
-   * windows are counted; then the rest are cancelled, the cursors saved and connections closed. A window that did
-   * not finish is not counted and the saved cursor stays before it, so the next run asks for it again.
+   * Stops polling, within about `graceMs` + 1 s of real time whatever is in flight: nothing new is sent,
+   * requests in flight get up to `graceMs` to finish and their windows are counted (the app keeps serving
+   * meanwhile: a scrape then may see them); then the rest are cancelled and connections closed. Nothing is saved
+   * here: the state file holds the cursors a served scrape saw (./cursor-book.ts), so windows counted but never
+   * scraped are asked for again by the next run.
    */
   async stop(graceMs = 5000): Promise<void> {
+    const until = Date.now() + graceMs;
     this.controller.abort();
     const settled = Promise.allSettled(this.loops);
     if (!(await settledWithin(settled, graceMs)))
       this.log.warn({ graceMs }, 'requests still in flight at shutdown: cancelled');
-    await this.agent.destroy();
-    await settledWithin(settled, 1000);
-    await this.parser.close();
-    // Windows the walkers handed over are counted before the cursors past them are saved.
-    await this.processes?.traffic.idle();
-    await this.cursors.close();
+    // Each step bounded: a closing agent or worker that hangs must not hold the process past its bound.
+    await settledWithin(this.agent.destroy(), 250);
+    await settledWithin(settled, 250);
+    await settledWithin(this.parser.close(), 250);
+    // Counting what the applier holds helps only a scrape that still comes; never past the grace.
+    const traffic = this.processes?.traffic;
+    if (traffic) await settledWithin(traffic.idle(), Math.max(0, until - Date.now()));
+    await settledWithin(this.cursors.close(), 250);
   }
 
   status(): ExporterStatus {
@@ -290,11 +302,11 @@ export class Exporter {
       startCursor: this.cursors.get(name),
       givenUp: this.clamped.get(name),
       fetchTraffic: (o, priority) => up.call(() => up.metrics.fetchTraffic(o), priority),
+      // The cursor is saved by the scrapes that show its windows (./cursor-book.ts), not here.
       onStatus: (s) => {
         // A stopped account's last status must not bring back the rows stopAccount removed.
         if (!active) return;
         board.walker(s);
-        this.cursors.record(s.account, s.cursor);
       },
       audit: (answer, dropped) => this.audit.check('metrics', alog, answer, dropped),
       storeChanged: this.storeChanged,
@@ -357,7 +369,9 @@ export class Exporter {
 
   /**
    * Stops one account's loops and removes its series, as those of a vanished resource go, and its rows on the
-   * status board. Its cursor stays in the state file, so an account that comes back resumes where it stopped.
+   * status board. Its cursor stays in the state file, so an account that comes back resumes where it stopped:
+   * at the last cursor a served scrape saw. Its counted cursor leaves the expositions with its series
+   * (TrafficPipeline.removeAccount), so no later scrape saves windows it never showed.
    */
   private async stopAccount(name: string): Promise<void> {
     const pollers = this.running.get(name);
@@ -513,7 +527,13 @@ async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> 
     timer = setTimeout(() => resolve(false), ms);
   });
   try {
-    return await Promise.race([p.then(() => true), timeout]);
+    return await Promise.race([
+      p.then(
+        () => true,
+        () => true,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -542,13 +562,5 @@ export function apiHost(baseUrl: string): string {
     return new URL(baseUrl).host;
   } catch {
     return '(invalid base_url)';
-  }
-}
-
-function safeToken(u: Upstream): string {
-  try {
-    return u.token.get();
-  } catch {
-    return '';
   }
 }

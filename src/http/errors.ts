@@ -1,3 +1,5 @@
+import { SECRETS } from '../redact.js';
+
 /**
  * The one error type of the API clients. Callers decide what to do from `kind` and `retryable` (docs/architecture.md,
  * "Failures and the token"), never from the message. The message and every field are built without the token: the request
@@ -79,17 +81,18 @@ export class ApiError extends Error {
   readonly detail: string | undefined;
 
   constructor(init: ApiErrorInit) {
-    super(formatMessage(init));
+    // Texts an upstream wrote (a description, a parser's quote of the body) may echo a secret: masked here, once.
+    super(SECRETS.redact(formatMessage(init), 'error'));
     this.api = init.api;
     this.kind = init.kind;
     this.status = init.status;
     this.retryable = RETRYABLE[init.kind];
     this.endpoint = init.endpoint;
     this.retryAfterMs = init.retryAfterMs;
-    this.description = init.description;
-    this.failedHosts = init.failedHosts;
+    this.description = init.description === undefined ? undefined : SECRETS.redact(init.description, 'error');
+    this.failedHosts = init.failedHosts?.map((h) => SECRETS.redact(h, 'error'));
     this.code = init.code;
-    this.detail = init.detail;
+    this.detail = init.detail === undefined ? undefined : SECRETS.redact(init.detail, 'error');
   }
 
   /** The same error with fields replaced (used to attach the HTTP status to a parser's `malformed`). */
@@ -159,6 +162,10 @@ export function isRefusal(err: unknown): boolean {
 
 /** One line for logs and pages: the HTTP status (or the kind when none came) and the API's own words. */
 export function describeError(err: unknown): string {
+  return SECRETS.redact(describe(err), 'error');
+}
+
+function describe(err: unknown): string {
   if (isApiError(err)) return `${err.status ?? err.kind}: ${err.description ?? err.message}`;
   // Other failures that say what kind they are (a TokenError is `configuration`) keep that word in front.
   const kind = err instanceof Error ? (err as { kind?: unknown }).kind : undefined;

@@ -11,7 +11,7 @@ import type { Registry } from 'prom-client';
 import { type Clock, systemClock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { redactSecrets } from '../redact.js';
-import type { Exposition } from '../store/types.js';
+import type { CountedCursors, Exposition } from '../store/types.js';
 import { assertDistinctFamilies, duplicateFamilies, renderMetrics } from './exposition.js';
 import { renderLanding } from './landing.js';
 import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from './negotiate.js';
@@ -28,7 +28,15 @@ export interface AppDeps {
   /** A snapshot for the landing page and /readyz; must return at once. */
   status: () => ExporterStatus;
   log: Logger;
-  /** The CDN tokens: redacted from everything the app shows. */
+  /**
+   * Makes the counted cursors of the exposition about to be served durable (the state file); /metrics sends its
+   * bytes only once this resolves. Must not reject (a failed save is the callee's to log and count).
+   */
+  beforeServe?: (counted: CountedCursors) => Promise<void>;
+  /**
+   * Secrets to register before the app redacts what it shows (src/redact.ts). The exporter passes none: its token
+   * sources and logins register every token and password as they read or receive it.
+   */
   secrets?: () => Iterable<string>;
   clock?: Clock;
 }
@@ -71,7 +79,9 @@ export function createApp(deps: AppDeps): Express {
 
       const format = negotiateFormat(req);
       const gzip = acceptsGzip(req);
-      const body = await renderMetrics(registry, store, format, gzip);
+      const { body, counted } = await renderMetrics(registry, store, format, gzip);
+      // A HEAD sends no counts: it must not mark them as seen.
+      if (counted && deps.beforeServe && req.method !== 'HEAD') await deps.beforeServe(counted);
       res.status(200);
       res.set('Content-Type', CONTENT_TYPES[format]);
       res.set('Cache-Control', 'no-store');
@@ -93,7 +103,7 @@ export function createApp(deps: AppDeps): Express {
     .get((_req, res) => {
       const status = deps.status();
       if (status.ready) sendText(res, 200, 'ready\n');
-      else sendText(res, 503, `${redactSecrets(notReadyReason(status), secrets())}\n`);
+      else sendText(res, 503, `${redactSecrets(notReadyReason(status), secrets(), 'page')}\n`);
     })
     .all(methodNotAllowed);
 
@@ -109,7 +119,8 @@ export function createApp(deps: AppDeps): Express {
         .status(200)
         .set('Content-Type', 'text/html; charset=utf-8')
         .set('Cache-Control', 'no-store')
-        .send(html);
+        // Each dynamic string was redacted before escaping; the whole page once more, as it leaves.
+        .send(redactSecrets(html, secrets(), 'page'));
     })
     .all(methodNotAllowed);
 

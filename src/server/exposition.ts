@@ -8,7 +8,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import type { Registry } from 'prom-client';
-import type { Exposition, ExpositionFormat } from '../store/types.js';
+import type { CountedCursors, Exposition, ExpositionFormat } from '../store/types.js';
 
 const EOF_TEXT = '# EOF\n';
 const EOF = Buffer.from(EOF_TEXT);
@@ -102,6 +102,12 @@ export function assertDistinctFamilies(registry: Registry, store: Exposition): v
   }
 }
 
+export interface RenderedMetrics {
+  body: Buffer;
+  /** The counted cursors of the store's part (undefined: the store does not track them). */
+  counted: CountedCursors | undefined;
+}
+
 /**
  * The whole /metrics body in `format`, gzipped when asked: the registry's part is gzipped per scrape (it is
  * small), the store's cached gzip member is appended as is, and `# EOF` is its own member.
@@ -111,10 +117,15 @@ export async function renderMetrics(
   store: Exposition,
   format: ExpositionFormat,
   gzip: boolean,
-): Promise<Buffer> {
+): Promise<RenderedMetrics> {
   const text = await registry.metrics();
   const own = format === 'openmetrics' ? textToOpenMetrics(text) : text;
   const eof = format === 'openmetrics';
-  if (gzip) return Buffer.concat([gzipSync(own), store.renderGzip(format), eof ? EOF_GZ : EMPTY]);
-  return Buffer.concat([Buffer.from(own), store.render(format), eof ? EOF : EMPTY]);
+  // The store's bytes and their cursors are read in one turn of the event loop.
+  const part = gzip ? store.renderGzip(format) : store.render(format);
+  const counted = store.countedIn?.(format);
+  const body = gzip
+    ? Buffer.concat([gzipSync(own), part, eof ? EOF_GZ : EMPTY])
+    : Buffer.concat([Buffer.from(own), part, eof ? EOF : EMPTY]);
+  return { body, counted };
 }

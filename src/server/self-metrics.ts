@@ -5,6 +5,7 @@
  * Label values of `api` are chosen by the callers; the pollers use the API names `metrics`, `dvr-net`, `recorder-cloud`.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Registry } from 'prom-client';
+import { SECRETS } from '../redact.js';
 
 /** Seconds; HTTP APIs answer in tens of ms to tens of seconds (the default client timeout is 30 s). */
 export const REQUEST_DURATION_BUCKETS: readonly number[] = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
@@ -42,6 +43,8 @@ export interface SelfMetrics {
   readonly lastSuccess: Gauge<ApiAccountLabels>;
   readonly parseErrors: Counter<'api'>;
   readonly buildInfo: Gauge<'version'>;
+  /** cdn_exporter_state_save_failures_total: saves of state_file that failed (the scrape was served anyway). */
+  readonly stateSaveFailures: Counter;
   /** Counts one finished API request: its status code (or `error`) and its duration. */
   observeRequest(api: string, code: number | 'error', seconds: number): void;
   /** Records one poll's outcome for an account: up 1 and the success time (ms, the injected clock's), or up 0. */
@@ -102,6 +105,22 @@ export function createSelfMetrics(registry: Registry, opts: SelfMetricsOptions):
     registers,
   });
   buildInfo.set({ version: opts.version }, 1);
+  const stateSaveFailures = new Counter({
+    name: 'cdn_exporter_state_save_failures_total',
+    help: 'Saves of state_file that failed; the scrape was served, and a crash before the next good save may count its windows twice.',
+    registers,
+  });
+  let labelsMasked = SECRETS.redactions('label');
+  new Counter({
+    name: 'cdn_exporter_secret_label_values_total',
+    help: 'Series created with a secret (the token, as an upstream echoed it) masked in a label value.',
+    registers,
+    collect() {
+      const now = SECRETS.redactions('label');
+      if (now > labelsMasked) this.inc(now - labelsMasked);
+      labelsMasked = now;
+    },
+  });
 
   for (const api of opts.apis ?? []) {
     parseErrors.inc({ api }, 0);
@@ -121,6 +140,7 @@ export function createSelfMetrics(registry: Registry, opts: SelfMetricsOptions):
     lastSuccess,
     parseErrors,
     buildInfo,
+    stateSaveFailures,
     observeRequest(api, code, seconds) {
       requests.inc({ api, code: String(code) });
       requestDuration.observe({ api }, seconds);

@@ -6,6 +6,8 @@
  * the Map key, so there is no second per-series string; the label values are parsed back from it for the rare
  * forEach/deleteWhere. Freed slots are reused; output order is slot order.
  */
+
+import { SECRETS } from '../redact.js';
 import {
   escapeHelp,
   formatValue,
@@ -74,10 +76,28 @@ export class SeriesFamily implements Family {
     return this.headers[format];
   }
 
-  slot(labelValues: readonly string[]): Slot {
+  /**
+   * The series' key (its label text). A label value holding a secret (an upstream echoing the token as a resource
+   * id, say) is masked: the series is kept under the masked value, never shown with the secret. Two such values
+   * masked alike share one series; each series created so is counted (`SECRETS.redactions('label')`).
+   */
+  private keyOf(labelValues: readonly string[]): { key: string; masked: boolean } {
     const key = labelText(this.template, labelValues);
+    if (SECRETS.size === 0 || labelValues.every((v) => SECRETS.isClean(v))) return { key, masked: false };
+    return {
+      key: labelText(
+        this.template,
+        labelValues.map((v) => SECRETS.redact(v)),
+      ),
+      masked: true,
+    };
+  }
+
+  slot(labelValues: readonly string[]): Slot {
+    const { key, masked } = this.keyOf(labelValues);
     const found = this.index.get(key);
     if (found !== undefined) return found;
+    if (masked) SECRETS.count('label');
     const slot = this.freeSlots.pop() ?? this.labels.length;
     if (slot === this.labels.length) {
       if (slot === this.values.length) this.grow();
@@ -95,7 +115,7 @@ export class SeriesFamily implements Family {
   }
 
   find(labelValues: readonly string[]): Slot | undefined {
-    return this.index.get(labelText(this.template, labelValues));
+    return this.index.get(this.keyOf(labelValues).key);
   }
 
   set(slot: Slot, value: number): void {

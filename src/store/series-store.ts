@@ -15,12 +15,25 @@
  * use, gzips those asked for gzip (on the libuv pool), and swaps them in at once. While a refresh runs,
  * render() and renderGzip() serve the last complete buffers. Without a refresh in flight they are always
  * current: a change not yet refreshed is rendered synchronously by the scrape that sees it.
+ *
+ * Whole windows only: the traffic applier counts a window in slices across turns of the event loop, inside the
+ * store's CountingLock. Family bodies are rendered only while no window is half counted (a refresh waits for the
+ * window in progress and holds the next one back while it renders; a scrape in the middle of a window is served the
+ * last complete exposition). So each exposition is the state after a whole number of windows, and carries the
+ * counted cursors of that state: what the exporter may save as seen once those bytes are served.
  */
 import { promisify } from 'node:util';
 import { gzip, gzipSync } from 'node:zlib';
 import { SeriesFamily } from './family.js';
 import { openMetricsName } from './names.js';
-import type { ExpositionFormat, Family, FamilySpec, SeriesStoreApi } from './types.js';
+import type {
+  CountedCursors,
+  CountingLock,
+  ExpositionFormat,
+  Family,
+  FamilySpec,
+  SeriesStoreApi,
+} from './types.js';
 
 const gzipAsync = promisify(gzip);
 const FORMATS: readonly ExpositionFormat[] = ['text', 'openmetrics'];
@@ -41,6 +54,8 @@ interface Exposed {
   stamp: number;
   text: Buffer;
   gzip?: Buffer;
+  /** The counted cursors of the state these bytes show. */
+  counted: CountedCursors;
 }
 
 interface Body {
@@ -54,7 +69,7 @@ function yieldToLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-export class SeriesStore implements SeriesStoreApi {
+export class SeriesStore implements SeriesStoreApi, CountingLock {
   private readonly families: SeriesFamily[] = [];
   /** Family names, both as given and as OpenMetrics names them (a counter without `_total`). */
   private readonly names = new Set<string>();
@@ -66,6 +81,16 @@ export class SeriesStore implements SeriesStoreApi {
   private layout = 0;
   private running: Promise<void> | undefined;
   private queued: Promise<void> | undefined;
+  /** Counted cursors now (set by the applier inside enter/leave). */
+  private readonly counted = new Map<string, number>();
+  /** Counted cursors of the state the family bodies were rendered from. */
+  private bodiesCounted: CountedCursors = new Map();
+  /** Windows being counted (entered, not left). */
+  private writers = 0;
+  /** A refresh renders family bodies: no window may begin. */
+  private reading = false;
+  private readonly writerWaiters: (() => void)[] = [];
+  private readonly readerWaiters: (() => void)[] = [];
 
   constructor(opts: SeriesStoreOptions = {}) {
     this.chunkSize = Math.max(1, opts.chunkSize ?? 32_768);
@@ -87,6 +112,59 @@ export class SeriesStore implements SeriesStoreApi {
 
   familyNames(): string[] {
     return this.families.map((f) => f.spec.name);
+  }
+
+  enter(): Promise<void> | undefined {
+    if (!this.reading && this.readerWaiters.length === 0) {
+      this.writers++;
+      return undefined;
+    }
+    return new Promise((resolve) =>
+      this.writerWaiters.push(() => {
+        this.writers++;
+        resolve();
+      }),
+    );
+  }
+
+  leave(): void {
+    this.writers = Math.max(0, this.writers - 1);
+    // Handed over at once: the applier goes on to its next window in the same turn.
+    if (this.writers === 0 && this.readerWaiters.length > 0) {
+      this.reading = true;
+      this.readerWaiters.shift()!();
+    }
+  }
+
+  setCounted(account: string, cursor: number): void {
+    this.counted.set(account, cursor);
+  }
+
+  forgetCounted(account: string): void {
+    this.counted.delete(account);
+  }
+
+  countedIn(format: ExpositionFormat): CountedCursors | undefined {
+    return this.exposed[format]?.counted;
+  }
+
+  /** Undefined: reading now. Otherwise resolves once reading (no window half counted). */
+  private beginRead(): Promise<void> | undefined {
+    if (this.writers === 0 && !this.reading) {
+      this.reading = true;
+      return undefined;
+    }
+    return new Promise((resolve) => this.readerWaiters.push(resolve));
+  }
+
+  private endRead(): void {
+    this.reading = false;
+    if (this.readerWaiters.length > 0 && this.writers === 0) {
+      this.reading = true;
+      this.readerWaiters.shift()!();
+      return;
+    }
+    for (const w of this.writerWaiters.splice(0)) w();
   }
 
   render(format: ExpositionFormat): Buffer {
@@ -135,10 +213,15 @@ export class SeriesStore implements SeriesStoreApi {
   private current(format: ExpositionFormat): Exposed {
     const e = this.exposed[format];
     if (e && (this.running || e.stamp === this.stamp())) return e;
-    for (const f of this.families) {
-      if (f.version !== (this.bodies.get(f)?.version ?? 0)) {
-        this.bodies.set(f, { body: renderBody(f), version: f.version });
+    // A window is half counted: the last complete state (its bodies) is what there is to show.
+    if (e && this.writers > 0) return e;
+    if (this.writers === 0) {
+      for (const f of this.families) {
+        if (f.version !== (this.bodies.get(f)?.version ?? 0)) {
+          this.bodies.set(f, { body: renderBody(f), version: f.version });
+        }
       }
+      this.bodiesCounted = new Map(this.counted);
     }
     const fresh = this.assemble(format);
     this.exposed[format] = fresh;
@@ -153,7 +236,7 @@ export class SeriesStore implements SeriesStoreApi {
       stamp += b?.version ?? 0;
       if (b && b.body.length > 0) parts.push(f.header(format), b.body);
     }
-    return { stamp, text: parts.length ? Buffer.concat(parts) : EMPTY };
+    return { stamp, text: parts.length ? Buffer.concat(parts) : EMPTY, counted: this.bodiesCounted };
   }
 
   /**
@@ -162,6 +245,7 @@ export class SeriesStore implements SeriesStoreApi {
    */
   private async assembleChunked(format: ExpositionFormat): Promise<Exposed> {
     const parts: Buffer[] = [];
+    const counted = this.bodiesCounted;
     let stamp = this.layout;
     let total = 0;
     for (const f of this.families) {
@@ -187,15 +271,23 @@ export class SeriesStore implements SeriesStoreApi {
         }
       }
     }
-    return { stamp, text };
+    return { stamp, text, counted };
   }
 
   private async rebuild(): Promise<void> {
-    for (const f of this.families) {
-      if (f.version === (this.bodies.get(f)?.version ?? 0)) continue;
-      const fresh = await this.renderBodyChunked(f);
-      // A synchronous render during the await may have stored a newer body already.
-      if (fresh.version > (this.bodies.get(f)?.version ?? 0)) this.bodies.set(f, fresh);
+    const wait = this.beginRead();
+    if (wait) await wait;
+    try {
+      for (const f of this.families) {
+        if (f.version === (this.bodies.get(f)?.version ?? 0)) continue;
+        const fresh = await this.renderBodyChunked(f);
+        // A synchronous render during the await may have stored a newer body already.
+        if (fresh.version > (this.bodies.get(f)?.version ?? 0)) this.bodies.set(f, fresh);
+      }
+      this.bodiesCounted = new Map(this.counted);
+    } finally {
+      // The bodies are immutable buffers: assembling and gzipping them need not hold windows back.
+      this.endRead();
     }
     const built: { format: ExpositionFormat; exposed: Exposed }[] = [];
     for (const format of FORMATS) {

@@ -41,6 +41,12 @@ export interface Family {
 
 export type ExpositionFormat = 'text' | 'openmetrics';
 
+/**
+ * Per account, the cursor up to which traffic windows are counted in the values an exposition shows: every window
+ * before it is in, none after it (docs/architecture.md, "What a scrape has seen").
+ */
+export type CountedCursors = ReadonlyMap<string, number>;
+
 export interface Exposition {
   /**
    * Every family's exposition in the given format, as one cached buffer rebuilt only when something changed.
@@ -51,6 +57,26 @@ export interface Exposition {
   renderGzip(format: ExpositionFormat): Buffer;
   /** Names of all families, so the server can check that none appears twice across sources. */
   familyNames(): string[];
+  /**
+   * The counted cursors of the exposition the last render()/renderGzip() of `format` returned (call it in the same
+   * turn of the event loop). Undefined when the store does not track them.
+   */
+  countedIn?(format: ExpositionFormat): CountedCursors | undefined;
+}
+
+/**
+ * Keeps rendering and sliced counting apart, so every exposition holds whole windows only: a window is counted in
+ * slices across turns of the event loop, and a render in between would show part of it. The traffic applier enters
+ * before it begins a window and leaves when the window is counted (and its cursor set); a render waits for that.
+ */
+export interface CountingLock {
+  /** Undefined: the window may begin now (entered). Otherwise resolves once it is entered. */
+  enter(): Promise<void> | undefined;
+  leave(): void;
+  /** Every window of `account` before `cursor` is counted in the values (called inside enter/leave, in order). */
+  setCounted(account: string, cursor: number): void;
+  /** `account` is no longer counted (its series were removed): expositions carry no cursor for it (inside enter/leave). */
+  forgetCounted(account: string): void;
 }
 
 export interface SeriesStoreApi extends Exposition {

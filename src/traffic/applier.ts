@@ -6,7 +6,12 @@
  * windows must never interleave).
  *
  * A window that fits in one slice while nothing is queued is counted synchronously, before `apply` returns.
+ *
+ * Each window is counted inside the store's CountingLock (src/store/types.ts), and its account's counted cursor
+ * is set to the window's end as it finishes: the cursor up to which windows are in the store's values, contiguous
+ * and in order. It is not the walker's cursor, which runs ahead of it by the windows queued here.
  */
+import type { CountingLock } from '../store/types.js';
 import type { ApplyResult, TrafficProcess, WindowApply } from './process.js';
 import type { TrafficResponse } from './response.js';
 
@@ -17,7 +22,16 @@ export interface ApplierOptions {
   yieldToLoop?: () => Promise<void>;
   /** Monotonic milliseconds, for slicing only (default performance.now). */
   now?: () => number;
+  /** Where windows are counted whole and counted cursors are set (the series store); none: no lock. */
+  lock?: CountingLock;
 }
+
+const NO_LOCK: CountingLock = {
+  enter: () => undefined,
+  leave: () => {},
+  setCounted: () => {},
+  forgetCounted: () => {},
+};
 
 /** Called once the window is counted; `error` when counting it threw (the window is then lost). Must not throw. */
 export type AppliedCallback = (result: ApplyResult | undefined, error?: unknown) => void;
@@ -28,18 +42,28 @@ export interface ApplyOptions {
   gauges?: boolean;
   /** Runs just before the window's first record is counted (no other window is being counted until `done`). */
   prepare?: () => void;
+  /** A re-read of a window counted before: the counted cursor stays where it is (it is past this window). */
+  again?: boolean;
 }
 
 interface Job {
   account: string;
   startMs: number;
   endMs: number;
-  response: TrafficResponse;
+  /** Undefined: a window that is skipped, not counted (`skipped` does its bookkeeping). */
+  response: TrafficResponse | undefined;
   nowMs: number;
   done: AppliedCallback;
   opts: ApplyOptions;
+  skipped?: () => void;
+  /** The account is removed (`skipped` removes its series): its counted cursor goes, not moves. */
+  forget?: boolean;
   window?: WindowApply;
   next: number;
+  /** Inside the lock. */
+  entered?: boolean;
+  /** Waiting to be let in (the lock was asked for when the job came and no render let it in at once). */
+  entering?: Promise<void>;
 }
 
 /** Records between two looks at the time. */
@@ -54,6 +78,7 @@ export class TrafficApplier {
   private readonly sliceMs: number;
   private readonly yieldToLoop: () => Promise<void>;
   private readonly now: () => number;
+  private readonly lock: CountingLock;
   private draining: Promise<void> | undefined;
 
   constructor(
@@ -63,6 +88,12 @@ export class TrafficApplier {
     this.sliceMs = opts.sliceMs ?? 10;
     this.yieldToLoop = opts.yieldToLoop ?? setImmediateYield;
     this.now = opts.now ?? (() => performance.now());
+    this.lock = opts.lock ?? NO_LOCK;
+  }
+
+  /** Where `account` starts: every window before `cursor` counts as counted (the walk resumes there). */
+  startAt(account: string, cursor: number): void {
+    this.lock.setCounted(account, cursor);
   }
 
   /** Windows handed in and not yet counted. */
@@ -83,8 +114,62 @@ export class TrafficApplier {
     done: AppliedCallback,
     opts: ApplyOptions = {},
   ): void {
-    const job: Job = { account, startMs, endMs, response, nowMs, done, opts, next: 0 };
-    if (this.queue.length === 0 && this.slice(job)) return;
+    this.enqueue({ account, startMs, endMs, response, nowMs, done, opts, next: 0 });
+  }
+
+  /**
+   * Window [startMs, endMs) of `account` will never be counted: `skipped` runs in its turn, after the windows
+   * handed in before it, and the counted cursor moves past it.
+   */
+  skip(account: string, startMs: number, endMs: number, skipped: () => void): void {
+    this.enqueue({
+      account,
+      startMs,
+      endMs,
+      response: undefined,
+      nowMs: 0,
+      done: () => {},
+      opts: {},
+      skipped,
+      next: 0,
+    });
+  }
+
+  /**
+   * `account` is no longer counted: `removed` runs in its turn, after the windows handed in before it, inside the
+   * lock, and the account's counted cursor is dropped with it. Resolves once done.
+   */
+  remove(account: string, removed: () => void): Promise<void> {
+    return new Promise((resolve) => {
+      this.enqueue({
+        account,
+        startMs: 0,
+        endMs: 0,
+        response: undefined,
+        nowMs: 0,
+        done: () => {},
+        skipped: () => {
+          try {
+            removed();
+          } finally {
+            resolve();
+          }
+        },
+        opts: {},
+        forget: true,
+        next: 0,
+      });
+    });
+  }
+
+  private enqueue(job: Job): void {
+    if (this.queue.length === 0) {
+      job.entering = this.lock.enter();
+      if (job.entering === undefined) {
+        job.entered = true;
+        if (this.slice(job)) return;
+      }
+    }
     this.queue.push(job);
     this.draining ??= this.drain().finally(() => {
       this.draining = undefined;
@@ -100,6 +185,10 @@ export class TrafficApplier {
     while (this.queue.length > 0) {
       const job = this.queue[0]!;
       try {
+        if (!job.entered) {
+          await (job.entering ?? this.lock.enter());
+          job.entered = true;
+        }
         while (!this.slice(job)) await this.yieldToLoop();
       } catch {
         // Only a throwing `done` gets here; it must not hold up the windows after it.
@@ -108,10 +197,21 @@ export class TrafficApplier {
     }
   }
 
-  /** Works on `job` for one slice; true when it is finished (and `done` has been called). */
+  /**
+   * Works on `job` (entered) for one slice; true when it is finished: `done` has been called, the counted cursor
+   * set and the lock left.
+   */
   private slice(job: Job): boolean {
     let result: ApplyResult | undefined;
     let error: unknown;
+    if (!job.response) {
+      try {
+        job.skipped?.();
+      } finally {
+        this.finished(job);
+      }
+      return true;
+    }
     try {
       if (!job.window) {
         job.opts.prepare?.();
@@ -136,7 +236,19 @@ export class TrafficApplier {
     } catch (err) {
       error = err ?? new Error('applying a traffic window failed');
     }
-    job.done(result, error);
+    try {
+      job.done(result, error);
+    } finally {
+      this.finished(job);
+    }
     return true;
+  }
+
+  /** The window is counted (or lost, logged by `done`): the account's counted cursor moves past it either way. */
+  private finished(job: Job): void {
+    if (job.forget) this.lock.forgetCounted(job.account);
+    else if (!job.opts.again) this.lock.setCounted(job.account, job.endMs);
+    job.entered = false;
+    this.lock.leave();
   }
 }

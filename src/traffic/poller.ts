@@ -17,7 +17,7 @@ import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
 import { REVISIT_PRIORITY } from '../poll/request-gate.js';
-import type { SeriesStoreApi } from '../store/types.js';
+import type { CountingLock, SeriesStoreApi } from '../store/types.js';
 import { TrafficApplier } from './applier.js';
 import type { FetchTrafficOptions } from './client.js';
 import { createTrafficFamilies, type TrafficFamilies } from './metrics.js';
@@ -106,9 +106,14 @@ export class TrafficPipeline {
   /** The revisit part as loaded: kept on save for accounts this replica does not poll (another shard's). */
   private loaded: SavedRevisits | undefined;
 
+  /**
+   * `lock`: where windows are counted whole and each account's counted cursor is kept (the series store), so
+   * that an exposition carries the cursor up to which it shows every window (./applier.ts).
+   */
   constructor(
     store: SeriesStoreApi,
     private readonly opts: TrafficPipelineOptions,
+    lock?: CountingLock,
   ) {
     const revisit = (opts.revisitMs ?? 0) > 0;
     const f = createTrafficFamilies(store, {
@@ -133,7 +138,7 @@ export class TrafficPipeline {
       resources: opts.resources,
       keepSeenSince: (account) => this.queues.get(account)?.oldestCountedAt ?? Number.POSITIVE_INFINITY,
     });
-    this.applier = new TrafficApplier(this.process);
+    this.applier = new TrafficApplier(this.process, { lock });
     this.asked = opts.metrics.length ? opts.metrics : opts.allMetrics;
     this.onlyResource = opts.resources.length === 1 ? opts.resources[0] : undefined;
   }
@@ -142,6 +147,8 @@ export class TrafficPipeline {
   poller(account: string, d: TrafficPollerDeps): AccountPoller {
     const { opts, process, applier, book } = this;
     process.initAccount(account, 10);
+    // The span the state file's cursor was moved over at start: counted as skipped at once. The counted cursor
+    // starts past it (startAt below), at the walker's first cursor.
     if (d.givenUp) process.skip(account, (d.givenUp.to - d.givenUp.from) / MINUTE, 'catch_up_limit');
     const revisitMs = opts.revisitMs ?? 0;
     const fetchWindow = (start: number, end: number, priority?: number) =>
@@ -199,10 +206,12 @@ export class TrafficPipeline {
             book ? { prepare: () => (again ? book.beginRecord(account) : book.abort()) } : {},
           );
         },
-        skip: (start, end, reason) => {
-          process.skip(account, (end - start) / MINUTE, reason);
-          d.storeChanged();
-        },
+        // In its turn after the windows queued before it: the counted cursor moves in order.
+        skip: (start, end, reason) =>
+          applier.skip(account, start, end, () => {
+            process.skip(account, (end - start) / MINUTE, reason);
+            d.storeChanged();
+          }),
         onStatus: (s) => {
           d.onStatus(s);
           process.setWindowSize(s.account, s.maxWindowMinutes);
@@ -210,6 +219,7 @@ export class TrafficPipeline {
         authFailed: d.refused,
       },
     );
+    applier.startAt(account, walker.current.cursor);
     return {
       walker,
       revisits: queue,
@@ -278,6 +288,7 @@ export class TrafficPipeline {
             },
             {
               gauges: false,
+              again: true,
               prepare: () =>
                 book.beginRevisit(
                   account,
@@ -362,8 +373,12 @@ export class TrafficPipeline {
     this.queues.delete(account);
     this.restored.delete(account);
     if (this.loaded) delete this.loaded.accounts[account];
-    this.process.removeAccount(account);
-    this.book?.forget(account);
+    // In the counting lock, with its counted cursor: an exposition either shows the account's series with its
+    // cursor or neither. A cursor left behind would let a later scrape save windows it never showed.
+    await this.applier.remove(account, () => {
+      this.process.removeAccount(account);
+      this.book?.forget(account);
+    });
   }
 
   /** Resolves once every window handed over so far has been counted. */

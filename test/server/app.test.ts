@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger, silentLogger } from '../../src/log.js';
 import { createApp, type ExporterStatus } from '../../src/server/app.js';
 import { createSelfMetrics } from '../../src/server/self-metrics.js';
+import { SeriesStore } from '../../src/store/series-store.js';
 import type { Exposition } from '../../src/store/types.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { findTool } from '../helpers/tools.js';
@@ -187,6 +188,39 @@ describe('/metrics', () => {
     expect(head.body.length).toBe(0);
     expect(head.headers['content-type']).toBe(get.headers['content-type']);
     expect(head.headers['content-length']).toBe(String(get.body.length));
+  });
+
+  it('makes the counted cursors of the bytes it serves durable before sending them, and not for HEAD', async () => {
+    const store = new SeriesStore();
+    store.setCounted('acme', 1_800_000_000_000);
+    const saved: string[] = [];
+    let release: () => void = () => {};
+    const app = createApp({
+      registry: new Registry(),
+      store,
+      status: () => statusFixture(new FakeClock()),
+      log: silentLogger,
+      beforeServe: (counted) =>
+        new Promise<void>((resolve) => {
+          saved.push(JSON.stringify([...counted]));
+          release = resolve;
+        }),
+    });
+    const r = await start({ app } as Setup);
+    await request(`${r.url}/metrics`, { method: 'HEAD' });
+    expect(saved).toEqual([]);
+    let answered = false;
+    const get = request(`${r.url}/metrics`).then((res) => {
+      answered = true;
+      return res;
+    });
+    for (let i = 0; i < 200 && saved.length === 0; i++) await new Promise((res) => setTimeout(res, 5));
+    expect(saved).toEqual([JSON.stringify([['acme', 1_800_000_000_000]])]);
+    // Not one byte before the save returns.
+    await new Promise((res) => setTimeout(res, 50));
+    expect(answered).toBe(false);
+    release();
+    expect((await get).status).toBe(200);
   });
 
   it('uses the store cache it is given, rendering nothing of its own for the store part', async () => {

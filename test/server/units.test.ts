@@ -167,6 +167,8 @@ describe('createSelfMetrics', () => {
         'cdn_exporter_last_success_timestamp_seconds',
         'cdn_exporter_parse_errors_total',
         'cdn_exporter_build_info',
+        'cdn_exporter_state_save_failures_total',
+        'cdn_exporter_secret_label_values_total',
       ].sort(),
     );
     expect(globalRegistry.getMetricsAsArray().length).toBe(globalBefore);

@@ -335,10 +335,10 @@ describe('state file: saving the revisit part', () => {
     );
   });
 
-  it('writes a change of the revisit part alone at most once per gap; a cursor change at once, taking it along', async () => {
+  it('writes a change of the revisit part alone at most once per gap; a commit at once, taking it along', async () => {
     const path = fresh();
     const clock = new FakeClock(T);
-    const book = new CursorBook(path, createLogger({ level: 'silent' }), clock);
+    const book = new CursorBook(path, createLogger({ level: 'silent' }), undefined, clock);
     await book.load({ now: T, maxCatchUpMs: DAY });
     let made = 0;
     let windows = 1;
@@ -360,10 +360,10 @@ describe('state file: saving the revisit part', () => {
     await clock.advance(1000);
     await until(() => made === 2 && onDisk(path).revisit?.accounts.acme?.windows.length === 5);
 
-    // A cursor is never held back: written at once, with the revisit part as it is then.
+    // A scrape's commit is never held back: written at once, with the revisit part as it is then.
     windows = 6;
     book.touch();
-    book.record('acme', T - 5 * MINUTE);
+    await book.commit(new Map([['acme', T - 5 * MINUTE]]));
     await until(() => made === 3 && onDisk(path).cursors.acme === new Date(T - 5 * MINUTE).toISOString());
     expect(onDisk(path).revisit?.accounts.acme?.windows).toHaveLength(6);
     // The touch it took along is not written again after the gap.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SeriesStore } from '../../src/store/series-store.js';
+import { TrafficApplier } from '../../src/traffic/applier.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
 import { TrafficProcess } from '../../src/traffic/process.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
@@ -61,5 +62,42 @@ describe('TrafficProcess.removeAccount (an account discovery stopped polling)', 
     const back = scrape();
     expect(back.value('cdn_edge_requests_total', { account: 'gone', resource: 'r1' })).toBe(10);
     expect(back.all('cdn_edge_requests_total', { account: 'gone', resource: 'r2' })).toEqual([]);
+  });
+});
+
+describe('TrafficApplier.remove (the counted cursor leaves with the series)', () => {
+  it('an exposition after the removal carries no cursor of that account, so no scrape saves windows it never showed', async () => {
+    const store = new SeriesStore();
+    const p = new TrafficProcess(
+      createTrafficFamilies(store, { breakdown: 'resource', windowGauges: false }),
+      { metrics: [], resources: [] },
+    );
+    const applier = new TrafficApplier(p, { lock: store });
+    for (const account of ['gone', 'kept']) {
+      p.initAccount(account, 10);
+      applier.startAt(account, T);
+      applier.apply(account, T, T + 300_000, answer(account, 'r1'), T, () => {});
+    }
+    await applier.idle();
+    store.render('text');
+    expect(store.countedIn('text')).toEqual(
+      new Map([
+        ['gone', T + 300_000],
+        ['kept', T + 300_000],
+      ]),
+    );
+
+    // A window of the account still queued is counted first, then the account goes with its cursor.
+    applier.apply('gone', T + 300_000, T + 600_000, answer('gone', 'r1'), T, () => {});
+    await applier.remove('gone', () => p.removeAccount('gone'));
+    const scrape = Scrape.of(store.render('text').toString());
+    expect(scrape.samples.filter((x) => x.labels.account === 'gone')).toEqual([]);
+    expect(store.countedIn('text')).toEqual(new Map([['kept', T + 300_000]]));
+
+    // Back again: it starts at the cursor it is given (the saved one), not at what it had counted before.
+    p.initAccount('gone', 10);
+    applier.startAt('gone', T + 300_000);
+    store.render('text');
+    expect(store.countedIn('text')?.get('gone')).toBe(T + 300_000);
   });
 });

@@ -1,0 +1,123 @@
+/**
+ * The registry of secrets (src/redact.ts): every encoded form of a registered secret, and every stretch of 8 or more
+ * characters of one, is masked in any text; nothing else is touched.
+ */
+import { describe, expect, it } from 'vitest';
+import type { LoginOutcome } from '../../src/auth/login.js';
+import { LoginToken, type PasswordFs } from '../../src/auth/login-token.js';
+import { silentLogger } from '../../src/log.js';
+import { REDACTED, SECRETS, SecretRegistry } from '../../src/redact.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+
+const TOKEN = 'Zx8-Q/w+e r"t&y9Lm';
+
+function registry(): SecretRegistry {
+  const r = new SecretRegistry();
+  r.add(TOKEN);
+  return r;
+}
+
+describe('the secret registry', () => {
+  it.each([
+    ['as is', TOKEN],
+    ['URL-encoded', encodeURIComponent(TOKEN)],
+    ['form-encoded', encodeURIComponent(TOKEN).replace(/%20/g, '+')],
+    ['JSON-escaped', JSON.stringify(TOKEN).slice(1, -1)],
+    ['base64', Buffer.from(TOKEN).toString('base64')],
+    ['base64url', Buffer.from(TOKEN).toString('base64url')],
+    ['base64 inside a longer blob', Buffer.from(`user:${TOKEN}`).toString('base64')],
+    ['base64url shifted by two bytes', Buffer.from(`ab${TOKEN}`).toString('base64url')],
+    ['its first 10 characters', TOKEN.slice(0, 10)],
+    ['an 8-character slice', TOKEN.slice(5, 13)],
+  ])('masks the token %s, wherever it sits in a text', (_form, text) => {
+    const r = registry();
+    const out = r.redact(`before ${text} after`);
+    expect(out.startsWith('before ')).toBe(true);
+    expect(out).toContain(REDACTED);
+    // Not one 8-character stretch of the form survives.
+    for (let i = 0; i + 8 <= text.length; i++) expect(out).not.toContain(text.slice(i, i + 8));
+  });
+
+  it('leaves texts without a secret as they are, and the same string object', () => {
+    const r = registry();
+    const text = 'metrics GET /app/metrics/v1/resources: 500 server';
+    expect(r.redact(text)).toBe(text);
+    expect(r.redact('Zx8-Q/w')).toBe('Zx8-Q/w');
+    expect(r.contains(text)).toBe(false);
+  });
+
+  it('masks a run of overlapping slices as one marker and counts where', () => {
+    const r = registry();
+    expect(r.redact(`a${TOKEN}b${TOKEN}`, 'log')).toBe(`a${REDACTED}b${REDACTED}`);
+    expect(r.redactions('log')).toBe(1);
+  });
+
+  it('masks a short secret only whole, and ignores one under 4 characters', () => {
+    const r = new SecretRegistry();
+    r.add('pw12');
+    r.add('ab');
+    expect(r.redact('x pw12 y ab')).toBe(`x ${REDACTED} y ab`);
+  });
+
+  it('never takes the marker itself for a secret (a printed configuration loaded again)', () => {
+    const r = registry();
+    r.add(REDACTED);
+    expect(r.redact(`tokens ${REDACTED}`)).toBe(`tokens ${REDACTED}`);
+  });
+
+  it('knows a secret added later (a password, an issued login token)', () => {
+    const r = registry();
+    const issued = 'eyJhbGciOiJIUzI1NiJ9.issued';
+    expect(r.contains(issued)).toBe(false);
+    r.add(issued);
+    expect(r.redact(`Bearer ${issued}`)).toBe(`Bearer ${REDACTED}`);
+  });
+});
+
+describe('a login registers its secrets', () => {
+  it('masks the inline password, each password read from its file and every token issued, wherever redacted', async () => {
+    const clock = new FakeClock();
+    let content = 'file-password-one';
+    let ino = 1n;
+    const fs: PasswordFs = {
+      stat: () => ({ ino, size: BigInt(content.length), mtimeNs: ino, ctimeNs: ino }),
+      read: () => `${content}\n`,
+    };
+    let n = 0;
+    const issued: string[] = [];
+    const send = async (): Promise<LoginOutcome> => {
+      const token = `issued-token-${n++}-abcdefgh`;
+      issued.push(token);
+      return { ok: true, token, lifetimeMs: 10_000, lifetimeAssumed: false };
+    };
+    new LoginToken({
+      credential: { username: 'u', password: 'inline-password-xyz' },
+      baseUrl: 'http://x',
+      clock,
+      log: silentLogger,
+      send,
+    });
+    expect(SECRETS.redact('pw=inline-password-xyz')).toBe(`pw=${REDACTED}`);
+
+    const source = new LoginToken({
+      credential: { username: 'u', passwordFile: '/pw' },
+      baseUrl: 'http://x',
+      clock,
+      log: silentLogger,
+      fs,
+      send,
+    });
+    const ctl = new AbortController();
+    const loop = source.run(ctl.signal);
+    await source.firstAttempt;
+    content = 'file-password-two';
+    ino = 2n;
+    for (let i = 0; i < 30; i++) await clock.advance(1000);
+    ctl.abort();
+    await loop;
+    expect(issued.length).toBeGreaterThan(1);
+    for (const secret of [...issued, 'file-password-one', 'file-password-two']) {
+      expect(SECRETS.redact(`echo ${secret} echo`)).toBe(`echo ${REDACTED} echo`);
+    }
+  });
+});

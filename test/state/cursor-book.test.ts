@@ -1,0 +1,68 @@
+/**
+ * The cursor book's rule (src/exporter/cursor-book.ts): the state file holds only cursors a scrape is about to
+ * serve, on disk before the bytes leave; concurrent scrapes share writes and never move it back; a failed save is
+ * counted, leaves the durable cursor where it was and does not hold the scrape.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CursorBook } from '../../src/exporter/cursor-book.js';
+import { captureLog } from '../exporter/failure-checks.js';
+
+const T = Date.UTC(2026, 5, 1, 12, 0);
+const M = 60_000;
+
+let dir: string | undefined;
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+function onDisk(path: string): Record<string, string> {
+  return (JSON.parse(readFileSync(path, 'utf8')) as { cursors: Record<string, string> }).cursors;
+}
+
+describe('cursor book', () => {
+  it('saves a served cursor before commit resolves, keeps other accounts, never moves back', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cdn-book-'));
+    const path = join(dir, 'state.json');
+    const book = new CursorBook(path, captureLog().log);
+    await book.load();
+    await book.commit(new Map([['other', T]]));
+    expect(onDisk(path)).toEqual({ other: new Date(T).toISOString() });
+    // Two scrapes at once, the newer one first: the file ends at the newer cursor.
+    await Promise.all([
+      book.commit(new Map([['acme', T + 20 * M]])),
+      book.commit(new Map([['acme', T + 10 * M]])),
+    ]);
+    expect(onDisk(path)).toEqual({
+      other: new Date(T).toISOString(),
+      acme: new Date(T + 20 * M).toISOString(),
+    });
+    // A restart resumes at what was served.
+    const again = new CursorBook(path, captureLog().log);
+    await again.load();
+    expect(again.get('acme')).toBe(T + 20 * M);
+  });
+
+  it('a failed save is logged and counted, the scrape goes on, the durable cursor stays', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cdn-book-'));
+    // The state file's folder is a file: no one, root included, can write there.
+    const folder = join(dir, 'blocked');
+    const path = join(folder, 'state.json');
+    const { log, lines } = captureLog();
+    let failures = 0;
+    const book = new CursorBook(path, log, () => failures++);
+    await book.load();
+    writeFileSync(folder, 'not a folder');
+    await expect(book.commit(new Map([['acme', T]]))).resolves.toBeUndefined();
+    expect(failures).toBe(1);
+    expect(lines.some((l) => l.includes('saving state_file failed'))).toBe(true);
+    expect(book.get('acme')).toBeUndefined();
+    rmSync(folder);
+    await book.commit(new Map([['acme', T]]));
+    expect(book.get('acme')).toBe(T);
+    expect(onDisk(path)).toEqual({ acme: new Date(T).toISOString() });
+  });
+});
