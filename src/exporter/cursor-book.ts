@@ -24,6 +24,15 @@ import type { CountedCursors } from '../store/types.js';
 import type { SavedRevisits } from '../traffic/revisit.js';
 
 const MINUTE = 60_000;
+
+/**
+ * The revisit part's owner (the traffic pipeline). `part` gives the part that goes with an exposition of these
+ * counted cursors and re-read number (nothing it does not show); `saved` says such a part is on disk.
+ */
+export interface RevisitSource {
+  part(cursors: ReadonlyMap<string, number>, rereads: number): SavedRevisits | undefined;
+  saved(rereads: number): void;
+}
 /**
  * The least time between two writes asked for by the revisit part alone (CursorBook.touch). The part is rewritten
  * in full (tens of MB at 1M series), and it changes with every window read or re-read of every account.
@@ -84,7 +93,10 @@ export class CursorBook {
   private loaded = false;
   /** The revisit part as loaded; then, once `revisits` is set, what it returns. */
   private savedRevisits: SavedRevisits | undefined;
-  private revisitSource: (() => SavedRevisits | undefined) | undefined;
+  private revisitSource: RevisitSource | undefined;
+  /** Re-reads counted in the newest exposition a scrape was given (wanted), and in the state on disk (durable). */
+  private wantedRereads = 0;
+  private durableRereads = 0;
   /** When a write was last asked for (this clock), and the wait of a revisit-only write, if one is held back. */
   private lastSave = Number.NEGATIVE_INFINITY;
   private held: AbortController | undefined;
@@ -123,7 +135,7 @@ export class CursorBook {
   }
 
   /** Where each save takes the revisit part from (the traffic pipeline). */
-  set revisits(source: () => SavedRevisits | undefined) {
+  set revisits(source: RevisitSource) {
     this.revisitSource = source;
   }
 
@@ -162,18 +174,27 @@ export class CursorBook {
   commit(counted: CountedCursors): Promise<void> {
     if (!this.file || !this.loaded) return Promise.resolve();
     let newer = false;
+    // A re-read's late part shown for the first time: its window must be on disk as done before the bytes leave.
+    const rereads = counted.rereads ?? 0;
+    if (this.revisitSource && rereads > this.durableRereads) newer = true;
+    if (rereads > this.wantedRereads) this.wantedRereads = rereads;
     for (const [account, cursor] of counted) {
       if (cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY)) newer = true;
       if (cursor > (this.wanted.get(account) ?? Number.NEGATIVE_INFINITY)) this.wanted.set(account, cursor);
     }
     if (!newer) return Promise.resolve();
     const snapshot = new Map(this.wanted);
+    const snapshotRereads = this.wantedRereads;
     this.release();
     this.lastSave = this.clock.now();
     const p = this.file
-      .save(snapshot, () => this.revisitPart())
+      .save(snapshot, () => this.revisitPart(snapshot, snapshotRereads))
       .then(
         () => {
+          if (snapshotRereads > this.durableRereads) {
+            this.durableRereads = snapshotRereads;
+            this.revisitSource?.saved(snapshotRereads);
+          }
           // This state or a newer one (wanted never moves back) is on disk.
           for (const [account, cursor] of snapshot) {
             if (cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY))
@@ -206,8 +227,10 @@ export class CursorBook {
     if (!this.file || !this.loaded) return;
     this.release();
     this.lastSave = this.clock.now();
+    const snapshot = new Map(this.wanted);
+    const snapshotRereads = this.wantedRereads;
     const p = this.file
-      .save(new Map(this.wanted), () => this.revisitPart())
+      .save(snapshot, () => this.revisitPart(snapshot, snapshotRereads))
       .then(
         () => undefined,
         (err: unknown) => {
@@ -227,8 +250,8 @@ export class CursorBook {
   }
 
   /** Before the pipeline took over: what was loaded, kept as it was (a failed start must not lose it). */
-  private revisitPart(): SavedRevisits | undefined {
-    return this.revisitSource ? this.revisitSource() : this.savedRevisits;
+  private revisitPart(cursors: ReadonlyMap<string, number>, rereads: number): SavedRevisits | undefined {
+    return this.revisitSource ? this.revisitSource.part(cursors, rereads) : this.savedRevisits;
   }
 }
 

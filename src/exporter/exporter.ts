@@ -211,7 +211,12 @@ export class Exporter {
     };
     const { traffic } = this.processes;
     traffic.restoreRevisits(this.cursors.loadedRevisits, this.clock.now());
-    if (traffic.book) this.cursors.revisits = () => traffic.savedRevisits();
+    if (traffic.book) {
+      this.cursors.revisits = {
+        part: (cursors, rereads) => traffic.savedRevisits(cursors, rereads),
+        saved: (rereads) => traffic.rereadsSaved(rereads),
+      };
+    }
     for (const account of config.accounts.filter((a) => this.accounts.includes(a.name))) {
       this.startAccount(account, this.upstreams.get(account.name)!);
     }

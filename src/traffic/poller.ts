@@ -105,6 +105,13 @@ export class TrafficPipeline {
   private readonly restored = new Map<string, PendingWindow[]>();
   /** The revisit part as loaded: kept on save for accounts this replica does not poll (another shard's). */
   private loaded: SavedRevisits | undefined;
+  /**
+   * Re-reads counted (and gone from their queue) with their number (CountingLock.reread), until an exposition
+   * that includes them is on disk (`rereadsSaved`): a state file for an older exposition still lists their windows
+   * as pending, with what their first read counted, so a restart re-reads the late part that exposition lacked.
+   */
+  private rereadsUnsaved: { account: string; n: number; windows: readonly PendingWindow[] }[] = [];
+  private readonly lock: CountingLock | undefined;
 
   /**
    * `lock`: where windows are counted whole and each account's counted cursor is kept (the series store), so
@@ -115,6 +122,7 @@ export class TrafficPipeline {
     private readonly opts: TrafficPipelineOptions,
     lock?: CountingLock,
   ) {
+    this.lock = lock;
     const revisit = (opts.revisitMs ?? 0) > 0;
     const f = createTrafficFamilies(store, {
       breakdown: opts.breakdown,
@@ -265,6 +273,8 @@ export class TrafficPipeline {
             response,
             d.clock.now(),
             (r, err) => {
+              const n = this.lock?.reread?.();
+              if (n !== undefined) this.rereadsUnsaved.push({ account, n, windows });
               if (!r) {
                 book.abort();
                 d.log.error({ error: describeError(err) }, 'counting a re-read of late data failed');
@@ -310,8 +320,15 @@ export class TrafficPipeline {
     return queue;
   }
 
-  /** The revisit part of the state file: every account's windows awaiting a re-read; undefined with revisit off. */
-  savedRevisits(): SavedRevisits | undefined {
+  /**
+   * The revisit part of the state file: every account's windows awaiting a re-read; undefined with revisit off.
+   *
+   * Given the counted cursors and re-read number of an exposition (what a scrape was given), it is the part that
+   * goes with that exposition and nothing newer: a window whose first read that exposition does not include (its
+   * end past the account's cursor; no cursor: none of the account's) is left out, a restart reads it from scratch;
+   * a window whose re-read the exposition does not include is listed as pending, with what its first read counted.
+   */
+  savedRevisits(cursors?: ReadonlyMap<string, number>, rereads?: number): SavedRevisits | undefined {
     const book = this.book;
     if (!book) return undefined;
     const out: SavedRevisits = { version: 1, families: book.familyNames(), accounts: {} };
@@ -320,12 +337,27 @@ export class TrafficPipeline {
       for (const [account, a] of Object.entries(loaded.accounts))
         if (!this.queues.has(account)) out.accounts[account] = a;
     }
-    const waiting = [...this.queues].filter(([, q]) => q.pending.length > 0);
-    const series = book.save(waiting.map(([account]) => account));
-    for (const [account, queue] of waiting) {
+    const shown = (account: string, w: PendingWindow) =>
+      cursors === undefined || w.end <= (cursors.get(account) ?? Number.NEGATIVE_INFINITY);
+    const byAccount = new Map<string, PendingWindow[]>();
+    for (const [account, queue] of this.queues) {
+      const ws = queue.pending.filter((w) => shown(account, w));
+      if (ws.length > 0) byAccount.set(account, ws);
+    }
+    if (rereads !== undefined) {
+      for (const r of this.rereadsUnsaved) {
+        if (r.n <= rereads || !this.queues.has(r.account)) continue;
+        const ws = byAccount.get(r.account) ?? [];
+        ws.push(...r.windows.filter((w) => shown(r.account, w)));
+        if (ws.length > 0) byAccount.set(r.account, ws);
+      }
+    }
+    const series = book.save([...byAccount.keys()]);
+    for (const [account, windows] of byAccount) {
+      windows.sort((a, b) => a.start - b.start);
       out.accounts[account] = {
         series: series.get(account)!,
-        windows: queue.pending.map((w) => {
+        windows: windows.map((w) => {
           // A window's record never changes: encoded once, whatever the number of saves while it is held.
           w.encoded ??= encodeCounted(w.counted);
           return {
@@ -337,6 +369,11 @@ export class TrafficPipeline {
       };
     }
     return out;
+  }
+
+  /** A state file with the part for re-read number `rereads` is on disk: the re-reads up to it are held no more. */
+  rereadsSaved(rereads: number): void {
+    this.rereadsUnsaved = this.rereadsUnsaved.filter((r) => r.n > rereads);
   }
 
   /**
@@ -372,6 +409,7 @@ export class TrafficPipeline {
     // from its cursor and records new windows, under new series numbers.
     this.queues.delete(account);
     this.restored.delete(account);
+    this.rereadsUnsaved = this.rereadsUnsaved.filter((r) => r.account !== account);
     if (this.loaded) delete this.loaded.accounts[account];
     // In the counting lock, with its counted cursor: an exposition either shows the account's series with its
     // cursor or neither. A cursor left behind would let a later scrape save windows it never showed.

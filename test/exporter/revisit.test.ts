@@ -3,7 +3,7 @@
  * reads each window `delay` after its end and once more `delay + revisit` after it. Driven on a FakeClock over
  * hours; checked against the simulator's final truth and its request log.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -327,6 +327,71 @@ describe('metrics.revisit', () => {
     expect(Math.max(...readsPerMinute(sim, 'demo', first, cursor).values())).toBe(2);
     expect(sim.requestLog.length).toBeGreaterThan(mark);
   }, 120_000);
+
+  it.each([
+    ['a crash (the state file as it is at that moment, nothing saved after)', 'crash' as const],
+    ['a stop', 'stop' as const],
+  ])(
+    'after %s with re-reads pending and windows counted but not scraped, a restart adds up to the final truth',
+    async (_what, end) => {
+      dir = mkdtempSync(join(tmpdir(), 'cdn-revisit-'));
+      const stateFile = join(dir, 'state.json');
+      const crashImage = join(dir, 'crash.json');
+      const clock = new FakeClock(T0);
+      sim = await startSimulator({ seed: 11, clock, slowMs: 300, ...LAG });
+      const one = await startStack({ clock, simulator: sim, config: { ...CONFIG, state_file: stateFile } });
+      stacks.push(one);
+      const first = T0 - 10 * MINUTE;
+      await quiet(one);
+      await walk(clock, one, T0 + 20 * MINUTE);
+      // The last scrape Prometheus gets from the first run (its counters only grow within the run).
+      const scrape1 = await one.scrape();
+      const scraped = cursorOf(scrape1, 'demo');
+      const scrapedAt = clock.now();
+      // Windows read and re-read after it: counted, never scraped.
+      await walk(clock, one, T0 + 26 * MINUTE);
+      const after = metricsRequests(sim, 'demo').filter((e) => e.time >= scrapedAt);
+      expect(
+        after.some((e) => e.window[0] >= scraped),
+        'first reads past the scraped cursor',
+      ).toBe(true);
+      expect(
+        after.some((e) => e.window[1] <= scraped),
+        're-reads of windows the scrape showed',
+      ).toBe(true);
+      if (end === 'crash') copyFileSync(stateFile, crashImage);
+      await one.stopExporter();
+      const saved = JSON.parse(readFileSync(end === 'crash' ? crashImage : stateFile, 'utf8')) as {
+        cursors: Record<string, string>;
+        revisit?: { accounts: Record<string, { windows: { start: string; end: string }[] }> };
+      };
+      // The state goes with what the scrape showed: its cursor, and no window past it pending a re-read.
+      expect(Date.parse(saved.cursors.demo!)).toBe(scraped);
+      for (const w of saved.revisit?.accounts.demo?.windows ?? [])
+        expect(Date.parse(w.end)).toBeLessThanOrEqual(scraped);
+
+      const two = await startStack({
+        clock,
+        simulator: sim,
+        config: { ...CONFIG, state_file: end === 'crash' ? crashImage : stateFile },
+      });
+      stacks.push(two);
+      await quiet(two);
+      sim.setLag(0);
+      await awaitReReads(clock, two, clock.now());
+      const scrape2 = await two.scrape();
+      const cursor = cursorOf(scrape2, 'demo');
+      expect(cursor).toBeGreaterThan(T0 + 26 * MINUTE);
+      // Prometheus: the first run's last scraped values, a reset, then the second run's values.
+      const both = (name: string, labels: Record<string, string>) => {
+        const a = scrape1.value(name, labels);
+        const b = scrape2.value(name, labels);
+        return a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0);
+      };
+      expect(expectExact(sim, both, 'demo', [[first, cursor]])).toBeGreaterThan(100);
+    },
+    120_000,
+  );
 
   it('with revisit 0 asks for exactly the windows it asked for before revisit existed', async () => {
     const logOf = async (config: Record<string, unknown>) => {

@@ -342,9 +342,12 @@ describe('state file: saving the revisit part', () => {
     await book.load({ now: T, maxCatchUpMs: DAY });
     let made = 0;
     let windows = 1;
-    book.revisits = () => {
-      made++;
-      return revisitOf(windows);
+    book.revisits = {
+      part: () => {
+        made++;
+        return revisitOf(windows);
+      },
+      saved: () => {},
     };
     book.touch();
     await until(() => made === 1 && onDisk(path).revisit?.accounts.acme?.windows.length === 1);
