@@ -74,11 +74,12 @@ describe('metrics.revisit with account discovery', () => {
     });
     await run(clock, 10_000);
     const pending = (s: Saved, name: string) => s.revisit?.accounts[name]?.windows.length ?? 0;
+    // The state file holds what a scrape showed (the cursors and the windows they cover): scrape first.
+    await stack.exporter.store.refresh();
+    let scrape = await stack.scrape();
     let saved = await stateWhere(stateFile, (s) => pending(s, 'prod-a') > 0 && pending(s, 'demo') > 0);
     expect(pending(saved, 'prod-a')).toBeGreaterThan(0);
     expect(pending(saved, 'demo')).toBeGreaterThan(0);
-    await stack.exporter.store.refresh();
-    let scrape = await stack.scrape();
     expect(scrape.value('cdn_metrics_revisions_total', { account: 'prod-a', direction: 'none' })).toBe(0);
 
     stack.sim.setAccountStatus('prod-a', 'inactive');
