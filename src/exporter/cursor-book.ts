@@ -27,11 +27,12 @@ const MINUTE = 60_000;
 
 /**
  * The revisit part's owner (the traffic pipeline). `part` gives the part that goes with an exposition of these
- * counted cursors and re-read number (nothing it does not show); `saved` says such a part is on disk.
+ * counted cursors and re-read number (nothing it does not show); `shown` says a scrape was given an exposition with
+ * re-reads up to that number (every later write is for it or a newer one).
  */
 export interface RevisitSource {
   part(cursors: ReadonlyMap<string, number>, rereads: number): SavedRevisits | undefined;
-  saved(rereads: number): void;
+  shown(rereads: number): void;
 }
 /**
  * The least time between two writes asked for by the revisit part alone (CursorBook.touch). The part is rewritten
@@ -160,6 +161,11 @@ export class CursorBook {
     );
   }
 
+  /** The account's cursor in the newest exposition a scrape was given (saved or being saved); -Infinity: none. */
+  shown(account: string): number {
+    return this.wanted.get(account) ?? Number.NEGATIVE_INFINITY;
+  }
+
   /** Where the account's walk resumes; undefined: start at now - lookback. */
   get(account: string): number | undefined {
     return this.durable.get(account);
@@ -177,7 +183,10 @@ export class CursorBook {
     // A re-read's late part shown for the first time: its window must be on disk as done before the bytes leave.
     const rereads = counted.rereads ?? 0;
     if (this.revisitSource && rereads > this.durableRereads) newer = true;
-    if (rereads > this.wantedRereads) this.wantedRereads = rereads;
+    if (rereads > this.wantedRereads) {
+      this.wantedRereads = rereads;
+      this.revisitSource?.shown(rereads);
+    }
     for (const [account, cursor] of counted) {
       if (cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY)) newer = true;
       if (cursor > (this.wanted.get(account) ?? Number.NEGATIVE_INFINITY)) this.wanted.set(account, cursor);
@@ -191,10 +200,7 @@ export class CursorBook {
       .save(snapshot, () => this.revisitPart(snapshot, snapshotRereads))
       .then(
         () => {
-          if (snapshotRereads > this.durableRereads) {
-            this.durableRereads = snapshotRereads;
-            this.revisitSource?.saved(snapshotRereads);
-          }
+          if (snapshotRereads > this.durableRereads) this.durableRereads = snapshotRereads;
           // This state or a newer one (wanted never moves back) is on disk.
           for (const [account, cursor] of snapshot) {
             if (cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY))

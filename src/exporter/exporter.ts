@@ -212,9 +212,10 @@ export class Exporter {
     const { traffic } = this.processes;
     traffic.restoreRevisits(this.cursors.loadedRevisits, this.clock.now());
     if (traffic.book) {
+      traffic.shownCursor = (account) => this.cursors.shown(account);
       this.cursors.revisits = {
         part: (cursors, rereads) => traffic.savedRevisits(cursors, rereads),
-        saved: (rereads) => traffic.rereadsSaved(rereads),
+        shown: (rereads) => traffic.rereadsShown(rereads),
       };
     }
     for (const account of config.accounts.filter((a) => this.accounts.includes(a.name))) {

@@ -107,11 +107,16 @@ export class TrafficPipeline {
   private loaded: SavedRevisits | undefined;
   /**
    * Re-reads counted (and gone from their queue) with their number (CountingLock.reread), until an exposition
-   * that includes them is on disk (`rereadsSaved`): a state file for an older exposition still lists their windows
+   * that includes them is given to a scrape (`rereadsShown`): a state file for an older exposition still lists their windows
    * as pending, with what their first read counted, so a restart re-reads the late part that exposition lacked.
    */
   private rereadsUnsaved: { account: string; n: number; windows: readonly PendingWindow[] }[] = [];
   private readonly lock: CountingLock | undefined;
+  /**
+   * Per account, the counted cursor of the newest exposition a scrape was given (the state file's: CursorBook);
+   * -Infinity: none. Set by the exporter; a scrape hands its exposition's cursors over in the turn it renders it.
+   */
+  shownCursor: (account: string) => number = () => Number.POSITIVE_INFINITY;
 
   /**
    * `lock`: where windows are counted whole and each account's counted cursor is kept (the series store), so
@@ -274,7 +279,11 @@ export class TrafficPipeline {
             d.clock.now(),
             (r, err) => {
               const n = this.lock?.reread?.();
-              if (n !== undefined) this.rereadsUnsaved.push({ account, n, windows });
+              // Held only for a window whose first read a scrape was already given: any exposition a scrape gets
+              // from now on includes this re-read, and one given before without its first read needs nothing.
+              const shown = this.shownCursor(account);
+              const held = windows.filter((w) => w.end <= shown);
+              if (n !== undefined && held.length > 0) this.rereadsUnsaved.push({ account, n, windows: held });
               if (!r) {
                 book.abort();
                 d.log.error({ error: describeError(err) }, 'counting a re-read of late data failed');
@@ -371,8 +380,11 @@ export class TrafficPipeline {
     return out;
   }
 
-  /** A state file with the part for re-read number `rereads` is on disk: the re-reads up to it are held no more. */
-  rereadsSaved(rereads: number): void {
+  /**
+   * A scrape was given an exposition that includes re-reads up to number `rereads`: no later write of the state
+   * file is for an older one, so they are held no more.
+   */
+  rereadsShown(rereads: number): void {
     this.rereadsUnsaved = this.rereadsUnsaved.filter((r) => r.n > rereads);
   }
 

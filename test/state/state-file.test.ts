@@ -347,7 +347,7 @@ describe('state file: saving the revisit part', () => {
         made++;
         return revisitOf(windows);
       },
-      saved: () => {},
+      shown: () => {},
     };
     book.touch();
     await until(() => made === 1 && onDisk(path).revisit?.accounts.acme?.windows.length === 1);
