@@ -8,6 +8,7 @@ import { httpBenchmarks } from './http.js';
 import { process1M, process100k } from './process.js';
 import { redactBenchmarks } from './redact.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
+import { revisitBenchmarks } from './revisit.js';
 import { storeBenchmarks } from './store.js';
 import { webBenchmarks } from './web.js';
 
@@ -24,6 +25,7 @@ const SUITES: Suite[] = [
   // `node dist/bench/run.js process-100k` runs the quick one alone.
   { name: 'exporter process: process-100k series', run: process100k },
   { name: 'exporter process: process-1M series', run: process1M },
+  { name: 'revisit: records of late data, state file', run: revisitBenchmarks },
   { name: 'http: reading big answers', run: httpBenchmarks },
   { name: 'web config: HTTPS and basic auth on a scrape', run: webBenchmarks },
 ];

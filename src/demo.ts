@@ -1,7 +1,8 @@
 /**
  * `cdn-exporter demo`: the simulator and the exporter in one process, pointed at each other. The simulator's demo
  * world has two accounts, five and three resources, DVR streams (one with breaks, one not alive) and recordings in
- * every status; the exporter starts an hour back so that /metrics is full at once.
+ * every status; the exporter starts an hour back so that /metrics is full at once. Its statistics arrive late
+ * (DEMO_LAG_SECONDS) and the exporter re-reads each minute (`metrics.revisit`), so the late share shows.
  */
 import { stringify } from 'yaml';
 import { type Config, loadConfig } from './config/index.js';
@@ -14,8 +15,14 @@ import { DEMO_PASSWORD, DEMO_USER } from './simulator/world.js';
  */
 export const DEMO_TOKEN_LIFETIME_MS = 3 * 60_000;
 
+/** The demo CDN's statistics are late: a minute is complete only this long after it ends. */
+export const DEMO_LAG_SECONDS = 150;
+
 export async function startDemoSimulator(seed = 1): Promise<Simulator> {
-  return startSimulator({ seed, tokenLifetimeMs: DEMO_TOKEN_LIFETIME_MS }, { host: '127.0.0.1', port: 0 });
+  return startSimulator(
+    { seed, lagSeconds: DEMO_LAG_SECONDS, tokenLifetimeMs: DEMO_TOKEN_LIFETIME_MS },
+    { host: '127.0.0.1', port: 0 },
+  );
 }
 
 /** The exporter configuration of the demo, parsed by the real loader. */
@@ -29,7 +36,9 @@ export function demoConfig(simulatorUrl: string): Config {
       requests_per_second: 20,
       concurrency: 4,
     },
-    metrics: { window: '1m', delay: '1m', lookback: '1h' },
+    // delay 1m reads the newest minutes early (the dashboards show the late share); revisit 5m makes every
+    // counter end exact all the same.
+    metrics: { window: '1m', delay: '1m', lookback: '1h', revisit: '5m' },
     dvr: { interval: '15s' },
     recordings: { interval: '15s' },
     accounts: [

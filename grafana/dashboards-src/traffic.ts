@@ -274,6 +274,23 @@ export function build(): Dashboard {
         },
       ],
     }),
+    timeseries({
+      title: 'Late traffic share per account',
+      description:
+        'Share of edge requests that arrived after the first read of their window and were added by its re-read ' +
+        '(metrics.revisit). Empty with revisit off. A share that stays high means metrics.delay is too short: ' +
+        'dashboards and alerts on the newest windows see too little (README: choosing delay and revisit).',
+      unit: 'percentunit',
+      w: 24,
+      queries: [
+        {
+          expr:
+            `sum by (account) (rate(cdn_metrics_revisit_edge_requests_total{account=~"$account"}[${W}]))\n/\n` +
+            `sum by (account) (rate(cdn_edge_requests_total{account=~"$account"}[${W}]))`,
+          legend: '{{account}}',
+        },
+      ],
+    }),
   ];
 
   return dashboard({

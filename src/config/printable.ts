@@ -75,6 +75,7 @@ export function redactConfig(config: Config): PrintableConfig {
       metrics: [...metrics.metrics],
       resources: [...metrics.resources],
       window_gauges: metrics.windowGauges,
+      revisit: formatDuration(metrics.revisitMs),
     },
     dvr: { interval: formatDuration(config.dvr.intervalMs) },
     recordings: { interval: formatDuration(config.recordings.intervalMs) },

@@ -35,6 +35,7 @@ export const CEILINGS = {
   minBodyBytes: 1024,
   delayMs: DAY,
   lookbackMs: 90 * DAY,
+  revisitMs: DAY,
   intervalMs: DAY,
   shards: 1024,
   // limits.*: a typo must not turn a cap into none; 50M series is far beyond what one process holds.
@@ -164,6 +165,7 @@ export const DEFAULTS = {
     lookback: '1h',
     max_catch_up: '7d',
     window_gauges: false,
+    revisit: '0s',
   },
   interval: '1m',
   accounts_discovery: { enabled: false, interval: '10m', include: '.*', recordings: false },
@@ -231,6 +233,9 @@ const metricsSchema = z.strictObject({
   metrics: z.array(metricName).default([]).transform(unique),
   resources: z.array(resourceId).default([]).transform(unique),
   window_gauges: z.boolean().default(DEFAULTS.metrics.window_gauges),
+  revisit: duration({ min: 0, max: CEILINGS.revisitMs, wholeMinutes: true }).prefault(
+    DEFAULTS.metrics.revisit,
+  ),
 });
 
 const intervalSchema = z.strictObject({
@@ -335,6 +340,11 @@ export interface MetricsConfig {
   /** Allow-list of resource ids; empty: all. */
   resources: string[];
   windowGauges: boolean;
+  /**
+   * Late data: every minute counted is read once more when it is at least delay + revisit old, and what arrived
+   * since is added to the counters. 0: off. Whole minutes, at most 24h.
+   */
+  revisitMs: number;
 }
 
 export interface AccountConfig {
@@ -432,6 +442,7 @@ export function toConfig(file: FileConfig): Config {
         metrics: metrics.metrics,
         resources: metrics.resources,
         windowGauges: metrics.window_gauges,
+        revisitMs: metrics.revisit,
       },
       dvr: { intervalMs: file.dvr.interval },
       recordings: { intervalMs: file.recordings.interval },

@@ -10,14 +10,35 @@
  * The state file is written atomically (a temporary file in the same folder, flushed to disk, then renamed over the
  * old one: a crash leaves the old state or the new, never an empty or torn file), one write at a time, the newest
  * state winning.
+ *
+ * Beside the cursors it holds a `revisit` part (metrics.revisit): what was counted for each window awaiting its
+ * re-read, so a restart can still re-read late data.
  */
 import { copyFile, mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { z } from 'zod';
+import { type Clock, systemClock } from '../clock.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { CountedCursors } from '../store/types.js';
+import type { SavedRevisits } from '../traffic/revisit.js';
 
 const MINUTE = 60_000;
+
+/**
+ * The revisit part's owner (the traffic pipeline). `part` gives the part that goes with an exposition of these
+ * counted cursors and re-read number (nothing it does not show); `shown` says a scrape was given an exposition with
+ * re-reads up to that number (every later write is for it or a newer one).
+ */
+export interface RevisitSource {
+  part(cursors: ReadonlyMap<string, number>, rereads: number): SavedRevisits | undefined;
+  shown(rereads: number): void;
+}
+/**
+ * The least time between two writes asked for by the revisit part alone (CursorBook.touch). The part is rewritten
+ * in full (tens of MB at 1M series), and it changes with every window read or re-read of every account.
+ */
+export const REVISIT_SAVE_GAP_MS = 10_000;
 /** What save() writes: `2026-06-01T12:00:00.000Z`; seconds and milliseconds optional on reading. */
 const CURSOR_TEXT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?Z$/;
 
@@ -41,6 +62,8 @@ export interface LoadedState {
   problems: string[];
   /** Where a copy of the file was kept when some of its cursors were bad (the next save overwrites the file). */
   keptAs?: string;
+  /** Windows awaiting a re-read (metrics.revisit), checked; absent when the file has none. */
+  revisits?: SavedRevisits;
 }
 
 const describe = (v: unknown): string =>
@@ -57,6 +80,9 @@ const iso = (ms: number) => new Date(ms).toISOString().replace(':00.000Z', 'Z');
  * Cursors by account. `load` reads the state file once; `commit` saves the cursors a scrape is about to show; `close`
  * waits for saves in progress. Only a loaded book saves: after a failed start nothing overwrites the cursors on
  * disk. Cursors of accounts this replica does not poll now (another shard's, a removed one) are kept on save.
+ *
+ * The revisit part (metrics.revisit) is written with every commit, and a change of it alone (`touch`) at most once
+ * per `revisitGapMs`; every write takes the revisit part as it is when the write begins (StateFile.save).
  */
 export class CursorBook {
   /** On disk (as far as this process knows). */
@@ -66,12 +92,23 @@ export class CursorBook {
   private readonly file: StateFile | undefined;
   private readonly saving = new Set<Promise<void>>();
   private loaded = false;
+  /** The revisit part as loaded; then, once `revisits` is set, what it returns. */
+  private savedRevisits: SavedRevisits | undefined;
+  private revisitSource: RevisitSource | undefined;
+  /** Re-reads counted in the newest exposition a scrape was given (wanted), and in the state on disk (durable). */
+  private wantedRereads = 0;
+  private durableRereads = 0;
+  /** When a write was last asked for (this clock), and the wait of a revisit-only write, if one is held back. */
+  private lastSave = Number.NEGATIVE_INFINITY;
+  private held: AbortController | undefined;
 
   constructor(
     path: string | undefined,
     private readonly log: Logger,
     /** A save failed (it is logged; the bytes are still served). */
     private readonly saveFailed: () => void = () => {},
+    private readonly clock: Clock = systemClock,
+    private readonly revisitGapMs = REVISIT_SAVE_GAP_MS,
   ) {
     this.file = path ? new StateFile(path) : undefined;
   }
@@ -81,7 +118,7 @@ export class CursorBook {
    * Throws when the file cannot be used as a whole; returns what was found wrong with single cursors (logged).
    */
   async load(limits?: CursorLimits): Promise<LoadedState> {
-    const loaded = this.file
+    const loaded: LoadedState = this.file
       ? await this.file.load(limits, this.log)
       : { cursors: new Map<string, number>(), clamped: new Map(), problems: [] };
     this.loaded = true;
@@ -89,7 +126,44 @@ export class CursorBook {
       this.durable.set(account, cursor);
       this.wanted.set(account, cursor);
     }
+    this.savedRevisits = loaded.revisits;
     return loaded;
+  }
+
+  /** The windows awaiting a re-read as the state file had them (metrics.revisit); undefined: none. */
+  get loadedRevisits(): SavedRevisits | undefined {
+    return this.savedRevisits;
+  }
+
+  /** Where each save takes the revisit part from (the traffic pipeline). */
+  set revisits(source: RevisitSource) {
+    this.revisitSource = source;
+  }
+
+  /**
+   * The revisit part changed: saved with the cursors as they are, at most once per `revisitGapMs` (a write asked
+   * for meanwhile, by a cursor or by close, takes this change with it).
+   */
+  touch(): void {
+    if (!this.file || !this.loaded || this.held) return;
+    const wait = this.lastSave + this.revisitGapMs - this.clock.now();
+    if (wait <= 0) {
+      this.save();
+      return;
+    }
+    const held = new AbortController();
+    this.held = held;
+    this.clock.sleep(wait, held.signal).then(
+      () => {
+        if (this.held === held) this.save();
+      },
+      () => undefined, // a save took it with it
+    );
+  }
+
+  /** The account's cursor in the newest exposition a scrape was given (saved or being saved); -Infinity: none. */
+  shown(account: string): number {
+    return this.wanted.get(account) ?? Number.NEGATIVE_INFINITY;
   }
 
   /** Where the account's walk resumes; undefined: start at now - lookback. */
@@ -106,28 +180,41 @@ export class CursorBook {
   commit(counted: CountedCursors): Promise<void> {
     if (!this.file || !this.loaded) return Promise.resolve();
     let newer = false;
+    // A re-read's late part shown for the first time: its window must be on disk as done before the bytes leave.
+    const rereads = counted.rereads ?? 0;
+    if (this.revisitSource && rereads > this.durableRereads) newer = true;
+    if (rereads > this.wantedRereads) {
+      this.wantedRereads = rereads;
+      this.revisitSource?.shown(rereads);
+    }
     for (const [account, cursor] of counted) {
       if (cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY)) newer = true;
       if (cursor > (this.wanted.get(account) ?? Number.NEGATIVE_INFINITY)) this.wanted.set(account, cursor);
     }
     if (!newer) return Promise.resolve();
     const snapshot = new Map(this.wanted);
-    const p = this.file.save(snapshot).then(
-      () => {
-        // This state or a newer one (wanted never moves back) is on disk.
-        for (const [account, cursor] of snapshot) {
-          if (cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY))
-            this.durable.set(account, cursor);
-        }
-      },
-      (err: unknown) => {
-        this.saveFailed();
-        this.log.error(
-          { err: describeError(err) },
-          'saving state_file failed: a crash now would count the windows since the last good save twice',
-        );
-      },
-    );
+    const snapshotRereads = this.wantedRereads;
+    this.release();
+    this.lastSave = this.clock.now();
+    const p = this.file
+      .save(snapshot, () => this.revisitPart(snapshot, snapshotRereads))
+      .then(
+        () => {
+          if (snapshotRereads > this.durableRereads) this.durableRereads = snapshotRereads;
+          // This state or a newer one (wanted never moves back) is on disk.
+          for (const [account, cursor] of snapshot) {
+            if (cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY))
+              this.durable.set(account, cursor);
+          }
+        },
+        (err: unknown) => {
+          this.saveFailed();
+          this.log.error(
+            { err: describeError(err) },
+            'saving state_file failed: a crash now would count the windows since the last good save twice',
+          );
+        },
+      );
     this.saving.add(p);
     void p.finally(() => this.saving.delete(p));
     return p;
@@ -135,18 +222,87 @@ export class CursorBook {
 
   /** Waits for the saves in progress. Nothing new is saved: the cursors on disk are the ones a scrape saw. */
   async close(): Promise<void> {
+    this.release();
+    // The revisit part as it stands, with the cursors scrapes were given: nothing counted is added by a stop.
+    if (this.file && this.loaded && this.revisitSource) this.save();
     await Promise.all([...this.saving]);
   }
+
+  /** A revisit-only write (touch): the cursors a scrape was given, the revisit part as it stands. */
+  private save(): void {
+    if (!this.file || !this.loaded) return;
+    this.release();
+    this.lastSave = this.clock.now();
+    const snapshot = new Map(this.wanted);
+    const snapshotRereads = this.wantedRereads;
+    const p = this.file
+      .save(snapshot, () => this.revisitPart(snapshot, snapshotRereads))
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          this.saveFailed();
+          this.log.error({ err: describeError(err) }, 'saving state_file failed');
+        },
+      );
+    this.saving.add(p);
+    void p.finally(() => this.saving.delete(p));
+  }
+
+  /** A write is asked for: a revisit-only write held back is no longer needed. */
+  private release(): void {
+    const held = this.held;
+    this.held = undefined;
+    held?.abort();
+  }
+
+  /** Before the pipeline took over: what was loaded, kept as it was (a failed start must not lose it). */
+  private revisitPart(cursors: ReadonlyMap<string, number>, rereads: number): SavedRevisits | undefined {
+    return this.revisitSource ? this.revisitSource.part(cursors, rereads) : this.savedRevisits;
+  }
 }
+
+/**
+ * The revisit part of the state file (`revisit`, versioned on its own, so the cursor part can change without it):
+ * what was counted for each window awaiting its re-read, per counter series. See src/traffic/revisit.ts.
+ */
+const revisitsSchema = z.strictObject({
+  version: z.literal(1),
+  families: z.array(z.string()),
+  accounts: z.record(
+    z.string(),
+    z.strictObject({
+      series: z.array(z.tuple([z.int().min(0)], z.string()).nullable()),
+      windows: z.array(
+        z.strictObject({
+          start: z.iso.datetime(),
+          end: z.iso.datetime(),
+          counted: z.base64(),
+        }),
+      ),
+    }),
+  ),
+});
 
 export interface SavedState {
   version: 1;
   /** Account name to cursor (ISO 8601, UTC). */
   cursors: Record<string, string>;
+  /** Windows awaiting a re-read (metrics.revisit); absent when there are none or revisit is off. */
+  revisit?: SavedRevisits;
 }
 
+/** What one write is to take: read when the write begins (StateFile.save). */
+interface SaveAsked {
+  cursors: ReadonlyMap<string, number>;
+  revisits: SavedRevisits | (() => SavedRevisits | undefined) | undefined;
+}
+
+const CHUNK = 1 << 20;
+/** Series of the revisit part made into text at a time. */
+const SERIES_SLICE = 20_000;
+
 export class StateFile {
-  private pending: SavedState | undefined;
+  private pending: SaveAsked | undefined;
   private writing: Promise<void> | undefined;
 
   constructor(private readonly path: string) {}
@@ -159,6 +315,10 @@ export class StateFile {
    * - a cursor that is not a time on a whole minute, or is in the future, is ignored (that account starts from
    *   lookback), and the file is copied to `<file>.corrupt-<time>` before the next save overwrites it;
    * - a cursor older than `limits.maxCatchUpMs` is moved up to that limit.
+   * - a revisit part of an unknown format (not version 1 of its schema) refuses the file as a whole; one account's
+   *   windows that cannot be true (not whole minutes, in the future, older than the catch-up limit, a record that
+   *   is not whole 8-byte values or names more series than the account has) are dropped: those minutes keep what
+   *   their first read counted, and the file is copied aside as for a bad cursor.
    * Each problem is logged at error level (the move-up as a warning) and returned.
    */
   async load(limits?: CursorLimits, log?: Logger): Promise<LoadedState> {
@@ -223,6 +383,26 @@ export class StateFile {
         out.cursors.set(account, earliest);
       } else out.cursors.set(account, ms);
     }
+    const rawRevisit = (parsed as { revisit?: unknown }).revisit;
+    if (rawRevisit !== undefined) {
+      const revisits = revisitsSchema.safeParse(rawRevisit);
+      if (!revisits.success) {
+        const issue = revisits.error.issues[0];
+        const where = issue?.path.length ? ` at revisit.${issue.path.join('.')}` : '';
+        return wholeFile(`its revisit part is of an unknown format (${issue?.message}${where})`);
+      }
+      const checked = revisits.data as SavedRevisits;
+      for (const [account, part] of Object.entries(checked.accounts)) {
+        const problem = revisitProblem(part, checked.families.length, earliest, latest);
+        if (problem === undefined) continue;
+        bad = true;
+        delete checked.accounts[account];
+        const line = `state_file ${this.path}: revisit windows of account ${JSON.stringify(account)} ${problem}; dropped, those minutes keep what their first read counted`;
+        out.problems.push(line);
+        log?.error({ file: this.path, account, problem }, line);
+      }
+      if (Object.keys(checked.accounts).length > 0) out.revisits = checked;
+    }
     if (bad) {
       await copyFile(this.path, aside);
       out.keptAs = aside;
@@ -234,25 +414,52 @@ export class StateFile {
     return out;
   }
 
-  /** Schedules a write of these cursors; returns when this state (or a newer one) is on disk. */
-  save(cursors: ReadonlyMap<string, number>): Promise<void> {
-    const state: SavedState = { version: 1, cursors: {} };
-    for (const [account, ms] of cursors) state.cursors[account] = new Date(ms).toISOString();
-    this.pending = state;
+  /** The same as load (its older name, kept for callers that read the revisit part). */
+  loadState(limits?: CursorLimits, log?: Logger): Promise<LoadedState> {
+    return this.load(limits, log);
+  }
+
+  /**
+   * Schedules a write of these cursors and revisit part; returns when this state (or a newer one) is on disk. One
+   * write at a time: saves asked for while one is under way collapse into one write, of the latest. `cursors` is
+   * read, and `revisits` (when a function) called, only when that write begins, so a live map and a source of the
+   * revisit part cost nothing per save: what is written is one snapshot of both, taken at once.
+   */
+  save(
+    cursors: ReadonlyMap<string, number>,
+    revisits?: SavedRevisits | (() => SavedRevisits | undefined),
+  ): Promise<void> {
+    this.pending = { cursors, revisits };
     if (!this.writing) this.writing = this.drain();
     return this.writing;
   }
 
   private async drain(): Promise<void> {
     try {
+      // Off the caller's stack: a burst of saves within one turn of the event loop is one write.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       while (this.pending) {
-        const state = this.pending;
+        const asked = this.pending;
         this.pending = undefined;
+        const state: SavedState = { version: 1, cursors: {} };
+        for (const [account, ms] of asked.cursors) state.cursors[account] = new Date(ms).toISOString();
+        const revisits = typeof asked.revisits === 'function' ? asked.revisits() : asked.revisits;
+        if (revisits && Object.keys(revisits.accounts).length > 0) state.revisit = revisits;
         await mkdir(dirname(this.path), { recursive: true });
         const tmp = `${this.path}.${process.pid}.tmp`;
         const file = await open(tmp, 'w');
         try {
-          await file.writeFile(`${JSON.stringify(state, null, 2)}\n`);
+          // Written in pieces of about 1 MiB, each an await: the text is made between them, so the event loop
+          // (scrapes, answers) is never held for the whole part.
+          let piece = '';
+          for (const chunk of stateChunks(state)) {
+            piece += chunk;
+            if (piece.length >= CHUNK) {
+              await file.write(piece);
+              piece = '';
+            }
+          }
+          if (piece) await file.write(piece);
           await file.sync();
         } finally {
           await file.close();
@@ -263,4 +470,57 @@ export class StateFile {
       this.writing = undefined;
     }
   }
+}
+
+/** Why one account's saved revisit windows cannot be used; undefined when they can. */
+function revisitProblem(
+  part: SavedRevisits['accounts'][string],
+  families: number,
+  earliest: number,
+  latest: number,
+): string | undefined {
+  if (part.series.some((s) => s !== null && s[0] >= families))
+    return 'name a counter family the file does not list';
+  for (const w of part.windows) {
+    const start = Date.parse(w.start);
+    const end = Date.parse(w.end);
+    const span = `${iso(start)}..${iso(end)}`;
+    if (start % MINUTE !== 0 || end % MINUTE !== 0 || !(start < end))
+      return `include a window that is not whole minutes (${span})`;
+    if (end > latest) return `include a window in the future (${span})`;
+    if (start < earliest) return `include a window older than metrics.max_catch_up allows (${span})`;
+    const bytes = Buffer.from(w.counted, 'base64').length;
+    if (bytes % 8 !== 0 || bytes / 8 > part.series.length)
+      return `include a record that does not fit the account's ${part.series.length} series (${span})`;
+  }
+  return undefined;
+}
+
+/**
+ * The file's text, in pieces: the cursors readable; the revisit part (its records are base64 anyway) on one line,
+ * to stay compact, the same text as JSON.stringify would make of it, made a slice of series or a window at a time.
+ */
+function* stateChunks(state: SavedState): Generator<string> {
+  const { revisit, ...cursors } = state;
+  const head = JSON.stringify(cursors, null, 2);
+  if (!revisit) {
+    yield `${head}\n`;
+    return;
+  }
+  yield `${head.slice(0, -2)},\n  "revisit": {"version":${JSON.stringify(revisit.version)},"families":${JSON.stringify(revisit.families)},"accounts":{`;
+  let first = true;
+  for (const [account, part] of Object.entries(revisit.accounts)) {
+    yield `${first ? '' : ','}${JSON.stringify(account)}:{"series":[`;
+    first = false;
+    for (let i = 0; i < part.series.length; i += SERIES_SLICE) {
+      yield `${i > 0 ? ',' : ''}${JSON.stringify(part.series.slice(i, i + SERIES_SLICE)).slice(1, -1)}`;
+    }
+    yield '],"windows":[';
+    for (let i = 0; i < part.windows.length; i++) {
+      const w = part.windows[i]!;
+      yield `${i > 0 ? ',' : ''}${JSON.stringify({ start: w.start, end: w.end, counted: w.counted })}`;
+    }
+    yield ']}';
+  }
+  yield '}}\n}\n';
 }

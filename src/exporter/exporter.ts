@@ -149,7 +149,12 @@ export class Exporter {
       for (const u of this.allUpstreams) n += u.gate.length;
       return n;
     });
-    this.cursors = new CursorBook(this.config.stateFile, this.log, () => this.self.stateSaveFailures.inc());
+    this.cursors = new CursorBook(
+      this.config.stateFile,
+      this.log,
+      () => this.self.stateSaveFailures.inc(),
+      this.clock,
+    );
     this.app = createApp({
       registry: this.registry,
       store: this.store,
@@ -198,6 +203,7 @@ export class Exporter {
           windowMs: config.metrics.windowMs,
           delayMs: config.metrics.delayMs,
           lookbackMs: config.metrics.lookbackMs,
+          revisitMs: config.metrics.revisitMs,
           maxInFlight: Math.max(1, config.api.concurrency),
           backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
           authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
@@ -211,6 +217,15 @@ export class Exporter {
         storeSize: () => this.store.size,
       }),
     };
+    const { traffic } = this.processes;
+    traffic.restoreRevisits(this.cursors.loadedRevisits, this.clock.now());
+    if (traffic.book) {
+      traffic.shownCursor = (account) => this.cursors.shown(account);
+      this.cursors.revisits = {
+        part: (cursors, rereads) => traffic.savedRevisits(cursors, rereads),
+        shown: (rereads) => traffic.rereadsShown(rereads),
+      };
+    }
     for (const account of config.accounts.filter((a) => this.accounts.includes(a.name))) {
       this.startAccount(account, this.upstreams.get(account.name)!);
     }
@@ -329,13 +344,13 @@ export class Exporter {
         return undefined;
       },
     });
-    const walker = traffic.poller(name, {
+    const poller = traffic.poller(name, {
       clock,
       log: alog,
       random: this.opts.random,
       startCursor: this.cursors.get(name),
       givenUp: this.clamped.get(name),
-      fetchTraffic: (o) => up.call(() => up.metrics.fetchTraffic(o)),
+      fetchTraffic: (o, priority) => up.call(() => up.metrics.fetchTraffic(o), priority),
       // The cursor is saved by the scrapes that show its windows (./cursor-book.ts), not here.
       onStatus: (s) => {
         // A stopped account's last status must not bring back the rows stopAccount removed.
@@ -348,13 +363,15 @@ export class Exporter {
       },
       storeChanged: this.storeChanged,
       refused: () => rereadToken(token, alog),
+      revisitsChanged: () => this.cursors.touch(),
     });
+    const { walker } = poller;
     board.expect('metrics', name);
     this.walkers.push(walker);
     // A renewed token ends the walker's slow auth backoff at once.
     const unsubscribe =
-      token instanceof LoginToken ? token.onToken(() => walker.authRestored()) : () => undefined;
-    loops.push(walker.run(signal));
+      token instanceof LoginToken ? token.onToken(() => poller.authRestored()) : () => undefined;
+    loops.push(poller.run(signal));
 
     if (account.dvrStreams.length) {
       board.expect('dvr-net', name);
@@ -417,6 +434,8 @@ export class Exporter {
     const { traffic, dvr, recordings } = this.processes!;
     // Windows handed over before the stop are counted first, so none lands after the removal.
     await traffic.removeAccount(name);
+    // Its windows awaiting a re-read went with it: the state file's revisit part follows.
+    this.cursors.touch();
     dvr.removeAccount(name, pollers.account.dvrStreams);
     recordings.removeAccount(name);
     this.board.removeAccount(name);

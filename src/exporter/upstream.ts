@@ -22,8 +22,11 @@ export interface Upstream {
   dvr: DvrClient;
   recorder: RecorderClient;
   inventory: InventoryClient;
-  /** Runs one request through the gate; a 429 pauses and slows the gate, a success lets it climb back. */
-  call<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Runs one request through the gate; a 429 pauses and slows the gate, a success lets it climb back. `priority`:
+   * see RequestGate.run (default 0).
+   */
+  call<T>(fn: () => Promise<T>, priority?: number): Promise<T>;
 }
 
 export interface UpstreamOptions {
@@ -67,18 +70,22 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
     dvr: new DvrClient(http),
     recorder: new RecorderClient(http),
     inventory: new InventoryClient(http),
-    async call<T>(fn: () => Promise<T>): Promise<T> {
+    async call<T>(fn: () => Promise<T>, priority?: number): Promise<T> {
       for (let attempt = 0; ; attempt++) {
         // No token (a login refused or not done yet): fail before taking a place in the gate.
         token.get();
         let releasedAt: number | undefined;
         let generation = token.generation;
         try {
-          const result = await gate.run((ticket) => {
-            releasedAt = ticket.releasedAt;
-            generation = token.generation;
-            return reportingSends(ticket.sent, fn);
-          }, opts.signal);
+          const result = await gate.run(
+            (ticket) => {
+              releasedAt = ticket.releasedAt;
+              generation = token.generation;
+              return reportingSends(ticket.sent, fn);
+            },
+            opts.signal,
+            priority,
+          );
           gate.succeeded();
           return result;
         } catch (err) {

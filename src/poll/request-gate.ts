@@ -70,6 +70,16 @@ function abortable(p: Promise<void>, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** The priority of a re-read of late data (src/traffic/revisit.ts): after every other waiting request. */
+export const REVISIT_PRIORITY = 0;
+/** The priority of every other request (first reads, DVR, recordings). */
+export const NORMAL_PRIORITY = 1;
+
+/** A deferred request's turn to enter the queue, or its abort. */
+interface Deferred {
+  enter(): void;
+}
+
 /** Requests that may leave together: this many seconds' worth at the current rate (at least one). */
 const BURST_SECONDS = 0.1;
 
@@ -87,6 +97,8 @@ export class RequestGate {
   private readonly clock: Clock;
   private readonly recoverAfter: number;
   private readonly defaultPauseMs: number;
+  /** Requests below NORMAL_PRIORITY, in order, waiting for the queue to hold nothing else. */
+  private readonly deferred: Deferred[] = [];
 
   constructor(opts: GateOptions) {
     this.max = opts.requestsPerSecond;
@@ -118,8 +130,49 @@ export class RequestGate {
    * without that, the request counts from when it settles (safe, but slower). Aborting `signal` drops the request
    * while it waits (it rejects); a request already sent is left to finish: p-queue would reject it at once, so its
    * own signal is aborted only for tasks that have not started.
+   *
+   * `priority`: everything runs at NORMAL_PRIORITY except the re-reads of late data (REVISIT_PRIORITY). Those
+   * wait outside the queue, in order, and enter it one at a time only when no other request is waiting in it: a
+   * re-read never goes before a first read that was waiting, and takes a turn only when the token has one to
+   * spare. (Not p-queue's own priorities: with its strict interval, a lower-priority task was seen to stay queued
+   * for good while others kept arriving.)
    */
-  run<T>(fn: (ticket: SendTicket) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  run<T>(
+    fn: (ticket: SendTicket) => Promise<T>,
+    signal?: AbortSignal,
+    priority = NORMAL_PRIORITY,
+  ): Promise<T> {
+    if (priority >= NORMAL_PRIORITY) return this.enqueue(fn, signal);
+    return this.deferredTurn(signal).then(() => this.enqueue(fn, signal));
+  }
+
+  /** Resolves when a deferred request may enter the queue; rejects when `signal` aborts first. */
+  private deferredTurn(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.queue.size === 0 && this.deferred.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const entry: Deferred = {
+        enter: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      const onAbort = () => {
+        const i = this.deferred.indexOf(entry);
+        if (i >= 0) this.deferred.splice(i, 1);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.deferred.push(entry);
+    });
+  }
+
+  /** Lets the oldest deferred request in once nothing else waits in the queue. */
+  private admitDeferred(): void {
+    if (this.queue.size === 0) this.deferred.shift()?.enter();
+  }
+
+  private enqueue<T>(fn: (ticket: SendTicket) => Promise<T>, signal?: AbortSignal): Promise<T> {
     const waiting = new AbortController();
     let started = false;
     const onAbort = () => {
@@ -130,12 +183,14 @@ export class RequestGate {
     const task = this.queue.add(
       async () => {
         started = true;
+        this.admitDeferred();
         const send = await this.waitTurn(signal);
         const ticket: SendTicket = { releasedAt: send.at, sent: () => this.written(send) };
         try {
           return await fn(ticket);
         } finally {
           this.written(send);
+          this.admitDeferred();
         }
       },
       { signal: waiting.signal },

@@ -114,6 +114,13 @@ export interface SimulatorControls {
   setAccountStatus(name: string, status: string): void;
   /** The inventory answers this status (503: down) instead of the list; undefined: it works again. */
   failInventory(status: number | undefined): void;
+  /** The late-data lag from now on, seconds (as `--lag`). */
+  setLag(seconds: number): void;
+  /**
+   * A downward correction: from now on every count of the account's minutes in [fromMs, toMs) is reported as
+   * floor(count * factor) (0..1), by the API and by `truth` alike.
+   */
+  correctDown(account: string, fromMs: number, toMs: number, factor: number): void;
 }
 
 export type SimulatorApp = Express & { simulator: SimulatorControls & { dispose(): void } };
@@ -181,7 +188,7 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
     if (token !== undefined && accountList.some((a) => a.token === token)) return 'static';
     return auth.kind(token);
   };
-  const lagSeconds = opts.lagSeconds ?? 0;
+  let lagSeconds = opts.lagSeconds ?? 0;
   const model = new TrafficModel(opts.seed, opts.trafficScale ?? (opts.accounts ? {} : DEMO_TRAFFIC_SCALE));
   const dvr = createDvrSim(ctx);
   const recorder = createRecorderSim(ctx);
@@ -293,7 +300,7 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
     createTrafficApi({
       ctx,
       model,
-      lagSeconds,
+      lagSeconds: () => lagSeconds,
       requestTimeShape: opts.requestTimeShape ?? 'object',
       rules: windowRules,
     }),
@@ -390,6 +397,14 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
       const acc = accounts.get(name);
       if (!acc) throw new Error(`unknown account ${name}`);
       acc.status = status;
+    },
+    setLag(seconds) {
+      if (!(seconds >= 0)) throw new Error(`the lag is seconds >= 0, got ${seconds}`);
+      lagSeconds = seconds;
+    },
+    correctDown(account, fromMs, toMs, factor) {
+      if (!accounts.has(account)) throw new Error(`unknown account ${account}`);
+      model.correctDown(account, fromMs, toMs, factor);
     },
     dispose() {
       for (const t of slowTimers) clearTimeout(t);

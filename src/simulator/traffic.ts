@@ -125,11 +125,39 @@ function roundMs(seconds: number): number {
  * The deterministic traffic of every account's resources. Volume follows a daily shape (peaking in the evening,
  * hour chosen per resource) with per-minute noise; some quarter-hours carry a 5xx incident.
  */
+/** A downward correction (see TrafficModel.correctDown). */
+interface Correction {
+  account: string;
+  from: number;
+  to: number;
+  factor: number;
+}
+
 export class TrafficModel {
+  private readonly corrections: Correction[] = [];
+
   constructor(
     private readonly seed: number,
     private readonly scale: TrafficScale = {},
   ) {}
+
+  /**
+   * A CDN correcting its statistics downward (a reseller's platform does this after filtering bots, say): from
+   * now on, every count of the account's minutes in [fromMs, toMs) is reported as floor(count * factor), complete
+   * or not, including by the truth. Corrections add up (two of 0.5 report a quarter).
+   */
+  correctDown(account: string, fromMs: number, toMs: number, factor: number): void {
+    if (!(factor >= 0 && factor <= 1))
+      throw new Error(`a downward correction's factor is 0..1, got ${factor}`);
+    this.corrections.push({ account, from: fromMs, to: toMs, factor });
+  }
+
+  private factor(account: string, minuteMs: number): number {
+    let f = 1;
+    for (const c of this.corrections)
+      if (c.account === account && minuteMs >= c.from && minuteMs < c.to) f *= c.factor;
+    return f;
+  }
 
   minute(account: string, resource: string, minuteMs: number): MinuteTraffic {
     const s = this.seed;
@@ -202,7 +230,9 @@ export class TrafficModel {
     const acc = { edge: new SideAccumulator(), origin: new SideAccumulator() };
     for (const resource of resources) {
       for (let m = startMs; m < endMs; m += MINUTE) {
-        const share = late ? reportedShare(m, late.asOf, late.lagSeconds) : 1;
+        const share =
+          (late ? reportedShare(m, late.asOf, late.lagSeconds) : 1) *
+          (this.corrections.length ? this.factor(account, m) : 1);
         if (share === 0) continue;
         const t = this.minute(account, resource, m);
         acc.edge.add(t.edge, share);
@@ -366,7 +396,8 @@ export class WindowRules {
 export interface TrafficApiOptions {
   ctx: SimContext;
   model: TrafficModel;
-  lagSeconds: number;
+  /** Read on every request (the simulator's controls may change it). */
+  lagSeconds: () => number;
   requestTimeShape: RequestTimeShape;
   /** Default: none. */
   rules?: WindowRules;
@@ -447,7 +478,7 @@ export function createTrafficApi(opts: TrafficApiOptions): express.Router {
       res.status(refused.status).json({ description: refused.description });
       return;
     }
-    const late = { asOf: opts.ctx.clock.now(), lagSeconds: opts.lagSeconds };
+    const late = { asOf: opts.ctx.clock.now(), lagSeconds: opts.lagSeconds() };
     const seconds = (p.endMs - p.startMs) / 1000;
     const values = (ids: string[]) =>
       metricValues(

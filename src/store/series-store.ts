@@ -88,6 +88,8 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
   private queued: Promise<void> | undefined;
   /** Counted cursors now (set by the applier inside enter/leave). */
   private readonly counted = new Map<string, number>();
+  /** Re-reads of late data counted so far (CountingLock.reread). */
+  private rereads = 0;
   /** Counted cursors of the state the family bodies were rendered from. */
   private bodiesCounted: CountedCursors = new Map();
   /** Windows being counted (entered, not left). */
@@ -154,6 +156,15 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
 
   forgetCounted(account: string): void {
     this.counted.delete(account);
+  }
+
+  reread(): number {
+    return ++this.rereads;
+  }
+
+  /** The counted cursors now, with the number of re-reads counted (an exposition's `counted`). */
+  private countedNow(): CountedCursors {
+    return Object.assign(new Map(this.counted), { rereads: this.rereads });
   }
 
   countedIn(format: ExpositionFormat): CountedCursors | undefined {
@@ -242,7 +253,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
           this.bodies.set(f, { body: renderBody(f), version: f.version });
         }
       }
-      this.bodiesCounted = new Map(this.counted);
+      this.bodiesCounted = this.countedNow();
     }
     const fresh = this.assemble(format);
     this.exposed[format] = fresh;
@@ -275,7 +286,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
         // A synchronous render during the await may have stored a newer body already.
         if (fresh.version > (this.bodies.get(f)?.version ?? 0)) this.bodies.set(f, fresh);
       }
-      this.bodiesCounted = new Map(this.counted);
+      this.bodiesCounted = this.countedNow();
     } finally {
       // The bodies are immutable buffers: assembling and gzipping them need not hold windows back.
       this.endRead();

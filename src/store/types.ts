@@ -45,7 +45,13 @@ export type ExpositionFormat = 'text' | 'openmetrics';
  * Per account, the cursor up to which traffic windows are counted in the values an exposition shows: every window
  * before it is in, none after it (docs/architecture.md, "What a scrape has seen").
  */
-export type CountedCursors = ReadonlyMap<string, number>;
+export type CountedCursors = ReadonlyMap<string, number> & {
+  /**
+   * How many re-reads of late data (metrics.revisit) the values include: re-reads are numbered 1, 2, ... in the
+   * order they are counted (CountingLock.reread). Absent: none, or not tracked.
+   */
+  readonly rereads?: number;
+};
 
 export interface Exposition {
   /**
@@ -82,6 +88,8 @@ export interface CountingLock {
   setCounted(account: string, cursor: number): void;
   /** `account` is no longer counted (its series were removed): expositions carry no cursor for it (inside enter/leave). */
   forgetCounted(account: string): void;
+  /** A re-read of late data is counted in the values (inside enter/leave); returns its number (1, 2, ...). */
+  reread?(): number;
 }
 
 export interface SeriesStoreApi extends Exposition {

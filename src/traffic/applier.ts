@@ -38,6 +38,16 @@ const NO_LOCK: CountingLock = {
 /** Called once the window is counted; `error` when counting it threw (the window is then lost). Must not throw. */
 export type AppliedCallback = (result: ApplyResult | undefined, error?: unknown) => void;
 
+/** How a window is counted (default: a first read, gauges and all). */
+export interface ApplyOptions {
+  /** False: a re-read of late data: counters only (see TrafficProcess.begin). */
+  gauges?: boolean;
+  /** Runs just before the window's first record is counted (no other window is being counted until `done`). */
+  prepare?: () => void;
+  /** A re-read of a window counted before: the counted cursor stays where it is (it is past this window). */
+  again?: boolean;
+}
+
 interface Job {
   account: string;
   startMs: number;
@@ -46,6 +56,7 @@ interface Job {
   response: TrafficResponse | undefined;
   nowMs: number;
   done: AppliedCallback;
+  opts: ApplyOptions;
   skipped?: () => void;
   /** The account is removed (`skipped` removes its series): its counted cursor goes, not moves. */
   forget?: boolean;
@@ -108,8 +119,9 @@ export class TrafficApplier {
     response: TrafficResponse,
     nowMs: number,
     done: AppliedCallback,
+    opts: ApplyOptions = {},
   ): void {
-    this.enqueue({ account, startMs, endMs, response, nowMs, done, next: 0 });
+    this.enqueue({ account, startMs, endMs, response, nowMs, done, opts, next: 0 });
   }
 
   /**
@@ -124,6 +136,7 @@ export class TrafficApplier {
       response: undefined,
       nowMs: 0,
       done: () => {},
+      opts: {},
       skipped,
       next: 0,
     });
@@ -149,6 +162,7 @@ export class TrafficApplier {
             resolve();
           }
         },
+        opts: {},
         forget: true,
         next: 0,
       });
@@ -210,7 +224,17 @@ export class TrafficApplier {
       return true;
     }
     try {
-      job.window ??= this.process.begin(job.account, job.startMs, job.endMs, job.response, job.nowMs);
+      if (!job.window) {
+        job.opts.prepare?.();
+        job.window = this.process.begin(
+          job.account,
+          job.startMs,
+          job.endMs,
+          job.response,
+          job.nowMs,
+          job.opts.gauges ?? true,
+        );
+      }
       const w = job.window;
       const until = this.now() + this.sliceMs;
       while (job.next < w.total) {
@@ -234,7 +258,7 @@ export class TrafficApplier {
   /** The window is counted (or lost, logged by `done`): the account's counted cursor moves past it either way. */
   private finished(job: Job): void {
     if (job.forget) this.lock.forgetCounted(job.account);
-    else this.lock.setCounted(job.account, job.endMs);
+    else if (!job.opts.again) this.lock.setCounted(job.account, job.endMs);
     job.entered = false;
     this.lock.leave();
   }

@@ -37,6 +37,9 @@ export interface TrafficFamilies {
   windows: Family;
   skippedSeconds: Family;
   windowSize: Family;
+  /** Only with `metrics.revisit` on: re-reads of late data by direction, and the edge requests they added. */
+  revisions?: Family;
+  revisitEdgeRequests?: Family;
 }
 
 const SIDE_HELP: Record<Side, string> = { edge: 'edge servers', origin: 'origin servers' };
@@ -141,7 +144,7 @@ function sideFamilies(
 
 export function createTrafficFamilies(
   store: SeriesStoreApi,
-  opts: { breakdown: Breakdown; windowGauges: boolean },
+  opts: { breakdown: Breakdown; windowGauges: boolean; revisit?: boolean },
 ): TrafficFamilies {
   const base = opts.breakdown === 'resource' ? ['account', 'resource'] : ['account'];
   return {
@@ -172,7 +175,7 @@ export function createTrafficFamilies(
     }),
     skippedSeconds: store.family({
       name: 'cdn_metrics_skipped_seconds_total',
-      help: 'Traffic time never counted, seconds (whole minutes), by reason (rejected: the API answered 422 for the window).',
+      help: 'Traffic time never counted, seconds (whole minutes), by reason (rejected: the API answered 422 for the window; revisit: it did for the re-read, and the late part of those minutes is lost).',
       type: 'counter',
       labelNames: ['account', 'reason'],
     }),
@@ -182,6 +185,22 @@ export function createTrafficFamilies(
       type: 'gauge',
       labelNames: ['account'],
     }),
+    revisions: opts.revisit
+      ? store.family({
+          name: 'cdn_metrics_revisions_total',
+          help: 'Re-reads of late traffic data (metrics.revisit) by what they found: up (late data added), down (the CDN now reports less than was counted; nothing is taken back) or none.',
+          type: 'counter',
+          labelNames: ['account', 'direction'],
+        })
+      : undefined,
+    revisitEdgeRequests: opts.revisit
+      ? store.family({
+          name: 'cdn_metrics_revisit_edge_requests_total',
+          help: 'Edge requests that arrived after the first read of their window and were added by its re-read (metrics.revisit).',
+          type: 'counter',
+          labelNames: ['account'],
+        })
+      : undefined,
   };
 }
 

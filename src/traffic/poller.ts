@@ -16,12 +16,21 @@ import type { ParsedAnswer } from '../http/answers.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
+import { REVISIT_PRIORITY } from '../poll/request-gate.js';
 import type { CountingLock, SeriesStoreApi } from '../store/types.js';
 import { TrafficApplier } from './applier.js';
 import type { FetchTrafficOptions } from './client.js';
-import { createTrafficFamilies } from './metrics.js';
+import { createTrafficFamilies, type TrafficFamilies } from './metrics.js';
 import { type ApplyResult, type SeriesLimits, TrafficProcess } from './process.js';
 import type { TrafficResponse } from './response.js';
+import {
+  CountedBook,
+  decodeCounted,
+  encodeCounted,
+  type PendingWindow,
+  RevisitQueue,
+  type SavedRevisits,
+} from './revisit.js';
 import { AccountWalker, type WalkerStatus } from './walker.js';
 
 export interface TrafficPipelineOptions {
@@ -36,6 +45,8 @@ export interface TrafficPipelineOptions {
   windowMs: number;
   delayMs: number;
   lookbackMs: number;
+  /** `metrics.revisit` (ms); 0 or undefined: off. See ./revisit.ts. */
+  revisitMs?: number;
   /** Windows in flight per account at most (catch-up). */
   maxInFlight: number;
   backoff: BackoffPolicy;
@@ -56,8 +67,11 @@ export interface TrafficPollerDeps {
    * metrics.max_catch_up was moved up to it. Counted as skipped (reason catch_up_limit), not lost silently.
    */
   givenUp?: { from: number; to: number };
-  /** One metrics API request, through the token's request gate; failures are ApiError values. */
-  fetchTraffic(o: FetchTrafficOptions): Promise<TrafficResponse>;
+  /**
+   * One metrics API request, through the token's request gate; failures are ApiError values. `priority`: the
+   * gate's (re-reads of late data ask for REVISIT_PRIORITY, everything else leaves it out).
+   */
+  fetchTraffic(o: FetchTrafficOptions, priority?: number): Promise<TrafficResponse>;
   /** The walker's status after every change (cursor, up, window size, errors). */
   onStatus(s: WalkerStatus): void;
   /** A counted answer: what it had that could not be used (`dropped`: records the process could not attribute). */
@@ -71,13 +85,45 @@ export interface TrafficPollerDeps {
   storeChanged(): void;
   /** The API refused the token (401/403): it may have been rotated. */
   refused(): void;
+  /** The windows awaiting a re-read changed (revisit on): the state file should be saved. */
+  revisitsChanged?(): void;
+}
+
+/** One account's traffic poller: the walker, and with revisit on the queue of re-reads. */
+export interface AccountPoller {
+  readonly walker: AccountWalker;
+  readonly revisits: RevisitQueue | undefined;
+  /** Runs until `signal` aborts (see AccountWalker.run and RevisitQueue.run). */
+  run(signal: AbortSignal): Promise<void>;
+  /** A new token arrived: first reads and re-reads waiting out the auth backoff are tried now. */
+  authRestored(): void;
 }
 
 export class TrafficPipeline {
   readonly process: TrafficProcess;
+  /** With revisit on: what was counted for each window awaiting its re-read. */
+  readonly book: CountedBook | undefined;
+  private readonly families: TrafficFamilies;
   private readonly applier: TrafficApplier;
   private readonly asked: readonly string[];
   private readonly onlyResource: string | undefined;
+  private readonly queues = new Map<string, RevisitQueue>();
+  /** Windows read from the state file, until the account's poller takes them. */
+  private readonly restored = new Map<string, PendingWindow[]>();
+  /** The revisit part as loaded: kept on save for accounts this replica does not poll (another shard's). */
+  private loaded: SavedRevisits | undefined;
+  /**
+   * Re-reads counted (and gone from their queue) with their number (CountingLock.reread), until an exposition
+   * that includes them is given to a scrape (`rereadsShown`): a state file for an older exposition still lists their windows
+   * as pending, with what their first read counted, so a restart re-reads the late part that exposition lacked.
+   */
+  private rereadsUnsaved: { account: string; n: number; windows: readonly PendingWindow[] }[] = [];
+  private readonly lock: CountingLock | undefined;
+  /**
+   * Per account, the counted cursor of the newest exposition a scrape was given (the state file's: CursorBook);
+   * -Infinity: none. Set by the exporter; a scrape hands its exposition's cursors over in the turn it renders it.
+   */
+  shownCursor: (account: string) => number = () => Number.POSITIVE_INFINITY;
 
   /**
    * `lock`: where windows are counted whole and each account's counted cursor is kept (the series store), so
@@ -88,28 +134,64 @@ export class TrafficPipeline {
     private readonly opts: TrafficPipelineOptions,
     lock?: CountingLock,
   ) {
-    this.process = new TrafficProcess(
-      createTrafficFamilies(store, { breakdown: opts.breakdown, windowGauges: opts.windowGauges }),
-      { metrics: opts.metrics, resources: opts.resources, limits: opts.limits },
-    );
+    this.lock = lock;
+    const revisit = (opts.revisitMs ?? 0) > 0;
+    const f = createTrafficFamilies(store, {
+      breakdown: opts.breakdown,
+      windowGauges: opts.windowGauges,
+      revisit,
+    });
+    if (revisit) {
+      const book = new CountedBook();
+      for (const side of [f.edge, f.origin]) {
+        side.responses = book.wrap(side.responses);
+        side.responsesByClass = book.wrap(side.responsesByClass);
+        side.requests = book.wrap(side.requests, side === f.edge);
+        side.transferredBytes = book.wrap(side.transferredBytes);
+        if (side.cacheHitBytes) side.cacheHitBytes = book.wrap(side.cacheHitBytes);
+      }
+      this.book = book;
+    }
+    this.families = f;
+    this.process = new TrafficProcess(f, {
+      metrics: opts.metrics,
+      resources: opts.resources,
+      limits: opts.limits,
+      keepSeenSince: (account) => this.queues.get(account)?.oldestCountedAt ?? Number.POSITIVE_INFINITY,
+    });
     this.applier = new TrafficApplier(this.process, { lock });
     this.asked = opts.metrics.length ? opts.metrics : opts.allMetrics;
     this.onlyResource = opts.resources.length === 1 ? opts.resources[0] : undefined;
   }
 
-  /** The walker of one account: run it with `run(signal)`. */
-  poller(account: string, d: TrafficPollerDeps): AccountWalker {
-    const { opts, process, applier } = this;
+  /** The poller of one account: run it with `run(signal)`. */
+  poller(account: string, d: TrafficPollerDeps): AccountPoller {
+    const { opts, process, applier, book } = this;
     process.initAccount(account, 10);
     // The span the state file's cursor was moved over at start: counted as skipped at once. The counted cursor
     // starts past it (startAt below), at the walker's first cursor.
     if (d.givenUp) process.skip(account, (d.givenUp.to - d.givenUp.from) / MINUTE, 'catch_up_limit');
+    const revisitMs = opts.revisitMs ?? 0;
+    const fetchWindow = (start: number, end: number, priority?: number) =>
+      d.fetchTraffic(
+        {
+          account,
+          start,
+          end,
+          metrics: this.asked,
+          resource: this.onlyResource,
+          breakdown: opts.breakdown,
+        },
+        priority,
+      );
+    const queue = book ? this.revisitQueue(account, d, book, fetchWindow) : undefined;
     const walker = new AccountWalker(
       {
         account,
         windowMs: opts.windowMs,
         delayMs: opts.delayMs,
         lookbackMs: opts.lookbackMs,
+        revisitMs,
         startCursor: d.startCursor,
         maxInFlight: opts.maxInFlight,
         backoff: opts.backoff,
@@ -119,26 +201,33 @@ export class TrafficPipeline {
         clock: d.clock,
         log: d.log,
         random: d.random,
-        fetchWindow: (start, end) =>
-          d.fetchTraffic({
+        fetchWindow: (start, end) => fetchWindow(start, end),
+        // Counted in time slices, in order (a big answer must not stall /metrics); see ./applier.ts.
+        handOver: (start, end, response, readAt) => {
+          // Read while its minutes were younger than delay + revisit: it will be read again.
+          const again = queue !== undefined && book !== undefined && readAt < end + opts.delayMs + revisitMs;
+          const now = d.clock.now();
+          applier.apply(
             account,
             start,
             end,
-            metrics: this.asked,
-            resource: this.onlyResource,
-            breakdown: opts.breakdown,
-          }),
-        // Counted in time slices, in order (a big answer must not stall /metrics); see ./applier.ts.
-        handOver: (start, end, response) =>
-          applier.apply(account, start, end, response, d.clock.now(), (r, err) => {
-            if (!r) {
-              d.log.error({ error: describeError(err) }, 'counting a traffic window failed');
-              return;
-            }
-            d.audit(response, r.dropped);
-            d.limited?.(r);
-            d.storeChanged();
-          }),
+            response,
+            now,
+            (r, err) => {
+              const counted = again ? book.endRecord() : undefined;
+              if (!r) {
+                book?.abort();
+                d.log.error({ error: describeError(err) }, 'counting a traffic window failed');
+                return;
+              }
+              if (counted && queue) queue.add({ start, end, counted, countedAt: now });
+              d.audit(response, r.dropped);
+              d.limited?.(r);
+              d.storeChanged();
+            },
+            book ? { prepare: () => (again ? book.beginRecord(account) : book.abort()) } : {},
+          );
+        },
         // In its turn after the windows queued before it: the counted cursor moves in order.
         skip: (start, end, reason) =>
           applier.skip(account, start, end, () => {
@@ -153,18 +242,202 @@ export class TrafficPipeline {
       },
     );
     applier.startAt(account, walker.current.cursor);
-    return walker;
+    return {
+      walker,
+      revisits: queue,
+      run: async (signal) => {
+        await Promise.all([walker.run(signal), queue?.run(signal)]);
+      },
+      authRestored: () => {
+        walker.authRestored();
+        queue?.authRestored();
+      },
+    };
+  }
+
+  private revisitQueue(
+    account: string,
+    d: TrafficPollerDeps,
+    book: CountedBook,
+    fetchWindow: (start: number, end: number, priority?: number) => Promise<TrafficResponse>,
+  ): RevisitQueue {
+    const { opts, process, applier, families: f } = this;
+    f.revisions?.slot([account, 'up']);
+    f.revisions?.slot([account, 'down']);
+    f.revisions?.slot([account, 'none']);
+    f.revisitEdgeRequests?.slot([account]);
+    f.skippedSeconds.slot([account, 'revisit']);
+    const queue = new RevisitQueue(
+      {
+        account,
+        afterMs: opts.delayMs + (opts.revisitMs ?? 0),
+        backoff: opts.backoff,
+        authBackoff: opts.authBackoff,
+      },
+      {
+        clock: d.clock,
+        log: d.log,
+        random: d.random,
+        fetchWindow: (start, end) => fetchWindow(start, end, REVISIT_PRIORITY),
+        apply: (windows, start, end, response, done) =>
+          applier.apply(
+            account,
+            start,
+            end,
+            response,
+            d.clock.now(),
+            (r, err) => {
+              const n = this.lock?.reread?.();
+              // Held only for a window whose first read a scrape was already given: any exposition a scrape gets
+              // from now on includes this re-read, and one given before without its first read needs nothing.
+              const shown = this.shownCursor(account);
+              const held = windows.filter((w) => w.end <= shown);
+              if (n !== undefined && held.length > 0) this.rereadsUnsaved.push({ account, n, windows: held });
+              if (!r) {
+                book.abort();
+                d.log.error({ error: describeError(err) }, 'counting a re-read of late data failed');
+                done(undefined);
+                return;
+              }
+              const o = book.endRevisit();
+              const direction = o.down > 0 ? 'down' : o.up > 0 ? 'up' : 'none';
+              f.revisions?.add(f.revisions.slot([account, direction]), 1);
+              if (o.edgeRequests > 0)
+                f.revisitEdgeRequests?.add(f.revisitEdgeRequests.slot([account]), o.edgeRequests);
+              if (o.down > 0) {
+                d.log.warn(
+                  { start: new Date(start).toISOString(), minutes: (end - start) / MINUTE, series: o.down },
+                  'the CDN now reports less than was counted for a window; counters keep what they had',
+                );
+              }
+              d.audit(response, r.dropped);
+              d.storeChanged();
+              done(o);
+            },
+            {
+              gauges: false,
+              again: true,
+              prepare: () =>
+                book.beginRevisit(
+                  account,
+                  windows.map((w) => w.counted),
+                ),
+            },
+          ),
+        skip: (start, end) => {
+          process.skip(account, (end - start) / MINUTE, 'revisit');
+          d.storeChanged();
+        },
+        changed: () => d.revisitsChanged?.(),
+        authFailed: d.refused,
+      },
+    );
+    for (const w of this.restored.get(account) ?? []) queue.add(w);
+    this.restored.delete(account);
+    this.queues.set(account, queue);
+    return queue;
   }
 
   /**
-   * The account is no longer polled (its walker stopped): once the windows it handed over are counted, so none
-   * lands after the removal, every traffic series of the account goes.
+   * The revisit part of the state file: every account's windows awaiting a re-read; undefined with revisit off.
+   *
+   * Given the counted cursors and re-read number of an exposition (what a scrape was given), it is the part that
+   * goes with that exposition and nothing newer: a window whose first read that exposition does not include (its
+   * end past the account's cursor; no cursor: none of the account's) is left out, a restart reads it from scratch;
+   * a window whose re-read the exposition does not include is listed as pending, with what its first read counted.
+   */
+  savedRevisits(cursors?: ReadonlyMap<string, number>, rereads?: number): SavedRevisits | undefined {
+    const book = this.book;
+    if (!book) return undefined;
+    const out: SavedRevisits = { version: 1, families: book.familyNames(), accounts: {} };
+    const loaded = this.loaded;
+    if (loaded && loaded.families.join() === out.families.join()) {
+      for (const [account, a] of Object.entries(loaded.accounts))
+        if (!this.queues.has(account)) out.accounts[account] = a;
+    }
+    const shown = (account: string, w: PendingWindow) =>
+      cursors === undefined || w.end <= (cursors.get(account) ?? Number.NEGATIVE_INFINITY);
+    const byAccount = new Map<string, PendingWindow[]>();
+    for (const [account, queue] of this.queues) {
+      const ws = queue.pending.filter((w) => shown(account, w));
+      if (ws.length > 0) byAccount.set(account, ws);
+    }
+    if (rereads !== undefined) {
+      for (const r of this.rereadsUnsaved) {
+        if (r.n <= rereads || !this.queues.has(r.account)) continue;
+        const ws = byAccount.get(r.account) ?? [];
+        ws.push(...r.windows.filter((w) => shown(r.account, w)));
+        if (ws.length > 0) byAccount.set(r.account, ws);
+      }
+    }
+    const series = book.save([...byAccount.keys()]);
+    for (const [account, windows] of byAccount) {
+      windows.sort((a, b) => a.start - b.start);
+      out.accounts[account] = {
+        series: series.get(account)!,
+        windows: windows.map((w) => {
+          // A window's record never changes: encoded once, whatever the number of saves while it is held.
+          w.encoded ??= encodeCounted(w.counted);
+          return {
+            start: new Date(w.start).toISOString(),
+            end: new Date(w.end).toISOString(),
+            counted: w.encoded,
+          };
+        }),
+      };
+    }
+    return out;
+  }
+
+  /**
+   * A scrape was given an exposition that includes re-reads up to number `rereads`: no later write of the state
+   * file is for an older one, so they are held no more.
+   */
+  rereadsShown(rereads: number): void {
+    this.rereadsUnsaved = this.rereadsUnsaved.filter((r) => r.n > rereads);
+  }
+
+  /**
+   * Takes the windows awaiting a re-read from the state file (before any poller is made). With revisit off they
+   * are dropped: their late part is not read.
+   */
+  restoreRevisits(saved: SavedRevisits | undefined, now: number): void {
+    const book = this.book;
+    if (!book || !saved) return;
+    this.loaded = saved;
+    for (const [account, a] of Object.entries(saved.accounts)) {
+      book.restore(account, saved.families, a.series);
+      this.restored.set(
+        account,
+        a.windows.map((w) => ({
+          start: Date.parse(w.start),
+          end: Date.parse(w.end),
+          counted: decodeCounted(w.counted),
+          encoded: w.counted,
+          countedAt: now,
+        })),
+      );
+    }
+  }
+
+  /**
+   * The account is no longer polled (its walker and re-reads stopped): once the windows it handed over are
+   * counted, so none lands after the removal, every traffic series of the account goes, with its pending re-reads.
    */
   async removeAccount(account: string): Promise<void> {
     await this.applier.idle();
+    // Its windows awaiting a re-read go too (their late part is not read): an account that comes back resumes
+    // from its cursor and records new windows, under new series numbers.
+    this.queues.delete(account);
+    this.restored.delete(account);
+    this.rereadsUnsaved = this.rereadsUnsaved.filter((r) => r.account !== account);
+    if (this.loaded) delete this.loaded.accounts[account];
     // In the counting lock, with its counted cursor: an exposition either shows the account's series with its
     // cursor or neither. A cursor left behind would let a later scrape save windows it never showed.
-    await this.applier.remove(account, () => this.process.removeAccount(account));
+    await this.applier.remove(account, () => {
+      this.process.removeAccount(account);
+      this.book?.forget(account);
+    });
   }
 
   /** Resolves once every window handed over so far has been counted. */

@@ -25,6 +25,11 @@ export interface ProcessOptions {
   counterRetentionMs?: number;
   /** Caps on new series (issue 15); none when absent. */
   limits?: SeriesLimits;
+  /**
+   * Counters of a resource seen at or after this time (ms) are kept past their retention: a window awaiting its
+   * re-read (./revisit.ts) may hold what was counted for them. Default: none kept.
+   */
+  keepSeenSince?: (account: string) => number;
 }
 
 /**
@@ -145,6 +150,7 @@ export class TrafficProcess {
   private readonly metricAllow: Set<string> | undefined;
   private readonly resourceAllow: Set<string> | undefined;
   private readonly retentionMs: number;
+  private readonly keepSeenSince: ((account: string) => number) | undefined;
   private readonly byResource: boolean;
   private readonly windowGauges: boolean;
   private readonly allow: Record<Side, SideAllow>;
@@ -166,6 +172,7 @@ export class TrafficProcess {
     this.resourceAllow = opts.resources.length ? new Set(opts.resources) : undefined;
     this.retentionMs = opts.counterRetentionMs ?? DAY_MS;
     this.limits = opts.limits;
+    this.keepSeenSince = opts.keepSeenSince;
     this.byResource = f.breakdown === 'resource';
     this.windowGauges = f.edge.window !== undefined;
     const sideAllow = (p: Side): SideAllow => ({
@@ -206,13 +213,18 @@ export class TrafficProcess {
     return w.finish();
   }
 
-  /** The same as `apply`, in pieces (see WindowApply). */
+  /**
+   * The same as `apply`, in pieces (see WindowApply). `gauges` false (a re-read of late data, ./revisit.ts): only
+   * counters are touched; gauges, info series, the window count and the window end stay as the newest first read
+   * left them, and nothing is dropped or swept.
+   */
   begin(
     account: string,
     startMs: number,
     endMs: number,
     response: TrafficResponse,
     nowMs: number,
+    gauges = true,
   ): WindowApply {
     const seconds = (endMs - startMs) / 1000;
     const state = this.stateOf(account);
@@ -255,17 +267,20 @@ export class TrafficProcess {
           entry.window = stamp;
           entry.lastSeen = nowMs;
           counted++;
-          if (this.byResource) this.setInfo(entry, record);
-          entry.hasGauges = true;
-          this.applySide('edge', this.f.edge, entry.edge, entry.base, record.edge, seconds);
-          this.applySide('origin', this.f.origin, entry.origin, entry.base, record.origin, seconds);
+          if (gauges) {
+            if (this.byResource) this.setInfo(entry, record);
+            entry.hasGauges = true;
+          }
+          this.applySide('edge', this.f.edge, entry.edge, entry.base, record.edge, seconds, gauges);
+          this.applySide('origin', this.f.origin, entry.origin, entry.base, record.origin, seconds, gauges);
         }
       },
       finish: () => {
         if (finished) throw new Error('traffic window already finished');
         finished = true;
+        if (!gauges) return { dropped, resources: counted };
         this.dropVanishedGauges(state, stamp);
-        this.sweepCounters(state, nowMs);
+        this.sweepCounters(account, state, nowMs);
         this.f.windows.add(this.f.windows.slot([account]), 1);
         this.f.windowEnd.set(this.f.windowEnd.slot([account]), endMs / 1000);
         const result: ApplyResult = { dropped, resources: counted };
@@ -299,8 +314,10 @@ export class TrafficProcess {
       this.deleteGauges(entry);
       this.deleteCounters(entry);
     }
-    for (const family of [this.f.windowEnd, this.f.windows, this.f.skippedSeconds, this.f.windowSize])
-      family.deleteWhere((labels) => labels[0] === account);
+    const families = [this.f.windowEnd, this.f.windows, this.f.skippedSeconds, this.f.windowSize];
+    if (this.f.revisions) families.push(this.f.revisions);
+    if (this.f.revisitEdgeRequests) families.push(this.f.revisitEdgeRequests);
+    for (const family of families) family.deleteWhere((labels) => labels[0] === account);
     this.accounts.delete(account);
   }
 
@@ -430,9 +447,10 @@ export class TrafficProcess {
     base: readonly string[],
     r: SideRecord,
     seconds: number,
+    gauges: boolean,
   ): void {
     const allow = this.allow[side];
-    const w = f.window;
+    const w = gauges ? f.window : undefined;
     const ws = s.window;
     if (r.codes.size > 0) this.addKeyed(side, f.responses, base, s.codes, this.codeIndex, r.codes);
     if (w && ws && (r.codes.size > 0 || ws.codes.live > 0)) {
@@ -456,14 +474,16 @@ export class TrafficProcess {
       const bytes = Math.round((r.bandwidthBitsPerSecond * seconds) / 8);
       if (s.transferred === NONE) s.transferred = f.transferredBytes.slot(base);
       f.transferredBytes.add(s.transferred, bytes);
-      if (s.bandwidth === NONE) s.bandwidth = f.bandwidth.slot(base);
-      f.bandwidth.set(s.bandwidth, r.bandwidthBitsPerSecond / 8);
+      if (gauges) {
+        if (s.bandwidth === NONE) s.bandwidth = f.bandwidth.slot(base);
+        f.bandwidth.set(s.bandwidth, r.bandwidthBitsPerSecond / 8);
+      }
       if (w && ws) {
         if (ws.transferred === NONE) ws.transferred = w.transferredBytes.slot(base);
         w.transferredBytes.set(ws.transferred, bytes);
       }
     }
-    if (allow.requestTime) {
+    if (allow.requestTime && gauges) {
       // Ranges missing from this window lose their gauge: a median of an older window is not this window's.
       this.setKeyed(
         f.requestDurationMedian,
@@ -482,7 +502,7 @@ export class TrafficProcess {
         w.cacheHitBytes.set(ws.hitBytes, r.hitBytes);
       }
     }
-    if (f.cacheHitRatio && r.hitRatio !== undefined && allow.hitRatio) {
+    if (gauges && f.cacheHitRatio && r.hitRatio !== undefined && allow.hitRatio) {
       if (s.hitRatio === NONE) s.hitRatio = f.cacheHitRatio.slot(base);
       f.cacheHitRatio.set(s.hitRatio, r.hitRatio);
     }
@@ -590,9 +610,10 @@ export class TrafficProcess {
     }
   }
 
-  private sweepCounters(state: AccountState, nowMs: number): void {
+  private sweepCounters(account: string, state: AccountState, nowMs: number): void {
+    const keep = this.keepSeenSince?.(account) ?? Number.POSITIVE_INFINITY;
     for (const [id, entry] of state.entries) {
-      if (nowMs - entry.lastSeen < this.retentionMs) continue;
+      if (nowMs - entry.lastSeen < this.retentionMs || entry.lastSeen >= keep) continue;
       this.deleteGauges(entry);
       this.deleteCounters(entry);
       state.entries.delete(id);

@@ -20,7 +20,7 @@ export interface RequestFailure {
   message: string;
 }
 
-function asFailure(err: unknown): RequestFailure {
+export function asFailure(err: unknown): RequestFailure {
   if (
     err &&
     typeof err === 'object' &&
@@ -67,9 +67,10 @@ export interface WalkerDeps {
   /**
    * Hands a finished window over for counting, once per window, in order, as the cursor moves past it. It only
    * enqueues: counting happens later, in the applier (./applier.ts), so whoever stops the walker must wait for
-   * the applier to drain before saving a cursor past this window.
+   * the applier to drain before saving a cursor past this window. `readAt`: when the request that answered it
+   * was launched (the data is at least as complete as it was then).
    */
-  handOver(start: number, end: number, response: TrafficResponse): void;
+  handOver(start: number, end: number, response: TrafficResponse, readAt: number): void;
   /** A window that will never be counted. */
   skip(start: number, end: number, reason: string): void;
   /** Called after every change of status (cursor, up, window size, errors). */
@@ -93,6 +94,12 @@ export interface WalkerOptions {
   authBackoff: BackoffPolicy;
   /** Successes in a row, of windows planned at the current size, before a shrunk window doubles again. */
   growAfter?: number;
+  /**
+   * `metrics.revisit` (ms, 0: off). When on, no window is planned across the line where minutes turn final
+   * (delay + revisit old): the windows before it are read once and for all, the ones after it are read again
+   * later (./revisit.ts), and none holds both kinds of minute.
+   */
+  revisitMs?: number;
 }
 
 const MAX_WINDOW_MINUTES = 10;
@@ -105,6 +112,8 @@ interface Slot {
   attempts: number;
   /** `maxWindow` when this window was planned (or split off). */
   sizedAt: number;
+  /** When the request of the latest attempt was launched. */
+  readAt?: number;
   response?: TrafficResponse;
 }
 
@@ -200,7 +209,9 @@ export class AccountWalker {
     while (this.slots.length < this.opts.maxInFlight) {
       const next = this.planned;
       if (horizon - next < this.opts.windowMs) break;
-      const len = Math.min(this.maxWindow * MINUTE, horizon - next);
+      let len = Math.min(this.maxWindow * MINUTE, horizon - next);
+      const final = horizon - (this.opts.revisitMs ?? 0);
+      if (this.opts.revisitMs && next < final && next + len > final) len = final - next;
       this.slots.push(this.slot(next, next + len));
     }
   }
@@ -225,6 +236,7 @@ export class AccountWalker {
   private fetch(slot: Slot): void {
     slot.state = 'inflight';
     slot.attempts++;
+    slot.readAt = this.deps.clock.now();
     this.status.windowMinutes = (slot.end - slot.start) / MINUTE;
     this.deps.fetchWindow(slot.start, slot.end).then(
       (response) => this.succeeded(slot, response),
@@ -373,7 +385,7 @@ export class AccountWalker {
       const head = this.slots[0];
       if (!head || (head.state !== 'done' && head.state !== 'skipped')) break;
       this.slots.shift();
-      if (head.state === 'done') this.deps.handOver(head.start, head.end, head.response!);
+      if (head.state === 'done') this.deps.handOver(head.start, head.end, head.response!, head.readAt!);
       else this.deps.skip(head.start, head.end, 'rejected');
       this.cursor = head.end;
     }

@@ -99,6 +99,16 @@ const INVALID: Array<[string, (r: Raw) => void, string]> = [
     'metrics.delay: must be whole minutes, got 90s',
   ],
   [
+    'revisit above a day',
+    (r) => (r.metrics.revisit = '25h'),
+    'metrics.revisit: must be between 0s and 1d, got 25h',
+  ],
+  [
+    'revisit not whole minutes',
+    (r) => (r.metrics.revisit = '90s'),
+    'metrics.revisit: must be whole minutes, got 90s',
+  ],
+  [
     'lookback shorter than window',
     (r) => Object.assign(r.metrics, { window: '10m', lookback: '5m' }),
     'metrics.lookback: must be at least metrics.window (10m), got 5m',
@@ -387,6 +397,7 @@ describe('loadConfig: defaults', () => {
         metrics: [],
         resources: [],
         windowGauges: false,
+        revisitMs: 0,
       },
       dvr: { intervalMs: 60_000 },
       recordings: { intervalMs: 60_000 },
@@ -440,6 +451,7 @@ sharding: {shard: 1, shards: 3}
       metrics: ['edge_status_2xx', 'edge_bandwidth', 'origin_request_time', 'edge_hit_bytes'],
       resources: ['123', '456'],
       windowGauges: true,
+      revisitMs: 0,
     });
     expect(config.dvr.intervalMs).toBe(30_000);
     expect(config.recordings.intervalMs).toBe(120_000);

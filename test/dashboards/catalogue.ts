@@ -37,6 +37,10 @@ export const CATALOGUE: Readonly<Record<string, readonly string[]>> = {
   cdn_metrics_skipped_seconds_total: ['account', 'reason'],
   // Proposed with the exporter dashboard (not in the first catalogue): the current max window.
   cdn_metrics_window_seconds: ['account'],
+  // metrics.revisit: design.md names the revisions counter and asks for "a counter of the edge requests revisits
+  // added" without naming it.
+  cdn_metrics_revisions_total: ['account', 'direction'],
+  cdn_metrics_revisit_edge_requests_total: ['account'],
 
   cdn_dvr_stream_alive: DVR,
   cdn_dvr_enabled: DVR,

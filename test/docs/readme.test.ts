@@ -47,7 +47,7 @@ function familiesIn(value: unknown, out: Family[] = []): Family[] {
 function exposedFamilies(): FamilyDoc[] {
   const store = new SeriesStore();
   const built = [
-    createTrafficFamilies(store, { breakdown: 'resource', windowGauges: true }),
+    createTrafficFamilies(store, { breakdown: 'resource', windowGauges: true, revisit: true }),
     createDvrFamilies(store),
     createRecordingFamilies(store),
   ];

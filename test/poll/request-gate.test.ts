@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RequestGate } from '../../src/poll/request-gate.js';
+import { REVISIT_PRIORITY, RequestGate } from '../../src/poll/request-gate.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 /** Runs `n` requests through the gate while driving the fake clock; returns their send times (fake ms). */
@@ -194,5 +194,37 @@ describe('request gate on stop', () => {
     await expect(waiting).rejects.toThrow();
     release('answered');
     await expect(inFlight).resolves.toBe('answered');
+  });
+
+  it('lets every waiting first read go before a waiting re-read of late data, whatever their order', async () => {
+    const clock = new FakeClock(0);
+    const gate = new RequestGate({ requestsPerSecond: 10, concurrency: 1, clock, marginMs: 0 });
+    const order: string[] = [];
+    const run = (name: string, priority?: number) =>
+      gate.run(
+        async () => {
+          order.push(name);
+        },
+        undefined,
+        priority,
+      );
+    // The first request takes the only turn; the rest queue behind it, re-reads asked for before first reads.
+    const all = Promise.all([
+      run('first-1'),
+      run('reread-1', REVISIT_PRIORITY),
+      run('reread-2', REVISIT_PRIORITY),
+      run('first-2'),
+      run('first-3'),
+    ]);
+    let done = false;
+    void all.then(() => {
+      done = true;
+    });
+    for (let i = 0; i < 200 && !done; i++) {
+      await clock.advance(100);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await all;
+    expect(order).toEqual(['first-1', 'first-2', 'first-3', 'reread-1', 'reread-2']);
   });
 });

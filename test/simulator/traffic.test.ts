@@ -402,6 +402,29 @@ describe('traffic API: late data', () => {
     expect(future.body.data[0]!.edge_requests_total).toBe(0);
   });
 
+  it('changes its lag and corrects minutes downward on demand, in its answers and its truth alike', async () => {
+    const M = Date.UTC(2026, 2, 2, 20, 15, 0);
+    const clock = new FakeClock(M + MINUTE + 30_000);
+    sim = await startSimulator({ seed: 5, clock, lagSeconds: 120 });
+    const full = sim.truth('demo', '1003', M, M + MINUTE);
+    const ask = async () => {
+      const r = await get(sim!, '/resources', [...windowParams(M, M + MINUTE), ['resource', '1003']]);
+      return r.body.data[0]!;
+    };
+    expect((await ask()).edge_requests_total as number).toBeLessThan(full.edge.requests);
+    sim.setLag(0);
+    expect((await ask()).edge_requests_total).toBe(full.edge.requests);
+
+    sim.correctDown('demo', M, M + MINUTE, 0.5);
+    const corrected = await ask();
+    expect(corrected.edge_status_200).toBe(Math.floor(full.edge.codes['200']! / 2));
+    expect(sim.truth('demo', '1003', M, M + MINUTE).edge.codes['200']).toBe(corrected.edge_status_200);
+    // Other accounts and minutes are left as they were.
+    expect(sim.truth('demo', '1003', M + MINUTE, M + 2 * MINUTE).edge.requests).toBeGreaterThan(0);
+    expect(() => sim!.correctDown('demo', M, M + MINUTE, 1.5)).toThrow('0..1');
+    expect(() => sim!.setLag(-1)).toThrow('seconds >= 0');
+  });
+
   it('is deterministic for a seed and differs between seeds', async () => {
     const clock = new FakeClock(NOW);
     sim = await startSimulator({ seed: 1, clock });

@@ -7,8 +7,11 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StateFile } from '../../src/exporter/cursor-book.js';
+import { CursorBook, REVISIT_SAVE_GAP_MS, StateFile } from '../../src/exporter/cursor-book.js';
+import { createLogger } from '../../src/log.js';
+import type { SavedRevisits } from '../../src/traffic/revisit.js';
 import { captureLog } from '../exporter/failure-checks.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const T = Date.UTC(2026, 5, 1, 12, 0);
 const MINUTE = 60_000;
@@ -81,6 +84,37 @@ describe('state file', () => {
     await new StateFile(path).save(new Map([['acme', T]]));
     writeFileSync(path, '{"version":1,"cursors":');
     await expect(new StateFile(path).load()).rejects.toThrow(`state_file ${path}: not valid JSON`);
+  });
+
+  it('keeps the revisit part beside the cursors, compactly, and refuses one of an unknown format by name', async () => {
+    const path = fresh();
+    const file = new StateFile(path);
+    const counted = Buffer.from(new Float64Array([5, 0, 7]).buffer).toString('base64');
+    const revisit = {
+      version: 1 as const,
+      families: ['cdn_edge_requests_total'],
+      accounts: {
+        acme: {
+          series: [[0, '1001'] as [number, ...string[]], null, [0, '1002'] as [number, ...string[]]],
+          windows: [
+            { start: new Date(T).toISOString(), end: new Date(T + 5 * MINUTE).toISOString(), counted },
+          ],
+        },
+      },
+    };
+    await file.save(new Map([['acme', T + 5 * MINUTE]]), revisit);
+    const text = await readFile(path, 'utf8');
+    // The cursors stay readable; the revisit part is one line.
+    expect(text).toContain('"acme": "2026-06-01T12:05:00.000Z"');
+    expect(text.split('\n').filter((l) => l.includes('"revisit"'))).toHaveLength(1);
+    const loaded = await new StateFile(path).loadState();
+    expect(loaded.cursors.get('acme')).toBe(T + 5 * MINUTE);
+    expect(loaded.revisits).toEqual(revisit);
+
+    writeFileSync(path, JSON.stringify({ version: 1, cursors: {}, revisit: { version: 2, accounts: {} } }));
+    await expect(new StateFile(path).loadState()).rejects.toThrow(
+      `state_file ${path}: its revisit part is of an unknown format`,
+    );
   });
 
   it.each([
@@ -166,5 +200,183 @@ describe('state file: cursors that cannot be trusted', () => {
     expect(lines.map((l) => (JSON.parse(l) as { level: number }).level)).toEqual([40]);
     expect(loaded.keptAs).toBeUndefined();
     expect(readdirSync(join(dir!, 'nested'))).toEqual(['state.json']);
+  });
+});
+
+describe('state file: the revisit part checked', () => {
+  const record = (values: number[]) => Buffer.from(new Float64Array(values).buffer).toString('base64');
+  const window = (start: number, end: number, counted: string) => ({
+    start: new Date(start).toISOString(),
+    end: new Date(end).toISOString(),
+    counted,
+  });
+  const part = (windows: ReturnType<typeof window>[]) => ({
+    series: [[0, '1001'] as [number, ...string[]], [0, '1002'] as [number, ...string[]]],
+    windows,
+  });
+
+  it("drops one account's windows that cannot be true, keeps the others', says why and keeps a copy", async () => {
+    const path = fresh();
+    await new StateFile(path).save(new Map([['acme', T]]));
+    const good = part([window(T - 10 * MINUTE, T - 5 * MINUTE, record([4, 2]))]);
+    const text = JSON.stringify({
+      version: 1,
+      cursors: { acme: new Date(T).toISOString() },
+      revisit: {
+        version: 1,
+        families: ['cdn_edge_requests_total'],
+        accounts: {
+          acme: good,
+          future: part([window(T + 5 * MINUTE, T + 10 * MINUTE, record([1, 1]))]),
+          unaligned: part([window(T - 10 * MINUTE + 30_000, T - 5 * MINUTE, record([1, 1]))]),
+          old: part([window(T - 2 * DAY, T - 2 * DAY + 5 * MINUTE, record([1, 1]))]),
+          toolong: part([window(T - 10 * MINUTE, T - 5 * MINUTE, record([1, 1, 1]))]),
+          family: { series: [[3, '1001']], windows: [] },
+        },
+      },
+    });
+    writeFileSync(path, text);
+    const { log, lines } = captureLog();
+    const loaded = await new StateFile(path).load({ now: T, maxCatchUpMs: DAY }, log);
+
+    expect(loaded.cursors).toEqual(new Map([['acme', T]]));
+    expect(Object.keys(loaded.revisits!.accounts)).toEqual(['acme']);
+    expect(loaded.revisits!.accounts.acme).toEqual(good);
+    for (const [account, words] of [
+      ['future', 'in the future'],
+      ['unaligned', 'not whole minutes'],
+      ['old', 'older than metrics.max_catch_up allows'],
+      ['toolong', "does not fit the account's 2 series"],
+      ['family', 'a counter family the file does not list'],
+    ]) {
+      const line = loaded.problems.find((p) => p.includes(`account "${account}"`));
+      expect(line, account).toContain(`state_file ${path}: revisit windows of account "${account}" `);
+      expect(line, account).toContain(words);
+      expect(line, account).toContain('dropped, those minutes keep what their first read counted');
+    }
+    expect(loaded.problems).toHaveLength(5);
+    const errors = lines.map((l) => JSON.parse(l) as { level: number; file?: string });
+    expect(errors.filter((e) => e.level === 50 && e.file === path)).toHaveLength(6);
+    expect(readFileSync(loaded.keptAs!, 'utf8')).toBe(text);
+  });
+
+  it('refuses a revisit part of the wrong shape as a whole, naming where, and leaves the file as it is', async () => {
+    const path = fresh();
+    const text = JSON.stringify({
+      version: 1,
+      cursors: {},
+      revisit: { version: 1, families: [], accounts: { acme: { series: [], windows: [{ start: 'x' }] } } },
+    });
+    await new StateFile(path).save(new Map());
+    writeFileSync(path, text);
+    await expect(new StateFile(path).load({ now: T, maxCatchUpMs: DAY })).rejects.toThrow(
+      /state_file .*: its revisit part is of an unknown format \(.* at revisit\.accounts\.acme\.windows\.0/,
+    );
+    expect(readFileSync(path, 'utf8')).toBe(text);
+  });
+});
+
+describe('state file: saving the revisit part', () => {
+  const revisitOf = (n: number): SavedRevisits => ({
+    version: 1,
+    families: ['cdn_edge_requests_total'],
+    accounts: {
+      acme: {
+        series: Array.from({ length: 3 }, (_, i) => [0, String(1000 + i)] as [number, ...string[]]),
+        windows: Array.from({ length: n }, (_, i) => ({
+          start: new Date(T - (i + 1) * 5 * MINUTE).toISOString(),
+          end: new Date(T - i * 5 * MINUTE).toISOString(),
+          counted: Buffer.from(new Float64Array([i, 1, 2]).buffer).toString('base64'),
+        })),
+      },
+    },
+  });
+  const onDisk = (path: string) =>
+    JSON.parse(readFileSync(path, 'utf8')) as { cursors: Record<string, string>; revisit?: SavedRevisits };
+
+  /** Real-time wait (bounded) for file I/O, until `ok`. */
+  async function until(ok: () => boolean): Promise<void> {
+    const holds = () => {
+      try {
+        return ok();
+      } catch {
+        return false; // not written yet
+      }
+    };
+    for (let i = 0; i < 500 && !holds(); i++) await new Promise((r) => setTimeout(r, 5));
+    expect(ok()).toBe(true);
+  }
+
+  it('makes the revisit part once per write, not once per save, and writes the latest', async () => {
+    const path = fresh();
+    const file = new StateFile(path);
+    let made = 0;
+    let windows = 0;
+    const source = () => {
+      made++;
+      return revisitOf(windows);
+    };
+    const saves: Promise<void>[] = [];
+    for (let i = 1; i <= 200; i++) {
+      windows = i % 7;
+      saves.push(file.save(new Map([['acme', T + i * MINUTE]]), source));
+    }
+    // Nothing is made on the caller's stack.
+    expect(made).toBe(0);
+    await Promise.all(saves);
+    expect(made).toBe(1);
+    const saved = onDisk(path);
+    expect(saved.cursors).toEqual({ acme: new Date(T + 200 * MINUTE).toISOString() });
+    expect(saved.revisit).toEqual(revisitOf(200 % 7));
+    // The text written in pieces is the same as written at once.
+    const text = readFileSync(path, 'utf8');
+    expect(text.split('\n').find((l) => l.startsWith('  "revisit": '))).toBe(
+      `  "revisit": ${JSON.stringify(revisitOf(200 % 7))}`,
+    );
+  });
+
+  it('writes a change of the revisit part alone at most once per gap; a commit at once, taking it along', async () => {
+    const path = fresh();
+    const clock = new FakeClock(T);
+    const book = new CursorBook(path, createLogger({ level: 'silent' }), undefined, clock);
+    await book.load({ now: T, maxCatchUpMs: DAY });
+    let made = 0;
+    let windows = 1;
+    book.revisits = {
+      part: () => {
+        made++;
+        return revisitOf(windows);
+      },
+      shown: () => {},
+    };
+    book.touch();
+    await until(() => made === 1 && onDisk(path).revisit?.accounts.acme?.windows.length === 1);
+
+    // A burst within the gap: held back, nothing written.
+    for (windows = 2; windows <= 5; windows++) book.touch();
+    windows = 5;
+    await clock.advance(REVISIT_SAVE_GAP_MS - 1000);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(made).toBe(1);
+    expect(onDisk(path).revisit?.accounts.acme?.windows).toHaveLength(1);
+    // The gap over: one write, of the latest.
+    await clock.advance(1000);
+    await until(() => made === 2 && onDisk(path).revisit?.accounts.acme?.windows.length === 5);
+
+    // A scrape's commit is never held back: written at once, with the revisit part as it is then.
+    windows = 6;
+    book.touch();
+    await book.commit(new Map([['acme', T - 5 * MINUTE]]));
+    await until(() => made === 3 && onDisk(path).cursors.acme === new Date(T - 5 * MINUTE).toISOString());
+    expect(onDisk(path).revisit?.accounts.acme?.windows).toHaveLength(6);
+    // The touch it took along is not written again after the gap.
+    await clock.advance(2 * REVISIT_SAVE_GAP_MS);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(made).toBe(3);
+
+    windows = 2;
+    book.touch();
+    await book.close();
+    expect(onDisk(path).revisit?.accounts.acme?.windows).toHaveLength(2);
   });
 });

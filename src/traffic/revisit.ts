@@ -1,0 +1,596 @@
+/**
+ * Late data (`metrics.revisit`). The CDN keeps adding to a minute's counts for a while after it ends, so a window
+ * read `delay` after its end may be incomplete. With revisit on, every window whose first read came before its
+ * minutes were `delay + revisit` old is read once more when they are, and the difference between the second answer
+ * and what was counted for the window is added to the counters. A minute read when already that old (catch-up,
+ * lookback) is final: it is not read again (the walker never plans a window across that line, see ./walker.ts).
+ *
+ * Two parts:
+ * - CountedBook: what was counted for each window still awaiting its re-read, per counter series. It sits between
+ *   TrafficProcess and the counter families (a Family wrapper), so the process's hot path is unchanged: while a
+ *   first read is counted, each add is also written to the window's record; while a re-read is counted, each add
+ *   becomes `max(0, answer - counted)`. Each counter series of an account has a small dense number (its `cid`),
+ *   so a window's record is one Float64Array indexed by cid: 8 bytes per counter series per window held.
+ * - RevisitQueue: one account's windows awaiting their re-read, and the loop that re-reads them when due, merging
+ *   neighbours into one request of up to 10 minutes (what was counted for exactly the merged span is the sum of
+ *   their records), one request at a time, behind every other request of the token (REVISIT_PRIORITY).
+ *
+ * Contracts: a counter never goes down (a re-read that reports less adds nothing for that series and is counted as
+ * a revision `down`); gauges keep showing the newest first read; a re-read changes counters only. Each minute is
+ * read at most twice; a failed re-read is retried as a first read is; a 422 skips its minutes (reason `revisit`).
+ */
+import { type Clock, MINUTE } from '../clock.js';
+import type { Logger } from '../log.js';
+import { type BackoffPolicy, backoffDelay } from '../poll/backoff.js';
+import type { Family, Slot } from '../store/types.js';
+import type { TrafficResponse } from './response.js';
+import { asFailure, type RequestFailure } from './walker.js';
+
+/** What a re-read found, series by series. */
+export interface RevisitOutcome {
+  /** Series the re-read added to. */
+  up: number;
+  /** Series the re-read reported less for than was counted (nothing taken back), missing ones included. */
+  down: number;
+  /** Edge requests added (cdn_edge_requests_total). */
+  edgeRequests: number;
+}
+
+/** The state file's revisit part (src/exporter/cursor-book.ts stores it beside the cursors). */
+export interface SavedRevisits {
+  version: 1;
+  /** Counter family names; a series' first element indexes this list. */
+  families: string[];
+  accounts: Record<string, SavedAccountRevisits>;
+}
+
+export interface SavedAccountRevisits {
+  /** By cid: [family index, ...label values after the account], or null for an unused number. */
+  series: Array<[number, ...string[]] | null>;
+  /** Windows awaiting their re-read, in order: start, end (ISO), what was counted (Float64 LE by cid, base64). */
+  windows: Array<{ start: string; end: string; counted: string }>;
+}
+
+interface AccountBook {
+  /** Numbers handed out: cids are below this. */
+  next: number;
+  free: number[];
+  /** From the state file: series key (family index and labels after the account) -> cid, until it is created. */
+  restored: Map<string, number> | undefined;
+  /** The series table as `save` last made it; dropped whenever a number is handed out or freed. */
+  saved?: SavedAccountRevisits['series'];
+}
+
+type Mode = 'off' | 'record' | 'revisit';
+
+const SEP = '\u0000';
+
+function keyOf(family: number, labels: readonly string[]): string {
+  return `${family}${SEP}${labels.slice(1).join(SEP)}`;
+}
+
+/** A growable Int32Array filled with -1. */
+class SlotMap {
+  cids = new Int32Array(64).fill(-1);
+  get(slot: Slot): number {
+    return slot < this.cids.length ? this.cids[slot]! : -1;
+  }
+  set(slot: Slot, cid: number): void {
+    if (slot >= this.cids.length) {
+      let n = this.cids.length;
+      while (n <= slot) n *= 2;
+      const next = new Int32Array(n).fill(-1);
+      next.set(this.cids);
+      this.cids = next;
+    }
+    this.cids[slot] = cid;
+  }
+  /** Bytes held (4 per slot of the family, once, not per window). */
+  get bytes(): number {
+    return this.cids.byteLength;
+  }
+}
+
+export class CountedBook {
+  private readonly families: Family[] = [];
+  private readonly maps: SlotMap[] = [];
+  private readonly accounts = new Map<string, AccountBook>();
+  private edgeRequests = -1;
+  private mode: Mode = 'off';
+  private current: AccountBook | undefined;
+  /** record: the window's counts by cid (reused; grows). revisit: what was counted, by cid, NaN once seen. */
+  private scratch = new Float64Array(1024);
+  private outcome: RevisitOutcome = { up: 0, down: 0, edgeRequests: 0 };
+
+  /**
+   * The family to give TrafficProcess in place of `family`: the same series, with adds recorded or turned into
+   * differences while a window is counted here. `edgeRequests`: this is cdn_edge_requests_total.
+   */
+  wrap(family: Family, edgeRequests = false): Family {
+    const fi = this.families.length;
+    const map = new SlotMap();
+    this.families.push(family);
+    this.maps.push(map);
+    if (edgeRequests) this.edgeRequests = fi;
+    return {
+      spec: family.spec,
+      get size() {
+        return family.size;
+      },
+      slot: (labels) => {
+        const slot = family.slot(labels);
+        if (map.get(slot) < 0) map.set(slot, this.number(fi, labels));
+        return slot;
+      },
+      find: (labels) => family.find(labels),
+      set: (slot, value) => family.set(slot, value),
+      get: (slot) => family.get(slot),
+      add: (slot, delta) => {
+        if (this.mode === 'off') family.add(slot, delta);
+        else this.count(fi, family, map.get(slot), slot, delta);
+      },
+      delete: (labels) => {
+        const slot = family.find(labels);
+        if (slot !== undefined) this.release(map, slot, labels[0]!);
+        return family.delete(labels);
+      },
+      deleteWhere: (match) => {
+        family.forEach((labels, _v, slot) => {
+          if (match(labels)) this.release(map, slot, labels[0]!);
+        });
+        return family.deleteWhere(match);
+      },
+      forEach: (fn) => family.forEach(fn),
+    };
+  }
+
+  /** Counter series numbered for this account (live ones, freed ones and ones restored and not yet seen again). */
+  size(account: string): number {
+    return this.accounts.get(account)?.next ?? 0;
+  }
+
+  /** Bytes of the slot maps (4 per counter slot; held once, whatever the number of windows). */
+  get mapBytes(): number {
+    return this.maps.reduce((n, m) => n + m.bytes, 0);
+  }
+
+  /** The next window counted is a first read that will be read again: record what it adds. */
+  beginRecord(account: string): void {
+    this.mode = 'record';
+    this.current = this.book(account);
+    this.ensure(this.current.next);
+    this.scratch.fill(0, 0, this.current.next);
+  }
+
+  /** What the window begun with beginRecord added, by cid. */
+  endRecord(): Float64Array {
+    const n = this.current?.next ?? 0;
+    this.mode = 'off';
+    this.current = undefined;
+    return this.scratch.slice(0, n);
+  }
+
+  /** The next window counted is a re-read of windows whose records are `counted` (summed here). */
+  beginRevisit(account: string, counted: readonly Float64Array[]): void {
+    this.mode = 'revisit';
+    this.current = this.book(account);
+    const n = Math.max(this.current.next, ...counted.map((c) => c.length));
+    this.ensure(n);
+    this.scratch.fill(0, 0, this.scratch.length);
+    for (const c of counted) for (let i = 0; i < c.length; i++) this.scratch[i]! += c[i]!;
+    this.outcome = { up: 0, down: 0, edgeRequests: 0 };
+  }
+
+  /** What the re-read begun with beginRevisit found. Series counted before but missing from it went down. */
+  endRevisit(): RevisitOutcome {
+    const s = this.scratch;
+    for (let i = 0; i < s.length; i++) if (s[i]! > 0) this.outcome.down++;
+    this.mode = 'off';
+    this.current = undefined;
+    return this.outcome;
+  }
+
+  /** Ends a window begun here that could not be counted (counting threw). */
+  abort(): void {
+    this.mode = 'off';
+    this.current = undefined;
+  }
+
+  /**
+   * Every series number of each of `accounts`, with its family and labels, for the state file (one pass over the
+   * counter families, whatever the number of accounts).
+   */
+  save(accounts: readonly string[]): Map<string, SavedAccountRevisits['series']> {
+    const out = new Map<string, SavedAccountRevisits['series']>();
+    const made = new Map<string, SavedAccountRevisits['series']>();
+    for (const account of accounts) {
+      const acc = this.accounts.get(account);
+      // Unchanged since the last save (the usual case: series come and go far less often than windows): the same
+      // table, without the pass over every counter series.
+      if (acc?.saved) {
+        out.set(account, acc.saved);
+        continue;
+      }
+      const series: SavedAccountRevisits['series'] = new Array(acc?.next ?? 0).fill(null);
+      for (const [key, cid] of acc?.restored ?? []) {
+        const [fi, ...rest] = key.split(SEP);
+        series[cid] = [Number(fi), ...rest];
+      }
+      out.set(account, series);
+      made.set(account, series);
+    }
+    if (made.size === 0) return out;
+    this.families.forEach((family, fi) => {
+      const map = this.maps[fi]!;
+      family.forEach((labels, _v, slot) => {
+        const series = made.get(labels[0]!);
+        if (!series) return;
+        const cid = map.get(slot);
+        if (cid >= 0) series[cid] = [fi, ...labels.slice(1)];
+      });
+    });
+    for (const [account, series] of made) {
+      const acc = this.accounts.get(account);
+      if (acc) acc.saved = series;
+    }
+    return out;
+  }
+
+  /** Family names in wrap order (a saved series' family index refers to this list). */
+  familyNames(): string[] {
+    return this.families.map((f) => f.spec.name);
+  }
+
+  /**
+   * Numbers the series of a saved state as they were: records read from the state file stay valid. Call before
+   * any window of the account is counted. Series of families no longer present are kept out (their counts are
+   * read as missing, i.e. a revision down).
+   */
+  restore(account: string, families: readonly string[], series: SavedAccountRevisits['series']): void {
+    const names = this.familyNames();
+    const restored = new Map<string, number>();
+    series.forEach((s, cid) => {
+      if (!s) return;
+      const fi = names.indexOf(families[s[0]] ?? '');
+      if (fi >= 0) restored.set(`${fi}${SEP}${s.slice(1).join(SEP)}`, cid);
+    });
+    const free: number[] = [];
+    for (let cid = series.length - 1; cid >= 0; cid--) if (!series[cid]) free.push(cid);
+    this.accounts.set(account, { next: series.length, free, restored, saved: undefined });
+  }
+
+  /** Forgets an account (removed from this shard): its numbers go with its series. */
+  forget(account: string): void {
+    this.accounts.delete(account);
+  }
+
+  private book(account: string): AccountBook {
+    let acc = this.accounts.get(account);
+    if (!acc) {
+      acc = { next: 0, free: [], restored: undefined };
+      this.accounts.set(account, acc);
+    }
+    return acc;
+  }
+
+  private number(fi: number, labels: readonly string[]): number {
+    const acc = this.book(labels[0]!);
+    acc.saved = undefined;
+    if (acc.restored) {
+      const key = keyOf(fi, labels);
+      const cid = acc.restored.get(key);
+      if (cid !== undefined) {
+        acc.restored.delete(key);
+        return cid;
+      }
+    }
+    const cid = acc.free.pop() ?? acc.next++;
+    if (this.current === acc) {
+      // A new series: nothing was counted for it in any window held, and the scratch may hold another account's.
+      this.ensure(acc.next);
+      this.scratch[cid] = 0;
+    }
+    return cid;
+  }
+
+  /**
+   * A counter series was deleted. Its number is free again at once: TrafficProcess deletes counters only of
+   * resources not seen since before the oldest window awaiting a re-read (ProcessOptions.keepSeenSince), so no
+   * record held has a count under it.
+   */
+  private release(map: SlotMap, slot: Slot, account: string): void {
+    const cid = map.get(slot);
+    if (cid < 0) return;
+    map.set(slot, -1);
+    const acc = this.accounts.get(account);
+    if (!acc) return;
+    acc.free.push(cid);
+    acc.saved = undefined;
+  }
+
+  private ensure(n: number): void {
+    if (n <= this.scratch.length) return;
+    let len = this.scratch.length;
+    while (len < n) len *= 2;
+    const next = new Float64Array(len);
+    next.set(this.scratch);
+    this.scratch = next;
+  }
+
+  private count(fi: number, family: Family, cid: number, slot: Slot, n: number): void {
+    if (cid < 0) {
+      family.add(slot, n);
+      return;
+    }
+    const s = this.scratch;
+    if (this.mode === 'record') {
+      family.add(slot, n);
+      s[cid]! += n;
+      return;
+    }
+    const counted = s[cid]!;
+    s[cid] = Number.NaN;
+    if (Number.isNaN(counted)) return;
+    if (n > counted) {
+      family.add(slot, n - counted);
+      this.outcome.up++;
+      if (fi === this.edgeRequests) this.outcome.edgeRequests += n - counted;
+    } else if (n < counted) this.outcome.down++;
+  }
+}
+
+/** One window awaiting its re-read. */
+export interface PendingWindow {
+  start: number;
+  end: number;
+  /** What its first read counted, by cid (CountedBook). */
+  counted: Float64Array;
+  /** When it was counted (ms): its resources' counters are kept until it is re-read. */
+  countedAt: number;
+  /** `counted` as the state file holds it (encodeCounted), made once, on the first save that needs it. */
+  encoded?: string;
+}
+
+interface Entry extends PendingWindow {
+  state: 'waiting' | 'inflight';
+  notBefore: number;
+  attempts: number;
+}
+
+export interface RevisitDeps {
+  clock: Clock;
+  log: Logger;
+  random?: () => number;
+  /** One re-read, through the token's gate behind every first read. */
+  fetchWindow(start: number, end: number): Promise<TrafficResponse>;
+  /**
+   * Counts a re-read of `windows` (consecutive) as one answer for [start, end); `done` runs once it is counted,
+   * with what it found, or with undefined when counting failed.
+   */
+  apply(
+    windows: readonly PendingWindow[],
+    start: number,
+    end: number,
+    response: TrafficResponse,
+    done: (outcome: RevisitOutcome | undefined) => void,
+  ): void;
+  /** A re-read the API refused (422): these minutes keep what their first read counted. */
+  skip(start: number, end: number): void;
+  /** The windows awaiting a re-read changed (for the state file). */
+  changed(): void;
+  authFailed(): void;
+}
+
+export interface RevisitOptions {
+  account: string;
+  /** delay + revisit: a window is re-read once its end is this old. */
+  afterMs: number;
+  backoff: BackoffPolicy;
+  authBackoff: BackoffPolicy;
+}
+
+const MAX_SPAN_MINUTES = 10;
+
+export class RevisitQueue {
+  private entries: Entry[] = [];
+  private maxSpan = MAX_SPAN_MINUTES;
+  private wake: (() => void) | undefined;
+  private stopped = false;
+  /** The last re-read was refused for its token: waiting out the auth backoff. */
+  private authDown = false;
+  private readonly random: () => number;
+
+  constructor(
+    private readonly opts: RevisitOptions,
+    private readonly deps: RevisitDeps,
+  ) {
+    this.random = deps.random ?? Math.random;
+  }
+
+  /** A first read counted and recorded: re-read it once it is due. Windows come in order. */
+  add(w: PendingWindow): void {
+    this.entries.push({ ...w, state: 'waiting', notBefore: 0, attempts: 0 });
+    this.entries.sort((a, b) => a.start - b.start);
+    this.deps.changed();
+    this.wake?.();
+  }
+
+  /** Windows awaiting their re-read, in order (for the state file and tests). */
+  get pending(): readonly PendingWindow[] {
+    return this.entries;
+  }
+
+  /** When the oldest window awaiting its re-read was counted; +Infinity when none is. */
+  get oldestCountedAt(): number {
+    let at = Number.POSITIVE_INFINITY;
+    for (const e of this.entries) at = Math.min(at, e.countedAt);
+    return at;
+  }
+
+  /** A new token arrived (a login renewed it): re-reads waiting out the auth backoff are tried now. */
+  authRestored(): void {
+    if (!this.authDown) return;
+    this.authDown = false;
+    const now = this.deps.clock.now();
+    for (const e of this.entries) if (e.state === 'waiting') e.notBefore = Math.min(e.notBefore, now);
+    this.wake?.();
+  }
+
+  /** Runs until `signal` aborts, then waits for a re-read in flight to settle (its answer is still counted). */
+  async run(signal: AbortSignal): Promise<void> {
+    const onAbort = () => {
+      this.stopped = true;
+      this.wake?.();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      while (!this.stopped) {
+        this.launch();
+        await this.sleepUntil(this.nextWake());
+      }
+      for (let i = 0; i < 10_000 && this.entries.some((e) => e.state === 'inflight'); i++) {
+        await this.sleepUntil(Number.POSITIVE_INFINITY);
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private due(e: Entry, now: number): boolean {
+    return e.state === 'waiting' && e.end + this.opts.afterMs <= now && e.notBefore <= now;
+  }
+
+  /** One re-read at a time: the oldest due window, merged with the due windows right after it. */
+  private launch(): void {
+    if (this.entries.some((e) => e.state === 'inflight')) return;
+    const now = this.deps.clock.now();
+    const i = this.entries.findIndex((e) => this.due(e, now));
+    if (i < 0) return;
+    const span = [this.entries[i]!];
+    for (let j = i + 1; j < this.entries.length; j++) {
+      const e = this.entries[j]!;
+      const last = span[span.length - 1]!;
+      if (e.start !== last.end || !this.due(e, now) || e.end - span[0]!.start > this.maxSpan * MINUTE) break;
+      span.push(e);
+    }
+    for (const e of span) {
+      e.state = 'inflight';
+      e.attempts++;
+    }
+    const start = span[0]!.start;
+    const end = span[span.length - 1]!.end;
+    this.deps.fetchWindow(start, end).then(
+      (response) =>
+        this.deps.apply(span, start, end, response, (outcome) => {
+          if (!outcome) {
+            // Counting threw (logged by the pipeline): the late part is lost, but never counted twice.
+            this.deps.log.error(
+              { account: this.opts.account },
+              'a re-read of late data could not be counted',
+            );
+          }
+          this.remove(span);
+        }),
+      (err: unknown) => this.failed(span, asFailure(err)),
+    );
+  }
+
+  private remove(span: readonly Entry[]): void {
+    this.authDown = false;
+    this.entries = this.entries.filter((e) => !span.includes(e));
+    if (this.maxSpan < MAX_SPAN_MINUTES) this.maxSpan = Math.min(MAX_SPAN_MINUTES, this.maxSpan * 2);
+    this.deps.changed();
+    this.wake?.();
+  }
+
+  private failed(span: Entry[], failure: RequestFailure): void {
+    const now = this.deps.clock.now();
+    const account = this.opts.account;
+    const start = span[0]!.start;
+    const end = span[span.length - 1]!.end;
+    for (const e of span) e.state = 'waiting';
+    if (this.stopped) {
+      this.wake?.();
+      return;
+    }
+    const attempts = span[0]!.attempts;
+    let notBefore = now + backoffDelay(attempts, this.opts.backoff, this.random);
+    switch (failure.kind) {
+      case 'rate-limited':
+        notBefore = now + (failure.retryAfterMs ?? backoffDelay(attempts, this.opts.backoff, this.random));
+        break;
+      case 'timeout':
+        // 504: merge fewer windows next time. A single window is not split: what was counted is known only for it.
+        if (span.length > 1) {
+          this.maxSpan = Math.max(1, Math.floor((end - start) / MINUTE / 2));
+          notBefore = now;
+        }
+        break;
+      case 'auth':
+        this.deps.authFailed();
+        this.authDown = true;
+        notBefore = now + backoffDelay(attempts, this.opts.authBackoff, () => 1);
+        break;
+      case 'invalid':
+        if (failure.status === 422) {
+          this.deps.log.warn(
+            {
+              account,
+              start: new Date(start).toISOString(),
+              minutes: (end - start) / MINUTE,
+              error: failure.description ?? failure.message,
+            },
+            'metrics API rejected a re-read; these minutes keep what their first read counted',
+          );
+          this.deps.skip(start, end);
+          this.remove(span);
+          return;
+        }
+        break;
+      default:
+    }
+    for (const e of span) e.notBefore = notBefore;
+    this.deps.log.debug(
+      { account, start: new Date(start).toISOString(), error: `${failure.status ?? failure.kind}` },
+      're-read of late data failed; retrying',
+    );
+    this.wake?.();
+  }
+
+  private nextWake(): number {
+    let at = Number.POSITIVE_INFINITY;
+    for (const e of this.entries)
+      if (e.state === 'waiting') at = Math.min(at, Math.max(e.notBefore, e.end + this.opts.afterMs));
+    return at;
+  }
+
+  private async sleepUntil(at: number): Promise<void> {
+    const ms = at - this.deps.clock.now();
+    const ctl = new AbortController();
+    this.wake = () => ctl.abort();
+    try {
+      if (ms <= 0) await new Promise<void>((r) => setImmediate(r));
+      else await this.deps.clock.sleep(Number.isFinite(ms) ? ms : 3_600_000, ctl.signal);
+    } catch {
+      // woken early: a window was added, a re-read settled, or the queue was stopped
+    } finally {
+      this.wake = undefined;
+    }
+  }
+}
+
+/** A record for the state file: the Float64 values, little-endian, base64. */
+export function encodeCounted(counted: Float64Array): string {
+  const buf = Buffer.alloc(counted.length * 8);
+  for (let i = 0; i < counted.length; i++) buf.writeDoubleLE(counted[i]!, i * 8);
+  return buf.toString('base64');
+}
+
+/** The inverse of encodeCounted; throws when the text is not a whole number of Float64 values. */
+export function decodeCounted(text: string): Float64Array {
+  const buf = Buffer.from(text, 'base64');
+  if (buf.length % 8 !== 0) throw new Error('a revisit record is not a whole number of 8-byte values');
+  const out = new Float64Array(buf.length / 8);
+  for (let i = 0; i < out.length; i++) out[i] = buf.readDoubleLE(i * 8);
+  return out;
+}

@@ -1,0 +1,100 @@
+/**
+ * metrics.revisit with accounts_discovery: an account discovery stops takes its windows awaiting a re-read with it,
+ * from the series and from the state file's revisit part; its cursor stays.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MINUTE } from '../../src/clock.js';
+import type { SimAccount } from '../../src/simulator/types.js';
+import { DEMO_PASSWORD, DEMO_USER, demoWorld } from '../../src/simulator/world.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+import { type Stack, startStack } from '../helpers/stack.js';
+
+const T0 = Date.UTC(2026, 6, 1, 0, 0, 0);
+const INTERVAL = 2 * MINUTE;
+
+let stack: Stack | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await stack?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  stack = undefined;
+  dir = undefined;
+});
+
+function account(name: string): SimAccount {
+  const base = demoWorld()[1]!;
+  return { ...base, name, token: `${name}-token`, streams: [], recordings: [] };
+}
+
+async function run(clock: FakeClock, ms: number): Promise<void> {
+  for (let t = 0; t < ms; t += 1000) {
+    await clock.advance(1000);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+interface Saved {
+  cursors: Record<string, string>;
+  revisit?: { accounts: Record<string, { windows: unknown[] }> };
+}
+
+/** Real-time wait (bounded) until the state file shows what `ok` wants; returns it as last read. */
+async function stateWhere(path: string, ok: (s: Saved) => boolean): Promise<Saved> {
+  let saved: Saved = { cursors: {} };
+  for (let i = 0; i < 500; i++) {
+    try {
+      saved = JSON.parse(readFileSync(path, 'utf8')) as Saved;
+      if (ok(saved)) return saved;
+    } catch {
+      // not written yet
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return saved;
+}
+
+describe('metrics.revisit with account discovery', () => {
+  it('drops the pending re-reads of an account discovery stops, keeping its cursor', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cdn-revisit-disc-'));
+    const stateFile = join(dir, 'state.json');
+    const clock = new FakeClock(T0);
+    stack = await startStack({
+      clock,
+      sim: { accounts: [...demoWorld(), account('prod-a')] },
+      config: {
+        api: { token: undefined, username: DEMO_USER, password: DEMO_PASSWORD },
+        metrics: { lookback: '30m', delay: '0m', window: '5m', revisit: '10m' },
+        accounts_discovery: { enabled: true, interval: '2m', include: 'prod-.*|demo' },
+        accounts: [],
+        state_file: stateFile,
+      },
+    });
+    await run(clock, 10_000);
+    const pending = (s: Saved, name: string) => s.revisit?.accounts[name]?.windows.length ?? 0;
+    // The state file holds what a scrape showed (the cursors and the windows they cover): scrape first.
+    await stack.exporter.store.refresh();
+    let scrape = await stack.scrape();
+    let saved = await stateWhere(stateFile, (s) => pending(s, 'prod-a') > 0 && pending(s, 'demo') > 0);
+    expect(pending(saved, 'prod-a')).toBeGreaterThan(0);
+    expect(pending(saved, 'demo')).toBeGreaterThan(0);
+    expect(scrape.value('cdn_metrics_revisions_total', { account: 'prod-a', direction: 'none' })).toBe(0);
+
+    stack.sim.setAccountStatus('prod-a', 'inactive');
+    await run(clock, INTERVAL);
+    saved = await stateWhere(stateFile, (s) => pending(s, 'prod-a') === 0);
+    expect(saved.revisit?.accounts['prod-a']).toBeUndefined();
+    expect(pending(saved, 'demo')).toBeGreaterThan(0);
+    expect(saved.cursors['prod-a']).toBeDefined();
+    await stack.exporter.store.refresh();
+    scrape = await stack.scrape();
+    expect(scrape.all('cdn_metrics_revisions_total').filter((x) => x.labels.account === 'prod-a')).toEqual(
+      [],
+    );
+    expect(
+      scrape.all('cdn_metrics_revisit_edge_requests_total').filter((x) => x.labels.account === 'prod-a'),
+    ).toEqual([]);
+  }, 60_000);
+});
