@@ -4,6 +4,7 @@
  * Pollers write to it; nothing else decides readiness.
  */
 import type { Clock } from '../clock.js';
+import type { Config } from '../config/index.js';
 import type { StreamHealth } from '../dvr/process.js';
 import type { RecordingSummary } from '../recordings/process.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
@@ -212,4 +213,30 @@ export class StatusBoard {
 
 function key(api: Api, account: string): string {
   return `${api}\u0000${account}`;
+}
+
+/** What the landing page's one-line summary shows of the configuration; never a credential. */
+export function settingsSummary(config: Config, owned: number): SettingsSummary {
+  const { api, metrics, sharding } = config;
+  return {
+    shard: sharding.shard,
+    shards: sharding.shards,
+    accountsConfigured: config.accounts.length,
+    accountsOwned: owned,
+    apiHost: apiHost(api.baseUrl),
+    windowMs: metrics.windowMs,
+    delayMs: metrics.delayMs,
+    lookbackMs: metrics.lookbackMs,
+    requestsPerSecond: api.requestsPerSecond,
+    concurrency: api.concurrency,
+  };
+}
+
+/** The API's host (and port) for the landing page: never the user info a base_url may carry, nor path or query. */
+export function apiHost(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).host;
+  } catch {
+    return '(invalid base_url)';
+  }
 }

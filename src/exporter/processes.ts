@@ -1,0 +1,73 @@
+/**
+ * What every account's pollers feed: the traffic pipeline (tied to the cursor book's revisit part), the DVR and the
+ * recordings processes, all writing the one series store.
+ */
+import { MINUTE } from '../clock.js';
+import { type Config, METRIC_NAMES } from '../config/index.js';
+import { createDvrFamilies } from '../dvr/metrics.js';
+import { DvrProcess } from '../dvr/process.js';
+import type { BackoffPolicy } from '../poll/backoff.js';
+import { createRecordingFamilies } from '../recordings/metrics.js';
+import { RecordingsProcess } from '../recordings/process.js';
+import type { SeriesStore } from '../store/series-store.js';
+import { TrafficPipeline } from '../traffic/poller.js';
+import type { CursorBook } from './cursor-book.js';
+
+export interface Processes {
+  traffic: TrafficPipeline;
+  dvr: DvrProcess;
+  recordings: RecordingsProcess;
+}
+
+export interface ProcessesDeps {
+  store: SeriesStore;
+  config: Pick<Config, 'metrics' | 'api' | 'limits'>;
+  /** Loaded already: its revisit part restores the windows awaiting a re-read. */
+  cursors: Pick<CursorBook, 'loadedRevisits' | 'shown' | 'revisits'>;
+  now: number;
+  /** Retries of failed traffic windows (default 1 s doubling to 2 min, full jitter). */
+  backoff?: BackoffPolicy;
+  /** Probing while a token is refused (default 1 min doubling to 10 min). */
+  authBackoff?: BackoffPolicy;
+}
+
+export function createProcesses(d: ProcessesDeps): Processes {
+  const { store, config, cursors } = d;
+  const processes: Processes = {
+    // The store is the counting lock: each exposition shows whole windows and carries their counted cursors.
+    traffic: new TrafficPipeline(
+      store,
+      {
+        breakdown: config.metrics.breakdown,
+        windowGauges: config.metrics.windowGauges,
+        metrics: config.metrics.metrics,
+        allMetrics: METRIC_NAMES,
+        resources: config.metrics.resources,
+        windowMs: config.metrics.windowMs,
+        delayMs: config.metrics.delayMs,
+        lookbackMs: config.metrics.lookbackMs,
+        revisitMs: config.metrics.revisitMs,
+        maxInFlight: Math.max(1, config.api.concurrency),
+        backoff: d.backoff ?? { baseMs: 1000, capMs: 120_000 },
+        authBackoff: d.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
+        limits: { ...config.limits, storeSize: () => store.size },
+      },
+      store,
+    ),
+    dvr: new DvrProcess(createDvrFamilies(store)),
+    recordings: new RecordingsProcess(createRecordingFamilies(store), {
+      ...config.limits,
+      storeSize: () => store.size,
+    }),
+  };
+  const { traffic } = processes;
+  traffic.restoreRevisits(cursors.loadedRevisits, d.now);
+  if (traffic.book) {
+    traffic.shownCursor = (account) => cursors.shown(account);
+    cursors.revisits = {
+      part: (saved, rereads) => traffic.savedRevisits(saved, rereads),
+      shown: (rereads) => traffic.rereadsShown(rereads),
+    };
+  }
+  return processes;
+}

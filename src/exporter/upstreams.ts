@@ -1,0 +1,87 @@
+/**
+ * The exporter's upstreams: one per token source (accounts sharing a credential share its request gate and
+ * clients), made on first use, discovered accounts' included; and every login the configuration names, whose
+ * renewal loops the exporter starts before its pollers.
+ */
+import type { Agent } from 'undici';
+import { LoginToken } from '../auth/login-token.js';
+import type { AuthMetrics } from '../auth/metrics.js';
+import type { Clock } from '../clock.js';
+import type { Config, LoginCredential, TokenFs, TokenSource } from '../config/index.js';
+import type { Logger } from '../log.js';
+import type { SelfMetrics } from '../server/self-metrics.js';
+import type { TrafficBodyParser } from '../traffic/parse-pool.js';
+import { createUpstream, type Upstream } from './upstream.js';
+
+export interface UpstreamsDeps {
+  api: Config['api'];
+  clock: Clock;
+  log: Logger;
+  agent: Agent;
+  /** Aborts every request of every upstream (the exporter's stop). */
+  signal: AbortSignal;
+  self: Pick<SelfMetrics, 'observeRequest' | 'parseErrors'>;
+  /** The login metrics; read only when a login is made or reports. */
+  auth: () => AuthMetrics;
+  parseTraffic: TrafficBodyParser;
+  random?: () => number;
+  tokenFs?: TokenFs;
+}
+
+export class Upstreams {
+  /** Every login made (createLogin), in configuration order; their loops start in Exporter.start(). */
+  readonly logins: LoginToken[] = [];
+  private readonly all = new Set<Upstream>();
+
+  constructor(private readonly d: UpstreamsDeps) {}
+
+  /** The requests waiting in every upstream's gate (cdn_api_queue_length). */
+  queueLength(): number {
+    let n = 0;
+    for (const u of this.all) n += u.gate.length;
+    return n;
+  }
+
+  /** The upstream (gate, clients) of a token source: one per source, made on first use. */
+  for(token: TokenSource): Upstream {
+    for (const u of this.all) if (u.token === token) return u;
+    const { api, self } = this.d;
+    const upstream = createUpstream(token, {
+      baseUrl: api.baseUrl,
+      requestsPerSecond: api.requestsPerSecond,
+      concurrency: api.concurrency,
+      clock: this.d.clock,
+      agent: this.d.agent,
+      timeoutMs: api.timeoutMs,
+      maxBodyBytes: api.maxBodyBytes,
+      signal: this.d.signal,
+      onRequest: (name, code, seconds) =>
+        self.observeRequest(name, code === 'error' ? 'error' : Number(code), seconds),
+      // An answer that is not JSON, or not of the documented shape, or too big to read, is a parse error of its API.
+      onError: (err) => {
+        if (err.kind === 'malformed' || err.kind === 'too_large') self.parseErrors.inc({ api: err.api });
+      },
+      parseTraffic: this.d.parseTraffic,
+    });
+    this.all.add(upstream);
+    return upstream;
+  }
+
+  /** One login's token source, with its metrics; its loop starts in Exporter.start(). */
+  createLogin(credential: LoginCredential): TokenSource {
+    const login = credential.username;
+    const source = new LoginToken({
+      credential,
+      baseUrl: this.d.api.baseUrl,
+      clock: this.d.clock,
+      log: this.d.log,
+      dispatcher: this.d.agent,
+      random: this.d.random,
+      fs: this.d.tokenFs,
+      onLogin: (result) => this.d.auth().logins.inc({ login, result }),
+      onExpiry: (at) => this.d.auth().setExpiry(login, at),
+    });
+    this.logins.push(source);
+    return source;
+  }
+}
