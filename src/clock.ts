@@ -60,3 +60,32 @@ export const MINUTE = 60_000;
 export function floorMinute(ms: number): number {
   return Math.floor(ms / MINUTE) * MINUTE;
 }
+
+/**
+ * A loop's wait for its next due time that a change cuts short: `sleepUntil(at)` resolves at `at` on the clock, or
+ * at once after `wake()`. A wake with nobody sleeping is a no-op (the loop looks again before it sleeps). An
+ * unbounded `at` (Infinity) waits an hour at a time.
+ */
+export class Alarm {
+  private wakeUp: (() => void) | undefined;
+
+  constructor(private readonly clock: Clock) {}
+
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  async sleepUntil(at: number): Promise<void> {
+    const ms = at - this.clock.now();
+    const ctl = new AbortController();
+    this.wakeUp = () => ctl.abort();
+    try {
+      if (ms <= 0) await new Promise<void>((r) => setImmediate(r));
+      else await this.clock.sleep(Number.isFinite(ms) ? ms : 3_600_000, ctl.signal);
+    } catch {
+      // woken early, or the clock's sleep was stopped: either way the loop looks again
+    } finally {
+      this.wakeUp = undefined;
+    }
+  }
+}

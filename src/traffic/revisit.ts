@@ -19,7 +19,7 @@
  * a revision `down`); gauges keep showing the newest first read; a re-read changes counters only. Each minute is
  * read at most twice; a failed re-read is retried as a first read is; a 422 skips its minutes (reason `revisit`).
  */
-import { type Clock, MINUTE } from '../clock.js';
+import { Alarm, type Clock, MINUTE } from '../clock.js';
 import type { Logger } from '../log.js';
 import { type BackoffPolicy, backoffDelay } from '../poll/backoff.js';
 import type { Family, Slot } from '../store/types.js';
@@ -394,7 +394,7 @@ const MAX_SPAN_MINUTES = 10;
 export class RevisitQueue {
   private entries: Entry[] = [];
   private maxSpan = MAX_SPAN_MINUTES;
-  private wake: (() => void) | undefined;
+  private readonly alarm: Alarm;
   private stopped = false;
   /** The last re-read was refused for its token: waiting out the auth backoff. */
   private authDown = false;
@@ -405,6 +405,7 @@ export class RevisitQueue {
     private readonly deps: RevisitDeps,
   ) {
     this.random = deps.random ?? Math.random;
+    this.alarm = new Alarm(deps.clock);
   }
 
   /** A first read counted and recorded: re-read it once it is due. Windows come in order. */
@@ -412,7 +413,7 @@ export class RevisitQueue {
     this.entries.push({ ...w, state: 'waiting', notBefore: 0, attempts: 0 });
     this.entries.sort((a, b) => a.start - b.start);
     this.deps.changed();
-    this.wake?.();
+    this.alarm.wake();
   }
 
   /** Windows awaiting their re-read, in order (for the state file and tests). */
@@ -433,23 +434,23 @@ export class RevisitQueue {
     this.authDown = false;
     const now = this.deps.clock.now();
     for (const e of this.entries) if (e.state === 'waiting') e.notBefore = Math.min(e.notBefore, now);
-    this.wake?.();
+    this.alarm.wake();
   }
 
   /** Runs until `signal` aborts, then waits for a re-read in flight to settle (its answer is still counted). */
   async run(signal: AbortSignal): Promise<void> {
     const onAbort = () => {
       this.stopped = true;
-      this.wake?.();
+      this.alarm.wake();
     };
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       while (!this.stopped) {
         this.launch();
-        await this.sleepUntil(this.nextWake());
+        await this.alarm.sleepUntil(this.nextWake());
       }
       for (let i = 0; i < 10_000 && this.entries.some((e) => e.state === 'inflight'); i++) {
-        await this.sleepUntil(Number.POSITIVE_INFINITY);
+        await this.alarm.sleepUntil(Number.POSITIVE_INFINITY);
       }
     } finally {
       signal.removeEventListener('abort', onAbort);
@@ -500,7 +501,7 @@ export class RevisitQueue {
     this.entries = this.entries.filter((e) => !span.includes(e));
     if (this.maxSpan < MAX_SPAN_MINUTES) this.maxSpan = Math.min(MAX_SPAN_MINUTES, this.maxSpan * 2);
     this.deps.changed();
-    this.wake?.();
+    this.alarm.wake();
   }
 
   private failed(span: Entry[], failure: RequestFailure): void {
@@ -510,7 +511,7 @@ export class RevisitQueue {
     const end = span[span.length - 1]!.end;
     for (const e of span) e.state = 'waiting';
     if (this.stopped) {
-      this.wake?.();
+      this.alarm.wake();
       return;
     }
     const attempts = span[0]!.attempts;
@@ -554,7 +555,7 @@ export class RevisitQueue {
       { account, start: new Date(start).toISOString(), error: `${failure.status ?? failure.kind}` },
       're-read of late data failed; retrying',
     );
-    this.wake?.();
+    this.alarm.wake();
   }
 
   private nextWake(): number {
@@ -562,20 +563,6 @@ export class RevisitQueue {
     for (const e of this.entries)
       if (e.state === 'waiting') at = Math.min(at, Math.max(e.notBefore, e.end + this.opts.afterMs));
     return at;
-  }
-
-  private async sleepUntil(at: number): Promise<void> {
-    const ms = at - this.deps.clock.now();
-    const ctl = new AbortController();
-    this.wake = () => ctl.abort();
-    try {
-      if (ms <= 0) await new Promise<void>((r) => setImmediate(r));
-      else await this.deps.clock.sleep(Number.isFinite(ms) ? ms : 3_600_000, ctl.signal);
-    } catch {
-      // woken early: a window was added, a re-read settled, or the queue was stopped
-    } finally {
-      this.wake = undefined;
-    }
   }
 }
 

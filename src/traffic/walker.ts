@@ -6,7 +6,7 @@
  *
  * The loop returns only on stop; every API failure becomes a log line, a status change and a retry schedule.
  */
-import { type Clock, floorMinute, MINUTE } from '../clock.js';
+import { Alarm, type Clock, floorMinute, MINUTE } from '../clock.js';
 import type { Logger } from '../log.js';
 import { type BackoffPolicy, backoffDelay } from '../poll/backoff.js';
 import type { TrafficResponse } from './response.js';
@@ -127,7 +127,7 @@ export class AccountWalker {
   private loggedCause: string | undefined;
   private authAttempts = 0;
   private status: WalkerStatus;
-  private wake: (() => void) | undefined;
+  private readonly alarm: Alarm;
   private stopped = false;
   private readonly random: () => number;
   private readonly growAfter: number;
@@ -139,6 +139,7 @@ export class AccountWalker {
     const now = deps.clock.now();
     this.cursor = opts.startCursor ?? floorMinute(now - opts.lookbackMs);
     this.random = deps.random ?? Math.random;
+    this.alarm = new Alarm(deps.clock);
     this.growAfter = opts.growAfter ?? 3;
     this.status = {
       account: opts.account,
@@ -163,7 +164,7 @@ export class AccountWalker {
     const now = this.deps.clock.now();
     for (const s of this.slots) if (s.state === 'waiting') s.notBefore = Math.min(s.notBefore, now);
     this.authAttempts = 0;
-    this.wake?.();
+    this.alarm.wake();
   }
 
   /**
@@ -175,7 +176,7 @@ export class AccountWalker {
     this.publish();
     const onAbort = () => {
       this.stopped = true;
-      this.wake?.();
+      this.alarm.wake();
     };
     signal.addEventListener('abort', onAbort, { once: true });
     try {
@@ -183,10 +184,10 @@ export class AccountWalker {
         this.advance();
         this.plan();
         this.launch();
-        await this.sleepUntil(this.nextWake());
+        await this.alarm.sleepUntil(this.nextWake());
       }
       for (let i = 0; i < 10_000 && this.slots.some((x) => x.state === 'inflight'); i++) {
-        await this.sleepUntil(Number.POSITIVE_INFINITY);
+        await this.alarm.sleepUntil(Number.POSITIVE_INFINITY);
       }
       this.advance();
     } finally {
@@ -268,13 +269,13 @@ export class AccountWalker {
       this.streak = 0;
       this.maxWindow = Math.min(MAX_WINDOW_MINUTES, this.maxWindow * 2);
     }
-    this.wake?.();
+    this.alarm.wake();
   }
 
   private failed(slot: Slot, failure: RequestFailure): void {
     if (this.stopped) {
       slot.state = 'waiting';
-      this.wake?.();
+      this.alarm.wake();
       return;
     }
     const now = this.deps.clock.now();
@@ -343,7 +344,7 @@ export class AccountWalker {
         slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
         this.setError(describe, false, causeOf(failure));
     }
-    this.wake?.();
+    this.alarm.wake();
   }
 
   private slot(start: number, end: number): Slot {
@@ -404,19 +405,5 @@ export class AccountWalker {
     if (this.slots.length < this.opts.maxInFlight)
       at = Math.min(at, this.planned + this.opts.windowMs + this.opts.delayMs);
     return at;
-  }
-
-  private async sleepUntil(at: number): Promise<void> {
-    const ms = at - this.deps.clock.now();
-    const ctl = new AbortController();
-    this.wake = () => ctl.abort();
-    try {
-      if (ms <= 0) await new Promise<void>((r) => setImmediate(r));
-      else await this.deps.clock.sleep(Number.isFinite(ms) ? ms : 3_600_000, ctl.signal);
-    } catch {
-      // woken early: a window finished or the walker was stopped
-    } finally {
-      this.wake = undefined;
-    }
   }
 }
