@@ -7,72 +7,14 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
-import type { Simulator } from '../../src/simulator/server.js';
 import { demoWorld } from '../../src/simulator/world.js';
 import type { WorkerTrafficParser } from '../../src/traffic/parse-pool.js';
 import type { Scrape } from '../helpers/exposition.js';
+import { answeredWindows, expectExact, expectTiles } from '../helpers/ground-truth.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
-
-const SIDES = ['edge', 'origin'] as const;
-
-/** The windows the simulator answered with a usable 200 (a `slow` one is late, not wrong), sorted: [start, end). */
-function answeredWindows(sim: Simulator, account: string): Array<[number, number]> {
-  return sim.requestLog
-    .filter(
-      (e) =>
-        e.api === 'metrics' &&
-        e.status === 200 &&
-        (e.fault === undefined || e.fault === 'slow') &&
-        e.query.account?.[0] === account,
-    )
-    .map((e) => [Date.parse(`${e.query.start![0]}Z`), Date.parse(`${e.query.end![0]}Z`)] as [number, number])
-    .sort((a, b) => a[0] - b[0]);
-}
 
 function cursorOf(scrape: Scrape, account: string): number {
   return (scrape.value('cdn_metrics_window_end_timestamp_seconds', { account }) ?? 0) * 1000;
-}
-
-/** Every traffic counter of every resource of the account equals the truth of [start, end). */
-function expectExact(sim: Simulator, scrape: Scrape, account: string, start: number, end: number): number {
-  let checked = 0;
-  const resources = sim.accounts.find((a) => a.name === account)!.resources;
-  for (const r of resources) {
-    const truth = sim.truth(account, r.id, start, end);
-    const l = { account, resource: r.id };
-    for (const side of SIDES) {
-      const t = truth[side];
-      for (const [code, n] of Object.entries(t.codes)) {
-        expect(
-          scrape.value(`cdn_${side}_responses_total`, { ...l, code }) ?? 0,
-          `${side} ${r.id} ${code}`,
-        ).toBe(n);
-        checked++;
-      }
-      for (const [cls, n] of Object.entries(t.classes)) {
-        expect(scrape.value(`cdn_${side}_responses_by_class_total`, { ...l, class: cls }) ?? 0).toBe(n);
-        checked++;
-      }
-      expect(scrape.value(`cdn_${side}_requests_total`, l)).toBe(t.requests);
-      expect(scrape.value(`cdn_${side}_transferred_bytes_total`, l)).toBe(t.bytes);
-      checked += 2;
-    }
-    expect(scrape.value('cdn_edge_cache_hit_bytes_total', l)).toBe(truth.edge.hitBytes);
-    checked++;
-  }
-  return checked;
-}
-
-/** Consecutive half-open windows from `start` to `end`, each starting where the last ended. */
-function expectTiles(windows: Array<[number, number]>, start: number, end: number): void {
-  let at = start;
-  for (const [s, e] of windows) {
-    expect(new Date(s).toISOString(), 'a window starts where the last ended').toBe(
-      new Date(at).toISOString(),
-    );
-    at = e;
-  }
-  expect(new Date(at).toISOString()).toBe(new Date(end).toISOString());
 }
 
 /** The most entries of `times` within any one-second span. */

@@ -32,20 +32,39 @@ export function expectExact(
         ).toBe(n);
         checked++;
       }
+      for (const [cls, n] of Object.entries(t.classes)) {
+        expect(
+          scrape.value(`cdn_${side}_responses_by_class_total`, { ...l, class: cls }) ?? 0,
+          `${account} ${side} ${r.id} ${cls}`,
+        ).toBe(n);
+        checked++;
+      }
       expect(scrape.value(`cdn_${side}_requests_total`, l), `${account} ${side} ${r.id} requests`).toBe(
         t.requests,
       );
-      expect(scrape.value(`cdn_${side}_transferred_bytes_total`, l)).toBe(t.bytes);
+      expect(scrape.value(`cdn_${side}_transferred_bytes_total`, l), `${account} ${side} ${r.id} bytes`).toBe(
+        t.bytes,
+      );
       checked += 2;
     }
+    expect(scrape.value('cdn_edge_cache_hit_bytes_total', l), `${account} ${r.id} hit bytes`).toBe(
+      truth.edge.hitBytes,
+    );
+    checked++;
   }
   return checked;
 }
 
-/** The windows of `account` the simulator answered 200, sorted, [start, end). */
+/** The windows the simulator answered with a usable 200 (a `slow` one is late, not wrong), sorted: [start, end). */
 export function answeredWindows(sim: Simulator, account: string): Array<[number, number]> {
   return sim.requestLog
-    .filter((e) => e.api === 'metrics' && e.status === 200 && e.query.account?.[0] === account)
+    .filter(
+      (e) =>
+        e.api === 'metrics' &&
+        e.status === 200 &&
+        (e.fault === undefined || e.fault === 'slow') &&
+        e.query.account?.[0] === account,
+    )
     .map((e) => [Date.parse(`${e.query.start![0]}Z`), Date.parse(`${e.query.end![0]}Z`)] as [number, number])
     .sort((a, b) => a[0] - b[0]);
 }
