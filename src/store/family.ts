@@ -1,29 +1,65 @@
 /**
  * One metric family of the series store: one slot per series.
  *
- * Per series the store keeps only its label text (`{a="x",b="y"}`, escaped, rendered once when the series is
- * created), a Map entry from that text to the slot, and the value in a Float64Array. The label text doubles as
- * the Map key, so there is no second per-series string; the label values are parsed back from it for the rare
- * forEach/deleteWhere. Freed slots are reused; output order is slot order.
+ * Memory is the point of this design (issue 15: 1M series within 300 MB). A series costs about 30 bytes of typed
+ * arrays and nothing in the JavaScript heap: its label text (`{a="x",b="y"}`, escaped, in UTF-8) is not kept as a
+ * string but read from the last rendered body, which the store holds anyway to serve scrapes. Per slot:
+ *
+ * - `values`: the value (Float64Array);
+ * - `labelAt`/`labelLen`: where the label text is: in `body`, or in `arena` for a series newer than the body;
+ * - `state`: free, in body, in arena;
+ * - `hashes`: the label text's FNV-1a hash, for the index and for rehashing without reading the text.
+ *
+ * The index is an open-addressing table (linear probing, backward-shift deletion) of slot + 1, keyed by hash and
+ * checked byte for byte. A render reads each live series' label bytes from the current body (or the arena), writes
+ * the line into the new body and notes where it put the label; the store hands the finished body back (`finishRender`),
+ * which becomes the new source and empties the arena. The store restarts a render whenever a series is added or
+ * removed during it (`structure` moved), so an adopted body always holds every live series.
+ *
+ * Freed slots are reused; output order is slot order.
  */
 
 import { SECRETS } from '../redact.js';
-import {
-  escapeHelp,
-  formatValue,
-  type LabelTemplate,
-  labelTemplate,
-  labelText,
-  parseLabelText,
-} from './format.js';
+import { escapeHelp, type LabelTemplate, labelTemplate, labelText, parseLabelText } from './format.js';
 import { openMetricsName, validateSpec } from './names.js';
 import type { ExpositionFormat, Family, FamilySpec, Slot } from './types.js';
 
 const INITIAL_CAPACITY = 16;
 /** formatValue's longest output: a negative 17-digit mantissa with a 3-digit exponent, `-1.2345678901234567e-100`. */
 const MAX_VALUE_CHARS = 24;
-/** Lines per intermediate string: measured fastest at 1M series (larger ropes fall out of the CPU cache). */
-const LINES_PER_WRITE = 512;
+/** `state` of a slot: free, label text in `body`, label text in `arena` (created since the body was rendered). */
+const FREE = 0;
+const IN_BODY = 1;
+const IN_ARENA = 2;
+/** A rendered body is given this much room beyond the estimate before it has to grow. */
+const BODY_MARGIN = 64 * 1024;
+/** A rendered body with more unused room than this share is copied into a buffer of its exact size. */
+const MAX_SLACK = 0.05;
+const SPACE = 0x20;
+const NEWLINE = 0x0a;
+const MINUS = 0x2d;
+const ZERO = 0x30;
+
+/** FNV-1a over bytes [0, len) of `b`. */
+function hashBytes(b: Uint8Array, from: number, len: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from, end = from + len; i < end; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  return h >>> 0;
+}
+
+/** A body being rendered: the store calls renderRange until `next` reaches highWater, then finishRender. */
+export interface BodyRender {
+  /** Next slot to write. */
+  next: number;
+  /** Bytes written. */
+  pos: number;
+  buf: Buffer;
+  /** Where each written slot's label text is in `buf`. */
+  at: Uint32Array<ArrayBuffer>;
+  /** The family's structure and version when the render began. */
+  readonly structure: number;
+  readonly version: number;
+}
 
 export class SeriesFamily implements Family {
   readonly spec: FamilySpec;
@@ -35,22 +71,40 @@ export class SeriesFamily implements Family {
   private readonly template: LabelTemplate;
   private readonly isCounter: boolean;
   private readonly headers: Record<ExpositionFormat, Buffer>;
-  /** Slot -> label text; undefined marks a free slot. */
-  private readonly labels: (string | undefined)[] = [];
-  private readonly index = new Map<string, Slot>();
-  private readonly freeSlots: Slot[] = [];
+  private readonly name: Buffer;
+
   private values = new Float64Array(INITIAL_CAPACITY);
+  private labelAt = new Uint32Array(INITIAL_CAPACITY);
+  private labelLen = new Uint32Array(INITIAL_CAPACITY);
+  private hashes = new Uint32Array(INITIAL_CAPACITY);
+  /** FREE, IN_BODY or IN_ARENA. */
+  private state = new Uint8Array(INITIAL_CAPACITY);
+  /** One past the highest slot ever used. */
+  private top = 0;
+  private readonly freeSlots: Slot[] = [];
+  /** Open addressing: slot + 1, 0 empty; its length is a power of two, at most half full. */
+  private table = new Int32Array(2 * INITIAL_CAPACITY);
+  /** The label source: the last adopted body. */
+  private body: Buffer = Buffer.alloc(0);
+  /** Label texts of series created since `body` was rendered, appended; emptied by each finished render. */
+  private arena = Buffer.allocUnsafeSlow(1024);
+  private arenaUsed = 0;
+  /** Scratch for a key's UTF-8 bytes. */
+  private scratch = Buffer.allocUnsafeSlow(256);
   private live = 0;
   /** Sum of the live series' label text sizes in UTF-8. */
   private labelBytes = 0;
-  private readonly nameBytes: number;
+  /** Bytes the values took in the last complete render (the next one's estimate). */
+  private lastValueBytes = 0;
+  /** Series created since the last finished render. */
+  private newSeries = 0;
 
   constructor(spec: FamilySpec) {
     validateSpec(spec);
     this.spec = Object.freeze({ ...spec, labelNames: Object.freeze([...spec.labelNames]) });
     this.template = labelTemplate(spec.labelNames);
     this.isCounter = spec.type === 'counter';
-    this.nameBytes = Buffer.byteLength(spec.name);
+    this.name = Buffer.from(spec.name);
     const om = openMetricsName(spec);
     this.headers = {
       text: Buffer.from(
@@ -68,7 +122,7 @@ export class SeriesFamily implements Family {
 
   /** One past the highest slot ever used: renders scan [0, highWater). */
   get highWater(): number {
-    return this.labels.length;
+    return this.top;
   }
 
   /** The `# HELP` and `# TYPE` lines in this format. */
@@ -77,45 +131,73 @@ export class SeriesFamily implements Family {
   }
 
   /**
-   * The series' key (its label text). A label value holding a secret (an upstream echoing the token as a resource
-   * id, say) is masked: the series is kept under the masked value, never shown with the secret. Two such values
-   * masked alike share one series; each series created so is counted (`SECRETS.redactions('label')`).
+   * The series' key (its label text) in `this.scratch`, returning its length. A label value holding a secret (an
+   * upstream echoing the token as a resource id, say) is masked: the series is kept under the masked value, never
+   * shown with the secret. Two such values masked alike share one series; each series created so is counted
+   * (`SECRETS.redactions('label')`).
    */
-  private keyOf(labelValues: readonly string[]): { key: string; masked: boolean } {
-    const key = labelText(this.template, labelValues);
-    if (SECRETS.size === 0 || labelValues.every((v) => SECRETS.isClean(v))) return { key, masked: false };
-    return {
-      key: labelText(
+  private keyOf(labelValues: readonly string[]): { len: number; masked: boolean } {
+    let masked = false;
+    let text = labelText(this.template, labelValues);
+    if (SECRETS.size > 0 && !labelValues.every((v) => SECRETS.isClean(v))) {
+      text = labelText(
         this.template,
         labelValues.map((v) => SECRETS.redact(v)),
-      ),
-      masked: true,
-    };
+      );
+      masked = true;
+    }
+    if (text.length * 3 > this.scratch.length) {
+      this.scratch = Buffer.allocUnsafeSlow(Math.max(text.length * 3, 2 * this.scratch.length));
+    }
+    return { len: this.scratch.write(text, 0, 'utf8'), masked };
+  }
+
+  /** The slot whose label text is scratch[0, len) with this hash, or -1; `home` receives the free table index. */
+  private lookup(h: number, len: number): { slot: number; home: number } {
+    const table = this.table;
+    const mask = table.length - 1;
+    const scratch = this.scratch;
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const e = table[i]!;
+      if (e === 0) return { slot: -1, home: i };
+      const s = e - 1;
+      if (this.hashes[s] === h && this.labelLen[s] === len) {
+        const src = this.state[s] === IN_ARENA ? this.arena : this.body;
+        const from = this.labelAt[s]!;
+        let j = 0;
+        while (j < len && src[from + j] === scratch[j]) j++;
+        if (j === len) return { slot: s, home: i };
+      }
+    }
   }
 
   slot(labelValues: readonly string[]): Slot {
-    const { key, masked } = this.keyOf(labelValues);
-    const found = this.index.get(key);
-    if (found !== undefined) return found;
+    const { len, masked } = this.keyOf(labelValues);
+    const h = hashBytes(this.scratch, 0, len);
+    const { slot: found, home } = this.lookup(h, len);
+    if (found >= 0) return found;
     if (masked) SECRETS.count('label');
-    const slot = this.freeSlots.pop() ?? this.labels.length;
-    if (slot === this.labels.length) {
-      if (slot === this.values.length) this.grow();
-      this.labels.push(key);
-    } else {
-      this.labels[slot] = key;
-    }
+    const slot = this.freeSlots.pop() ?? this.top++;
+    if (slot >= this.values.length) this.grow();
     this.values[slot] = 0;
-    this.index.set(key, slot);
-    this.labelBytes += Buffer.byteLength(key);
+    this.hashes[slot] = h;
+    this.labelLen[slot] = len;
+    this.labelAt[slot] = this.toArena(len);
+    this.state[slot] = IN_ARENA;
+    this.table[home] = slot + 1;
+    this.labelBytes += len;
+    this.newSeries++;
     this.live++;
+    if (this.live * 2 > this.table.length) this.rehash(this.table.length * 2);
     this.version++;
     this.structure++;
     return slot;
   }
 
   find(labelValues: readonly string[]): Slot | undefined {
-    return this.index.get(this.keyOf(labelValues).key);
+    const { len } = this.keyOf(labelValues);
+    const { slot } = this.lookup(hashBytes(this.scratch, 0, len), len);
+    return slot >= 0 ? slot : undefined;
   }
 
   set(slot: Slot, value: number): void {
@@ -155,9 +237,8 @@ export class SeriesFamily implements Family {
   deleteWhere(match: (labelValues: readonly string[]) => boolean): number {
     const n = this.template.parts.length;
     let deleted = 0;
-    for (let slot = 0; slot < this.labels.length; slot++) {
-      const text = this.labels[slot];
-      if (text !== undefined && match(parseLabelText(text, n))) {
+    for (let slot = 0; slot < this.top; slot++) {
+      if (this.state[slot] !== FREE && match(parseLabelText(this.labelTextOf(slot), n))) {
         this.release(slot);
         deleted++;
       }
@@ -167,47 +248,120 @@ export class SeriesFamily implements Family {
 
   forEach(fn: (labelValues: readonly string[], value: number, slot: Slot) => void): void {
     const n = this.template.parts.length;
-    for (let slot = 0; slot < this.labels.length; slot++) {
-      const text = this.labels[slot];
-      if (text !== undefined) fn(parseLabelText(text, n), this.values[slot]!, slot);
+    for (let slot = 0; slot < this.top; slot++) {
+      if (this.state[slot] !== FREE) fn(parseLabelText(this.labelTextOf(slot), n), this.values[slot]!, slot);
     }
   }
 
-  /**
-   * An upper bound of the body's size in bytes: the label texts (tracked) plus, per series, the name, a space,
-   * the longest value formatValue can produce and a line feed.
-   */
-  bodyCapacity(): number {
-    return this.labelBytes + this.live * (this.nameBytes + 2 + MAX_VALUE_CHARS);
+  private labelTextOf(slot: Slot): string {
+    const at = this.labelAt[slot]!;
+    const src = this.state[slot] === IN_ARENA ? this.arena : this.body;
+    return src.toString('utf8', at, at + this.labelLen[slot]!);
+  }
+
+  /** Appends scratch[0, len) to the arena; returns where. */
+  private toArena(len: number): number {
+    if (this.arenaUsed + len > this.arena.length) {
+      const bigger = Buffer.allocUnsafeSlow(Math.max(2 * this.arena.length, this.arenaUsed + len));
+      this.arena.copy(bigger, 0, 0, this.arenaUsed);
+      this.arena = bigger;
+    }
+    const at = this.arenaUsed;
+    this.scratch.copy(this.arena, at, 0, len);
+    this.arenaUsed += len;
+    return at;
   }
 
   /**
-   * Writes the sample lines of slots [from, to) into `buf` at `pos`; returns the new position. `buf` must have
-   * bodyCapacity() bytes from where the body starts. Only strings are built, a few hundred lines at a time (a
-   * short rope stays in cache): the cached label text, the formatted value and the separators.
+   * Starts rendering the sample lines. The buffer is sized from the label bytes and the last render's value
+   * bytes (plus room for new series at their longest); a render that outgrows it grows it.
    */
-  writeRange(buf: Buffer, pos: number, from: number, to: number): number {
-    const labels = this.labels;
+  beginRender(): BodyRender {
+    const lines = this.live * (this.name.length + 2);
+    const values = this.lastValueBytes + (this.newSeries + 16) * MAX_VALUE_CHARS;
+    return {
+      next: 0,
+      pos: 0,
+      buf: Buffer.allocUnsafeSlow(this.labelBytes + lines + values + BODY_MARGIN),
+      at: new Uint32Array(this.values.length),
+      structure: this.structure,
+      version: this.version,
+    };
+  }
+
+  /** Writes the lines of slots [r.next, to) (to capped at highWater). The structure must not have moved. */
+  renderRange(r: BodyRender, to: number): void {
+    const end = Math.min(to, this.top);
+    const name = this.name;
+    const nameLen = name.length;
+    const state = this.state;
+    const arena = this.arena;
+    const labelAt = this.labelAt;
+    const labelLen = this.labelLen;
     const values = this.values;
-    const name = this.spec.name;
-    const end = Math.min(to, labels.length);
-    for (let start = from; start < end; start += LINES_PER_WRITE) {
-      const stop = Math.min(end, start + LINES_PER_WRITE);
-      let s = '';
-      for (let slot = start; slot < stop; slot++) {
-        const text = labels[slot];
-        if (text !== undefined) s += `${name}${text} ${formatValue(values[slot]!)}\n`;
+    const body = this.body;
+    let buf = r.buf;
+    let pos = r.pos;
+    for (let slot = r.next; slot < end; slot++) {
+      const st = state[slot]!;
+      if (st === FREE) continue;
+      const len = labelLen[slot]!;
+      if (pos + nameLen + len + MAX_VALUE_CHARS + 2 > buf.length) {
+        const bigger = Buffer.allocUnsafeSlow(Math.ceil(buf.length * 1.25) + len + BODY_MARGIN);
+        buf.copy(bigger, 0, 0, pos);
+        buf = bigger;
       }
-      if (s) pos += buf.write(s, pos, 'utf8');
+      for (let i = 0; i < nameLen; i++) buf[pos++] = name[i]!;
+      r.at[slot] = pos;
+      const src = st === IN_ARENA ? arena : body;
+      const from = labelAt[slot]!;
+      if (len > 64) {
+        src.copy(buf, pos, from, from + len);
+        pos += len;
+      } else {
+        for (let i = from, e = from + len; i < e; i++) buf[pos++] = src[i]!;
+      }
+      buf[pos++] = SPACE;
+      pos = writeValue(buf, pos, values[slot]!);
+      buf[pos++] = NEWLINE;
     }
-    return pos;
+    r.buf = buf;
+    r.pos = pos;
+    r.next = end;
+  }
+
+  /**
+   * Ends a render that wrote every slot with the structure unchanged: its body becomes the label source. Returns
+   * the body, trimmed to what was written.
+   */
+  finishRender(r: BodyRender): Buffer {
+    if (r.structure !== this.structure || r.next < this.top) {
+      throw new Error(`${this.spec.name}: a render finished over a changed family`);
+    }
+    const body = tight(r.buf, r.pos);
+    this.body = body;
+    // Same length: the structure has not moved, so neither has the capacity.
+    this.labelAt = r.at;
+    this.state.fill(IN_BODY, 0, this.top);
+    for (const slot of this.freeSlots) this.state[slot] = FREE;
+    this.arenaUsed = 0;
+    this.newSeries = 0;
+    if (this.arena.length > 1024) this.arena = Buffer.allocUnsafeSlow(1024);
+    this.lastValueBytes = r.pos - this.labelBytes - this.live * (this.name.length + 2);
+    return body;
+  }
+
+  /** The whole body, synchronously (renders and adopts it). */
+  renderBody(): Buffer {
+    const r = this.beginRender();
+    this.renderRange(r, this.top);
+    return this.finishRender(r);
   }
 
   private release(slot: Slot): void {
-    const key = this.labels[slot]!;
-    this.index.delete(key);
-    this.labelBytes -= Buffer.byteLength(key);
-    this.labels[slot] = undefined;
+    this.unindex(slot);
+    this.labelBytes -= this.labelLen[slot]!;
+    this.state[slot] = FREE;
     this.values[slot] = 0;
     this.freeSlots.push(slot);
     this.live--;
@@ -215,15 +369,104 @@ export class SeriesFamily implements Family {
     this.structure++;
   }
 
+  /** Removes slot from the table by backward-shift deletion (no tombstones). */
+  private unindex(slot: Slot): void {
+    const table = this.table;
+    const mask = table.length - 1;
+    let i = this.hashes[slot]! & mask;
+    while (table[i] !== slot + 1) i = (i + 1) & mask;
+    for (let j = (i + 1) & mask; table[j] !== 0; j = (j + 1) & mask) {
+      const home = this.hashes[table[j]! - 1]! & mask;
+      // Entry j may move to the hole at i when its home is not within (i, j] cyclically.
+      if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+        table[i] = table[j]!;
+        i = j;
+      }
+    }
+    table[i] = 0;
+  }
+
+  private rehash(size: number): void {
+    const table = new Int32Array(size);
+    const mask = size - 1;
+    for (let s = 0; s < this.top; s++) {
+      if (this.state[s] === FREE) continue;
+      let i = this.hashes[s]! & mask;
+      while (table[i] !== 0) i = (i + 1) & mask;
+      table[i] = s + 1;
+    }
+    this.table = table;
+  }
+
   private check(slot: Slot): void {
-    if (this.labels[slot] === undefined) {
+    if (this.state[slot] === FREE) {
       throw new RangeError(`${this.spec.name}: slot ${slot} is not a live series`);
     }
   }
 
   private grow(): void {
-    const next = new Float64Array(this.values.length * 2);
-    next.set(this.values);
-    this.values = next;
+    const n = this.values.length * 2;
+    const values = new Float64Array(n);
+    values.set(this.values);
+    this.values = values;
+    const labelAt = new Uint32Array(n);
+    labelAt.set(this.labelAt);
+    this.labelAt = labelAt;
+    const labelLen = new Uint32Array(n);
+    labelLen.set(this.labelLen);
+    this.labelLen = labelLen;
+    const hashes = new Uint32Array(n);
+    hashes.set(this.hashes);
+    this.hashes = hashes;
+    const state = new Uint8Array(n);
+    state.set(this.state);
+    this.state = state;
   }
+}
+
+/**
+ * The first `used` bytes of `buf`, in a buffer of their own when the rest is worth freeing (a subarray would keep
+ * all of it alive as long as the body is cached): the first render of new series reserves their values' longest
+ * form, typically several times what they take.
+ */
+function tight(buf: Buffer, used: number): Buffer {
+  if (buf.length - used <= buf.length * MAX_SLACK) return buf.subarray(0, used);
+  const out = Buffer.allocUnsafeSlow(used);
+  buf.copy(out, 0, 0, used);
+  return out;
+}
+
+/**
+ * Writes a sample value as formatValue (./format.ts) prints it, in ASCII, at `pos`; returns the new position.
+ * Safe integers, the common case (counters), are written digit by digit without making a string.
+ */
+function writeValue(buf: Buffer, pos: number, v: number): number {
+  if (Number.isSafeInteger(v)) {
+    if (v === 0) {
+      buf[pos++] = ZERO;
+      return pos;
+    }
+    if (v < 0) {
+      buf[pos++] = MINUS;
+      v = -v;
+    }
+    let digits = 1;
+    for (let t = v; t >= 10; t = Math.floor(t / 10)) digits++;
+    for (let i = pos + digits - 1; i >= pos; i--) {
+      buf[i] = ZERO + (v % 10);
+      v = Math.floor(v / 10);
+    }
+    return pos + digits;
+  }
+  const s = formatNonInteger(v);
+  for (let i = 0; i < s.length; i++) buf[pos++] = s.charCodeAt(i);
+  return pos;
+}
+
+function formatNonInteger(v: number): string {
+  if (v === Number.POSITIVE_INFINITY) return '+Inf';
+  if (v === Number.NEGATIVE_INFINITY) return '-Inf';
+  // biome-ignore lint/suspicious/noSelfCompare: the fastest NaN test
+  if (v !== v) return 'NaN';
+  return `${v}`;
 }

@@ -39,8 +39,6 @@ import type {
 const FORMATS: readonly ExpositionFormat[] = ['text', 'openmetrics'];
 /** A refresh whose family keeps gaining or losing series this often finishes that family synchronously. */
 const MAX_RESTARTS = 3;
-/** A rendered body with more unused capacity than this share is copied into a buffer of its exact size. */
-const MAX_SLACK = 0.05;
 
 export interface SeriesStoreOptions {
   /** Slots a refresh() renders between two yields to the event loop. Default 32768 (a few ms of work). */
@@ -250,7 +248,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     if (this.writers === 0) {
       for (const f of this.families) {
         if (f.version !== (this.bodies.get(f)?.version ?? 0)) {
-          this.bodies.set(f, { body: renderBody(f), version: f.version });
+          this.bodies.set(f, { version: f.version, body: f.renderBody() });
         }
       }
       this.bodiesCounted = this.countedNow();
@@ -310,41 +308,17 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
 
   private async renderBodyChunked(f: SeriesFamily): Promise<Body> {
     for (let attempt = 0; attempt < MAX_RESTARTS; attempt++) {
-      const version = f.version;
-      const structure = f.structure;
-      // The capacity holds while the structure does: values change only the digits, within the bound.
-      const buf = Buffer.allocUnsafe(f.bodyCapacity());
-      let pos = 0;
-      let from = 0;
+      const r = f.beginRender();
       for (;;) {
-        pos = f.writeRange(buf, pos, from, from + this.chunkSize);
-        from += this.chunkSize;
-        if (from >= f.highWater) return { body: tight(buf, pos), version };
+        f.renderRange(r, r.next + this.chunkSize);
+        if (r.next >= f.highWater) return { body: f.finishRender(r), version: r.version };
         await yieldToLoop();
         // A freed slot may have been reused by a series already written: start over.
-        if (f.structure !== structure) break;
+        if (f.structure !== r.structure) break;
       }
     }
-    return { body: renderBody(f), version: f.version };
+    return { body: f.renderBody(), version: f.version };
   }
-}
-
-/** The family's sample lines, synchronously. */
-function renderBody(f: SeriesFamily): Buffer {
-  const buf = Buffer.allocUnsafe(f.bodyCapacity());
-  return tight(buf, f.writeRange(buf, 0, 0, f.highWater));
-}
-
-/**
- * The first `used` bytes of `buf`, in a buffer of their own when the rest is worth freeing: the capacity is an
- * upper bound (every value at its longest), typically 10-20% above what is written, and a subarray would keep
- * all of it alive as long as the body is cached.
- */
-function tight(buf: Buffer, used: number): Buffer {
-  if (buf.length - used <= buf.length * MAX_SLACK) return buf.subarray(0, used);
-  const out = Buffer.allocUnsafeSlow(used);
-  buf.copy(out, 0, 0, used);
-  return out;
 }
 
 /** One gzip stream over the chunks, on the libuv pool (the event loop only hands chunks over). */
