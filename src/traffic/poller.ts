@@ -185,7 +185,9 @@ export class TrafficPipeline {
         priority,
       );
     const queue = book ? this.revisitQueue(account, d, book, fetchWindow) : undefined;
-    const walker = new AccountWalker(
+    // Windows of this account handed to the applier and not yet counted (the walker's backlog).
+    let uncounted = 0;
+    const walker: AccountWalker = new AccountWalker(
       {
         account,
         windowMs: opts.windowMs,
@@ -203,10 +205,12 @@ export class TrafficPipeline {
         random: d.random,
         fetchWindow: (start, end) => fetchWindow(start, end),
         // Counted in time slices, in order (a big answer must not stall /metrics); see ./applier.ts.
+        backlog: () => uncounted,
         handOver: (start, end, response, readAt) => {
           // Read while its minutes were younger than delay + revisit: it will be read again.
           const again = queue !== undefined && book !== undefined && readAt < end + opts.delayMs + revisitMs;
           const now = d.clock.now();
+          uncounted++;
           applier.apply(
             account,
             start,
@@ -214,6 +218,8 @@ export class TrafficPipeline {
             response,
             now,
             (r, err) => {
+              uncounted--;
+              walker.windowCounted();
               const counted = again ? book.endRecord() : undefined;
               if (!r) {
                 book?.abort();

@@ -71,6 +71,11 @@ export interface WalkerDeps {
    * was launched (the data is at least as complete as it was then).
    */
   handOver(start: number, end: number, response: TrafficResponse, readAt: number): void;
+  /**
+   * Windows handed over and not counted yet. They count against maxInFlight: a walker ahead of a slow applier
+   * waits (windowCounted wakes it) instead of queueing answers there, each of them tens of MB for a big account.
+   */
+  backlog?(): number;
   /** A window that will never be counted. */
   skip(start: number, end: number, reason: string): void;
   /** Called after every change of status (cursor, up, window size, errors). */
@@ -167,6 +172,16 @@ export class AccountWalker {
     this.alarm.wake();
   }
 
+  /** One of the windows handed over is counted: the backlog shrank, so more may be planned. */
+  windowCounted(): void {
+    this.alarm.wake();
+  }
+
+  /** Windows planned or in flight, plus those handed over and not counted yet. */
+  private get ahead(): number {
+    return this.slots.length + (this.deps.backlog?.() ?? 0);
+  }
+
   /**
    * Runs until `signal` aborts. Then it launches nothing more, waits for the windows in flight to settle (the
    * caller bounds that wait by cancelling the requests), counts the finished ones that join the cursor, and returns.
@@ -207,7 +222,7 @@ export class AccountWalker {
   /** Creates the windows that are due, up to the look-ahead limit. */
   private plan(): void {
     const horizon = this.horizon;
-    while (this.slots.length < this.opts.maxInFlight) {
+    while (this.ahead < this.opts.maxInFlight) {
       const next = this.planned;
       if (horizon - next < this.opts.windowMs) break;
       let len = Math.min(this.maxWindow * MINUTE, horizon - next);
@@ -402,7 +417,7 @@ export class AccountWalker {
   private nextWake(): number {
     let at = Number.POSITIVE_INFINITY;
     for (const s of this.slots) if (s.state === 'waiting') at = Math.min(at, s.notBefore);
-    if (this.slots.length < this.opts.maxInFlight)
+    if (this.ahead < this.opts.maxInFlight)
       at = Math.min(at, this.planned + this.opts.windowMs + this.opts.delayMs);
     return at;
   }

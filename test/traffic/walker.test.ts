@@ -434,3 +434,66 @@ describe('window walker', () => {
     await done;
   });
 });
+
+describe('window walker: back-pressure from counting', () => {
+  it('fetches no further ahead than maxInFlight windows while handed-over windows wait to be counted', async () => {
+    const clock = new FakeClock(T0);
+    const requests: Array<[number, number]> = [];
+    const waiting: Array<[number, number]> = [];
+    let counted = 0;
+    const walker: AccountWalker = new AccountWalker(
+      {
+        account: 'a',
+        windowMs: 5 * MINUTE,
+        delayMs: 0,
+        lookbackMs: 60 * MINUTE,
+        maxInFlight: 2,
+        backoff: { baseMs: 1000, capMs: 8000 },
+        authBackoff: { baseMs: 60_000, capMs: 300_000 },
+      },
+      {
+        clock,
+        log: silentLogger,
+        random: () => 0.5,
+        fetchWindow: async (start, end) => {
+          requests.push([start, end]);
+          return response();
+        },
+        // A slow applier: nothing is counted until the test says so.
+        handOver: (start, end) => waiting.push([start, end]),
+        backlog: () => waiting.length,
+        skip: () => undefined,
+        onStatus: () => undefined,
+        authFailed: () => undefined,
+      },
+    );
+    const ctl = new AbortController();
+    const done = walker.run(ctl.signal);
+    try {
+      await clock.advance(0);
+      // Two answers wait for counting: the walker asks for nothing more, however long it waits.
+      expect(waiting).toHaveLength(2);
+      await clock.advance(10 * MINUTE);
+      expect(requests).toHaveLength(2);
+      // Each window counted lets exactly one more be read.
+      for (let i = 0; i < 4; i++) {
+        waiting.shift();
+        counted++;
+        walker.windowCounted();
+        await clock.advance(0);
+        expect(requests).toHaveLength(2 + counted);
+        expect(waiting).toHaveLength(2);
+      }
+      // Drained: the catch-up goes on to the end, in order, without gaps.
+      for (let i = 0; i < 20 && waiting.length > 0; i++) {
+        waiting.splice(0);
+        walker.windowCounted();
+        await clock.advance(0);
+      }
+      expectTiling(requests, T0 - 60 * MINUTE, T0 + 10 * MINUTE);
+    } finally {
+      ctl.abort();
+      await done;
+    }
+  });
+});
