@@ -23,7 +23,7 @@ function rng(seed: number): () => number {
 
 const VALUES = ['r', 'r1', 'ü-é', 'x"y', 'a\\b', 'line\nbreak', '', 'long-'.repeat(30), '😀'];
 
-function escape(v: string): string {
+function escapeValue(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
@@ -32,7 +32,7 @@ function modelText(name: string, model: Map<string, number>, order: string[]): s
     .filter((k) => model.has(k))
     .map((k) => {
       const [a, b] = JSON.parse(k) as [string, string];
-      return `${name}{account="${escape(a)}",resource="${escape(b)}"} ${formatValue(model.get(k)!)}`;
+      return `${name}{account="${escapeValue(a)}",resource="${escapeValue(b)}"} ${formatValue(model.get(k)!)}`;
     });
 }
 
@@ -96,7 +96,9 @@ describe('series store against a model', () => {
         if (step % 50 === 49 && refreshes.length === 0) {
           // Every live series once, with the model's value; forEach gives the label values back.
           const seen = new Map<string, number>();
-          f.forEach((l, v) => seen.set(JSON.stringify(l), v));
+          f.forEach((l, v) => {
+            seen.set(JSON.stringify(l), v);
+          });
           expect(seen).toEqual(model);
           const lines = exposed(store);
           expect(lines.length).toBe(model.size);
