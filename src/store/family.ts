@@ -27,6 +27,11 @@ import type { ExpositionFormat, Family, FamilySpec, Slot } from './types.js';
 const INITIAL_CAPACITY = 16;
 /** formatValue's longest output: a negative 17-digit mantissa with a 3-digit exponent, `-1.2345678901234567e-100`. */
 const MAX_VALUE_CHARS = 24;
+/**
+ * What a new series' value is expected to take in a render's first estimate (a first window's counts are short
+ * integers): reserving the longest form made the first render of 1M series 24 MB too big, then copied it.
+ */
+const NEW_VALUE_CHARS = 8;
 /** `state` of a slot: free, label text in `body`, label text in `arena` (created since the body was rendered). */
 const FREE = 0;
 const IN_BODY = 1;
@@ -274,11 +279,11 @@ export class SeriesFamily implements Family {
 
   /**
    * Starts rendering the sample lines. The buffer is sized from the label bytes and the last render's value
-   * bytes (plus room for new series at their longest); a render that outgrows it grows it.
+   * bytes (plus room for new series); a render that outgrows it grows it by a quarter.
    */
   beginRender(): BodyRender {
     const lines = this.live * (this.name.length + 2);
-    const values = this.lastValueBytes + (this.newSeries + 16) * MAX_VALUE_CHARS;
+    const values = this.lastValueBytes + (this.newSeries + 16) * NEW_VALUE_CHARS;
     return {
       next: 0,
       pos: 0,
@@ -426,8 +431,7 @@ export class SeriesFamily implements Family {
 
 /**
  * The first `used` bytes of `buf`, in a buffer of their own when the rest is worth freeing (a subarray would keep
- * all of it alive as long as the body is cached): the first render of new series reserves their values' longest
- * form, typically several times what they take.
+ * all of it alive as long as the body is cached): an estimate too generous, or a buffer grown near the end.
  */
 function tight(buf: Buffer, used: number): Buffer {
   if (buf.length - used <= buf.length * MAX_SLACK) return buf.subarray(0, used);
