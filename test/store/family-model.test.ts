@@ -130,4 +130,22 @@ describe('series store against a model', () => {
     expect(lines).toContain('g{r="n3"} -4');
     expect(lines).toContain('g{r="r4"} 4');
   });
+
+  it('renders values longer than the first estimate (the body grows) and reads the labels back after', async () => {
+    const store = new SeriesStore({ chunkSize: 5000 });
+    const f = store.family({ name: 'g', help: 'g', type: 'gauge', labelNames: ['r'] });
+    const n = 100_000;
+    for (let i = 0; i < n; i++) f.set(f.slot([`r${i}`]), -1 / (i + 3));
+    await store.refresh();
+    const lines = exposed(store);
+    expect(lines).toHaveLength(n);
+    for (let i = 0; i < n; i += 997) expect(lines[i]).toBe(`g{r="r${i}"} ${formatValue(-1 / (i + 3))}`);
+    // The labels now come from that body: every series is still found, and renders again the same.
+    for (let i = 0; i < n; i += 7) f.set(f.find([`r${i}`])!, i);
+    await store.refresh();
+    const again = exposed(store);
+    for (let i = 0; i < n; i += 997) {
+      expect(again[i]).toBe(`g{r="r${i}"} ${formatValue(i % 7 === 0 ? i : -1 / (i + 3))}`);
+    }
+  });
 });
