@@ -60,7 +60,7 @@ export class ShrinkReclaim {
     this.settleMs = opts.settleMs ?? 5000;
   }
 
-  /** Call after every change of the store; cheap (two numbers compared) unless the store has just shrunk. */
+  /** Call after every change of the store; cheap (its size read and compared) unless it has just shrunk. */
   changed(): void {
     const size = this.opts.size();
     if (size > this.highWater) this.highWater = size;
