@@ -54,7 +54,7 @@ export interface ProcessBenchOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function procMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+export function procMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   try {
     const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) / 1024 : Number.NaN;
@@ -63,7 +63,7 @@ function procMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   }
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);
@@ -81,7 +81,7 @@ interface Fetched {
   ms: number;
 }
 
-function fetchUrl(url: string, agent: Agent, headers: Record<string, string> = {}): Promise<Fetched> {
+export function fetchUrl(url: string, agent: Agent, headers: Record<string, string> = {}): Promise<Fetched> {
   const t = performance.now();
   return new Promise((resolve, reject) => {
     const req = get(url, { agent, headers }, (res: IncomingMessage) => {
@@ -97,7 +97,7 @@ function fetchUrl(url: string, agent: Agent, headers: Record<string, string> = {
   });
 }
 
-function startWorker<T>(url: URL, data: unknown): Promise<{ worker: Worker; first: T }> {
+export function startWorker<T>(url: URL, data: unknown): Promise<{ worker: Worker; first: T }> {
   const worker = new Worker(url, { workerData: data });
   return new Promise((resolve, reject) => {
     worker.once('error', reject);
@@ -105,7 +105,7 @@ function startWorker<T>(url: URL, data: unknown): Promise<{ worker: Worker; firs
   });
 }
 
-function closeWorker(worker: Worker): Promise<void> {
+export function closeWorker(worker: Worker): Promise<void> {
   return new Promise((resolve) => {
     const done = () => void worker.terminate().then(() => resolve());
     worker.on('message', (m) => m === 'closed' && done());
@@ -115,7 +115,7 @@ function closeWorker(worker: Worker): Promise<void> {
 }
 
 /** Where the memory is, as the exporter's prom-client default metrics report it (main thread only). */
-function memoryLines(text: Buffer): string {
+export function memoryLines(text: Buffer): string {
   const want =
     /^(nodejs_heap_size_used_bytes|nodejs_heap_size_total_bytes|nodejs_external_memory_bytes|nodejs_heap_space_size_used_bytes\{space="(?:old|large_object|new)"\}|process_resident_memory_bytes) ([0-9.e+]+)/gm;
   const out: string[] = [];
@@ -126,7 +126,7 @@ function memoryLines(text: Buffer): string {
 }
 
 /** The cursor the landing page shows for the account (epoch ms), or undefined before one is set. */
-function cursorOf(html: string): number | undefined {
+export function cursorOf(html: string): number | undefined {
   const m =
     /<td class="ts">(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})/.exec(html) ??
     /<td class="ts">(\d{4}-\d{2}-\d{2} \d{2}:\d{2})/.exec(html);

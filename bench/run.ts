@@ -6,6 +6,7 @@
 import { exporterBenchmarks } from './exporter.js';
 import { httpBenchmarks } from './http.js';
 import { process1M, process100k } from './process.js';
+import { processShrink } from './process-shrink.js';
 import { redactBenchmarks } from './redact.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
 import { revisitBenchmarks } from './revisit.js';
@@ -25,6 +26,8 @@ const SUITES: Suite[] = [
   // `node dist/bench/run.js process-100k` runs the quick one alone.
   { name: 'exporter process: process-100k series', run: process100k },
   { name: 'exporter process: process-1M series', run: process1M },
+  // `node dist/bench/run.js shrink` runs it alone.
+  { name: 'exporter process: burst and shrink', run: processShrink },
   { name: 'revisit: records of late data, state file', run: revisitBenchmarks },
   { name: 'http: reading big answers', run: httpBenchmarks },
   { name: 'web config: HTTPS and basic auth on a scrape', run: webBenchmarks },

@@ -76,6 +76,7 @@ export function redactConfig(config: Config): PrintableConfig {
       resources: [...metrics.resources],
       window_gauges: metrics.windowGauges,
       revisit: formatDuration(metrics.revisitMs),
+      counter_retention: formatDuration(metrics.counterRetentionMs),
     },
     dvr: { interval: formatDuration(config.dvr.intervalMs) },
     recordings: { interval: formatDuration(config.recordings.intervalMs) },

@@ -36,6 +36,7 @@ export const CEILINGS = {
   delayMs: DAY,
   lookbackMs: 90 * DAY,
   revisitMs: DAY,
+  counterRetentionMs: 90 * DAY,
   intervalMs: DAY,
   shards: 1024,
   // limits.*: a typo must not turn a cap into none; 50M series is far beyond what one process holds.
@@ -166,6 +167,7 @@ export const DEFAULTS = {
     max_catch_up: '7d',
     window_gauges: false,
     revisit: '0s',
+    counter_retention: '1d',
   },
   interval: '1m',
   accounts_discovery: { enabled: false, interval: '10m', include: '.*', recordings: false },
@@ -235,6 +237,11 @@ const metricsSchema = z.strictObject({
   window_gauges: z.boolean().default(DEFAULTS.metrics.window_gauges),
   revisit: duration({ min: 0, max: CEILINGS.revisitMs, wholeMinutes: true }).prefault(
     DEFAULTS.metrics.revisit,
+  ),
+  // Compared with the clock at each counted window, never a timer: no 24.8-day ceiling. Under a second would
+  // let a window's own resources go at its end.
+  counter_retention: duration({ min: 1000, max: CEILINGS.counterRetentionMs }).prefault(
+    DEFAULTS.metrics.counter_retention,
   ),
 });
 
@@ -345,6 +352,11 @@ export interface MetricsConfig {
    * since is added to the counters. 0: off. Whole minutes, at most 24h.
    */
   revisitMs: number;
+  /**
+   * How long the counters of a resource missing from the answers are kept (its gauges go at once): until then a
+   * returning resource continues its counters, after it its series are deleted and their memory freed.
+   */
+  counterRetentionMs: number;
 }
 
 export interface AccountConfig {
@@ -443,6 +455,7 @@ export function toConfig(file: FileConfig): Config {
         resources: metrics.resources,
         windowGauges: metrics.window_gauges,
         revisitMs: metrics.revisit,
+        counterRetentionMs: metrics.counter_retention,
       },
       dvr: { intervalMs: file.dvr.interval },
       recordings: { intervalMs: file.recordings.interval },

@@ -35,6 +35,7 @@ import { AccountPollers } from './account-pollers.js';
 import { CursorBook } from './cursor-book.js';
 import { startDiscovery } from './discovered-accounts.js';
 import { createProcesses, type Processes } from './processes.js';
+import { lastResortGc, ShrinkReclaim } from './reclaim.js';
 import { settledWithin } from './settle.js';
 import { APIS, type Api, StatusBoard, settingsSummary } from './status-board.js';
 import type { Upstream } from './upstream.js';
@@ -72,6 +73,7 @@ export class Exporter {
   private readonly config: Config;
   private readonly agent: Agent;
   private readonly parser: WorkerTrafficParser;
+  private readonly reclaim: ShrinkReclaim;
   /** The upstream of each account this shard owns in the configuration. */
   private readonly upstreams = new Map<string, Upstream>();
   /** One upstream per token source, and every login the configuration names (./upstreams.ts). */
@@ -113,7 +115,22 @@ export class Exporter {
       apis: APIS,
       defaultMetrics: opts.defaultMetrics,
     });
-    this.storeChanged = refreshSoon(this.store, this.log);
+    const refresh = refreshSoon(this.store, this.log);
+    // After a shrink of the series (a burst of resources gone), the memory is given back (./reclaim.ts).
+    this.reclaim = new ShrinkReclaim({
+      clock: this.clock,
+      log: this.log,
+      signal: this.controller.signal,
+      size: () => this.store.size,
+      reclaim: () => {
+        this.parser.recycle();
+        lastResortGc();
+      },
+    });
+    this.storeChanged = () => {
+      refresh();
+      this.reclaim.changed();
+    };
     this.audit = new AnswerAudit((api, n) => this.self.parseErrors.inc({ api }, n));
     this.agent = createAgent({
       headersTimeoutMs: this.config.api.timeoutMs,

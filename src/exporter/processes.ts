@@ -47,6 +47,7 @@ export function createProcesses(d: ProcessesDeps): Processes {
         delayMs: config.metrics.delayMs,
         lookbackMs: config.metrics.lookbackMs,
         revisitMs: config.metrics.revisitMs,
+        counterRetentionMs: config.metrics.counterRetentionMs,
         maxInFlight: Math.max(1, config.api.concurrency),
         backoff: d.backoff ?? { baseMs: 1000, capMs: 120_000 },
         authBackoff: d.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },

@@ -46,6 +46,8 @@ export class WorkerTrafficParser {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
+  /** recycle() was asked for while parses were in flight: drop the worker when the last one ends. */
+  private recycleWhenIdle = false;
   /** Workers started so far (a restarted one counts again). */
   started = 0;
 
@@ -75,6 +77,22 @@ export class WorkerTrafficParser {
     });
   };
 
+  /**
+   * Drops the worker once it has no parse in flight (now, or when its last one ends): its heap, grown to the
+   * biggest answer it parsed, goes with it (../exporter/reclaim.ts). The next big body starts a new one.
+   */
+  recycle(): void {
+    const worker = this.worker;
+    if (worker === undefined) return;
+    if (this.pending.size > 0) {
+      this.recycleWhenIdle = true;
+      return;
+    }
+    this.recycleWhenIdle = false;
+    this.worker = undefined;
+    void worker.terminate();
+  }
+
   /** Stops the worker; parses still in it fail, later ones run inline. */
   async close(): Promise<void> {
     this.closed = true;
@@ -93,6 +111,7 @@ export class WorkerTrafficParser {
       const p = this.pending.get(reply.id);
       if (!p) return;
       this.pending.delete(reply.id);
+      if (this.recycleWhenIdle && this.pending.size === 0 && this.worker === worker) this.recycle();
       if ('packed' in reply) unpackTrafficResponseSliced(reply.packed).then(p.resolve, p.reject);
       else if (reply.error.malformed) p.reject(malformed('metrics', reply.error.detail));
       else p.reject(new Error(`traffic parse worker: ${reply.error.detail}`));

@@ -47,6 +47,8 @@ export interface TrafficPipelineOptions {
   lookbackMs: number;
   /** `metrics.revisit` (ms); 0 or undefined: off. See ./revisit.ts. */
   revisitMs?: number;
+  /** `metrics.counter_retention` (ms): how long a vanished resource's counters stay; undefined: a day. */
+  counterRetentionMs?: number;
   /** Windows in flight per account at most (catch-up). */
   maxInFlight: number;
   backoff: BackoffPolicy;
@@ -157,6 +159,7 @@ export class TrafficPipeline {
       metrics: opts.metrics,
       resources: opts.resources,
       limits: opts.limits,
+      ...(opts.counterRetentionMs === undefined ? {} : { counterRetentionMs: opts.counterRetentionMs }),
       keepSeenSince: (account) => this.queues.get(account)?.oldestCountedAt ?? Number.POSITIVE_INFINITY,
     });
     this.applier = new TrafficApplier(this.process, { lock });

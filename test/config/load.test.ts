@@ -104,6 +104,11 @@ const INVALID: Array<[string, (r: Raw) => void, string]> = [
     'metrics.revisit: must be between 0s and 1d, got 25h',
   ],
   [
+    'counter retention under a second',
+    (r) => (r.metrics.counter_retention = '500ms'),
+    'metrics.counter_retention: must be between 1s and 90d, got 500ms',
+  ],
+  [
     'revisit not whole minutes',
     (r) => (r.metrics.revisit = '90s'),
     'metrics.revisit: must be whole minutes, got 90s',
@@ -398,6 +403,7 @@ describe('loadConfig: defaults', () => {
         resources: [],
         windowGauges: false,
         revisitMs: 0,
+        counterRetentionMs: 24 * 60 * 60_000,
       },
       dvr: { intervalMs: 60_000 },
       recordings: { intervalMs: 60_000 },
@@ -452,6 +458,7 @@ sharding: {shard: 1, shards: 3}
       resources: ['123', '456'],
       windowGauges: true,
       revisitMs: 0,
+      counterRetentionMs: 86_400_000,
     });
     expect(config.dvr.intervalMs).toBe(30_000);
     expect(config.recordings.intervalMs).toBe(120_000);

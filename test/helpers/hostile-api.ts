@@ -19,18 +19,23 @@ export function resourceJson(id: string, values: Record<string, number>, name = 
   return JSON.stringify({ cname: `${id}.cdn.example`, resource: id, resource_name: name, ...values });
 }
 
-/** `answer` gives the JSON text of each resource; a huge one is best given as a Buffer made once. */
+/**
+ * `answer` gives the JSON text of each resource; a huge one is best given as a Buffer made once. It may return a
+ * promise: the request is then held until it resolves (a test choosing when each answer goes).
+ */
 export async function startHostileApi(
-  answer: (n: number) => readonly (string | Buffer)[],
+  answer: (n: number) => readonly (string | Buffer)[] | Promise<readonly (string | Buffer)[]>,
 ): Promise<HostileApi> {
   let answered = 0;
-  const server: Server = createServer((req, res) => {
+  let asked = 0;
+  const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname !== '/app/metrics/v1/resources') {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"description":"Not found"}');
       return;
     }
-    const data = answer(answered + 1);
+    const data = await answer(++asked);
+    if (res.destroyed) return;
     const head = JSON.stringify({
       start: url.searchParams.get('start'),
       end: url.searchParams.get('end'),

@@ -197,6 +197,25 @@ await import(${JSON.stringify(pathToFileURL(WORKER).href)});
     expect(p.started).toBe(2);
   });
 
+  it('recycle drops the idle worker at once, a busy one after its last parse, and the next body starts a new one', async () => {
+    const p = workerParser();
+    expect((await p.parse(body(2), OPTS)).records).toHaveLength(2);
+    p.recycle();
+    expect((await p.parse(body(3), OPTS)).records).toHaveLength(3);
+    expect(p.started).toBe(2);
+    // Asked while two parses are in flight: both complete in the worker that had them, then it goes.
+    const inFlight = [p.parse(body(40), OPTS), p.parse(body(41), OPTS)];
+    p.recycle();
+    expect((await Promise.all(inFlight)).map((r) => r.records.length)).toEqual([40, 41]);
+    expect(p.started).toBe(2);
+    expect((await p.parse(body(4), OPTS)).records).toHaveLength(4);
+    expect(p.started).toBe(3);
+    // Nothing to drop: no worker is started by it.
+    await p.close();
+    p.recycle();
+    expect(p.started).toBe(3);
+  });
+
   it('parses inline once closed, and when its worker file is missing (saying so once)', async () => {
     const p = workerParser();
     await p.close();
