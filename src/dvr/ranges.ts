@@ -31,6 +31,7 @@ export interface RangeHealth {
 }
 
 export function mergeRanges(ranges: readonly DvrRange[], now: number): Interval[] {
+  if (inOrder(ranges)) return mergeInOrder(ranges, now);
   const pieces: Interval[] = [];
   for (const r of ranges) {
     const start = r.from;
@@ -77,4 +78,30 @@ export function rangeHealth(
     health.coverage = covered / window;
   }
   return health;
+}
+
+/** Whether the ranges come by start, as the API gives them. */
+function inOrder(ranges: readonly DvrRange[]): boolean {
+  for (let i = 1; i < ranges.length; i++) if (ranges[i]!.from < ranges[i - 1]!.from) return false;
+  return true;
+}
+
+/**
+ * mergeRanges for ranges already by start: the same intervals, without the copy and the sort (a stream with 300k
+ * ranges cost ~60 ms of event loop per poll with them).
+ */
+function mergeInOrder(ranges: readonly DvrRange[], now: number): Interval[] {
+  const merged: Interval[] = [];
+  let last: Interval | undefined;
+  for (const r of ranges) {
+    const start = r.from;
+    const end = Math.min(r.from + r.duration, now);
+    if (!(end > start)) continue;
+    if (last && start <= last.end) last.end = Math.max(last.end, end);
+    else {
+      last = { start, end };
+      merged.push(last);
+    }
+  }
+  return merged;
 }
