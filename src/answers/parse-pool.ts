@@ -67,7 +67,7 @@ export class WorkerAnswerParser {
     if (!this.available) {
       opts.log?.warn(
         { worker: fileURLToPath(this.url) },
-        'DVR and recordings parse worker not found (run the build): big answers are parsed on the event loop',
+        'answer parse worker not found (run the build): big DVR and recordings answers are parsed on the event loop',
       );
     }
   }
@@ -87,7 +87,7 @@ export class WorkerAnswerParser {
     this.closed = true;
     const worker = this.worker;
     this.worker = undefined;
-    this.failAll(new Error('DVR and recordings parse worker closed'));
+    this.failAll(new Error('answer parse worker closed'));
     await worker?.terminate();
   }
 
@@ -130,7 +130,7 @@ export class WorkerAnswerParser {
     const gone = (why: string) => {
       if (this.worker !== worker) return;
       this.worker = undefined;
-      this.failAll(new Error(`DVR and recordings parse worker stopped: ${why}`));
+      this.failAll(new Error(`answer parse worker stopped: ${why}`));
     };
     worker.on('error', (err) => gone(err.message));
     worker.on('exit', (code) => gone(`exit code ${code}`));
