@@ -2,13 +2,18 @@
  * Reading a big traffic answer through the HTTP client: the streamed, size-bounded read (and its decoding) against
  * undici's own `arrayBuffer()` of the same body, which is what the client did before it counted bytes and decoded
  * Content-Encoding. The body is shaped like a 15k-resource traffic answer, served from loopback.
+ *
+ * Then the longest event-loop block while a 10 MB DVR answer (3 hosts x 100k ranges) and a 10 MB recordings
+ * listing (350 settings x 240 instances) are parsed: in the worker and unpacked in slices (src/answers/), against
+ * JSON.parse and the tolerant parser inline, as the clients did before.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
+import { parseDvrInline, parseRecordingsInline, WorkerAnswerParser } from '../src/answers/parse-pool.js';
 import { HttpClient } from '../src/http/request.js';
-import { fullGc, median } from './measure.js';
+import { fullGc, maxStall, median } from './measure.js';
 import type { BenchRow } from './report.js';
 
 const RUNS = 15;
@@ -34,7 +39,107 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
   return median(times);
 }
 
+/** 3 hosts with 100k ranges each: about 10 MB. */
+function dvrBody(): Buffer {
+  const first = 1_760_000_000;
+  const ranges = Array.from({ length: 100_000 }, (_, i) => `{"from":${first + 20 * i},"duration":15}`).join(
+    ',',
+  );
+  const data = Array.from(
+    { length: 3 },
+    (_, h) =>
+      `{"stream_name":"live/main","host":"edge-${h}.cdn.example","is_alive":true,` +
+      `"dvr":{"enabled":true,"window":86400,"duration":1500000,"from":${first},"ranges":[${ranges}]}}`,
+  );
+  return Buffer.from(`{"status":"Completed","stream_name":"live/main","data":[${data.join(',')}]}`);
+}
+
+/** 350 settings listed with 240 instances each (`?all` lists every one): about 10 MB. */
+function recordingsBody(): Buffer {
+  const at = (i: number, m: string) =>
+    `2026-01-${String(1 + Math.floor(i / 24)).padStart(2, '0')}T${String(i % 24).padStart(2, '0')}:${m}:00Z`;
+  const settings = Array.from({ length: 350 }, (_, s) => ({
+    id: `rec-${s}`,
+    resource_id: String(1000 + s),
+    account_name: 'acme',
+    source_domain: 'live.example',
+    source_path: `/live/channel-${s}/playlist.m3u8`,
+    stream_type: 'long',
+    launch_type: 'stream_start',
+    stop_timeout: 1800,
+    storage_time: 7,
+    dvr_enabled: true,
+    dvr_window: 3600,
+    smil: false,
+    qualities: { [`https://live.example/channel-${s}/720.m3u8`]: '720p' },
+    records: Array.from({ length: 240 }, (_, i) => ({
+      start: at(i, '00'),
+      stop: at(i, '30'),
+      init_path: `/records/rec-${s}/${i}/init.mp4`,
+      status: 'finish',
+    })),
+    path: `/records/rec-${s}/playlist.m3u8`,
+  }));
+  return Buffer.from(JSON.stringify(settings));
+}
+
+/** The median over RUNS of the longest event-loop block (ms) while `parse` reads a copy of `body`. */
+async function parseStall(body: Buffer, parse: (bytes: Uint8Array) => Promise<unknown>): Promise<number> {
+  const stalls: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const bytes = new Uint8Array(body);
+    fullGc(1);
+    stalls.push(await maxStall(() => parse(bytes)));
+  }
+  return median(stalls);
+}
+
+async function answerStalls(log: (line: string) => void): Promise<BenchRow[]> {
+  const dvr = dvrBody();
+  const recordings = recordingsBody();
+  const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
+  log(`DVR answer ${mb(dvr.length)}, recordings answer ${mb(recordings.length)}`);
+  const worker = new WorkerAnswerParser();
+  try {
+    // The worker's start is not part of a poll.
+    await worker.dvr(new Uint8Array(dvr), 'live/main');
+    const rows: BenchRow[] = [];
+    for (const [name, body, inline, off] of [
+      [
+        `DVR answer (${mb(dvr.length)}, 300k ranges)`,
+        dvr,
+        (b: Uint8Array) => parseDvrInline(b, 'live/main'),
+        (b: Uint8Array) => worker.dvr(b, 'live/main'),
+      ],
+      [
+        `recordings answer (${mb(recordings.length)}, 84k instances)`,
+        recordings,
+        (b: Uint8Array) => parseRecordingsInline(b, 'acme'),
+        (b: Uint8Array) => worker.recordings(b, 'acme'),
+      ],
+    ] as const) {
+      const baseline = await parseStall(body, inline);
+      const value = await parseStall(body, off);
+      log(`${name}: longest block ${value.toFixed(0)} ms off the loop, ${baseline.toFixed(0)} ms inline`);
+      rows.push({
+        name: `max stall parsing a ${name}, off the loop`,
+        unit: 'ms',
+        value,
+        baseline,
+        target: { maxValue: 100 },
+      });
+    }
+    return rows;
+  } finally {
+    await worker.close();
+  }
+}
+
 export async function httpBenchmarks(log: (line: string) => void): Promise<BenchRow[]> {
+  return [...(await readBenchmarks(log)), ...(await answerStalls(log))];
+}
+
+async function readBenchmarks(log: (line: string) => void): Promise<BenchRow[]> {
   const plain = trafficLikeBody(15_000);
   const gz = gzipSync(plain);
   const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;

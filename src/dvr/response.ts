@@ -10,6 +10,7 @@ import {
   MAX_TIMESTAMP_SECONDS,
   malformed,
   ParseReport,
+  parseJsonBody,
 } from '../http/parse.js';
 
 export interface DvrRange {
@@ -96,6 +97,11 @@ export function parseDvrStreamResponse(raw: unknown, fallbackStream = ''): DvrSt
     entries.push(entry);
   });
   return { streamName, entries, issues: report.issues, unknownKeys: report.unknownKeys };
+}
+
+/** A 2xx body as it came off the wire -> parseDvrStreamResponse. Runs inline or in a worker (src/answers/). */
+export function parseDvrBody(bytes: Uint8Array, fallbackStream = ''): DvrStreamResponse {
+  return parseDvrStreamResponse(parseJsonBody('dvr-net', bytes), fallbackStream);
 }
 
 function parseEntry(

@@ -9,6 +9,7 @@
 import type { Express } from 'express';
 import { Registry } from 'prom-client';
 import type { Agent } from 'undici';
+import { type AnswerParserOptions, WorkerAnswerParser } from '../answers/parse-pool.js';
 import type { LoginToken } from '../auth/login-token.js';
 import { type AuthMetrics, createAuthMetrics } from '../auth/metrics.js';
 import { type Clock, systemClock } from '../clock.js';
@@ -59,6 +60,8 @@ export interface ExporterOptions {
   defaultMetrics?: boolean;
   /** Where big traffic answers are parsed (default: a worker thread, src/traffic/parse-pool.ts). */
   trafficParser?: WorkerParserOptions;
+  /** Where big DVR and recordings answers are parsed (default: a worker thread, src/answers/parse-pool.ts). */
+  answerParser?: AnswerParserOptions;
 }
 
 export class Exporter {
@@ -74,6 +77,7 @@ export class Exporter {
   private readonly agent: Agent;
   private readonly parser: WorkerTrafficParser;
   private readonly reclaim: ShrinkReclaim;
+  private readonly answerParser: WorkerAnswerParser;
   /** The upstream of each account this shard owns in the configuration. */
   private readonly upstreams = new Map<string, Upstream>();
   /** One upstream per token source, and every login the configuration names (./upstreams.ts). */
@@ -150,6 +154,7 @@ export class Exporter {
       settingsSummary(this.config, owned.length),
     );
     this.parser = new WorkerTrafficParser({ log: this.log, ...opts.trafficParser });
+    this.answerParser = new WorkerAnswerParser({ log: this.log, ...opts.answerParser });
     this.sources = new Upstreams({
       api: this.config.api,
       clock: this.clock,
@@ -159,6 +164,7 @@ export class Exporter {
       self: this.self,
       auth: () => this.auth,
       parseTraffic: this.parser.parse,
+      parseAnswers: this.answerParser,
       random: opts.random,
       tokenFs: opts.tokenFs,
     });
@@ -281,6 +287,7 @@ export class Exporter {
     await settledWithin(this.agent.destroy(), 250);
     await settledWithin(settled, 250);
     await settledWithin(this.parser.close(), 250);
+    await settledWithin(this.answerParser.close(), 250);
     // Counting what the applier holds helps only a scrape that still comes; never past the grace.
     const traffic = this.processes?.traffic;
     if (traffic) await settledWithin(traffic.idle(), Math.max(0, until - Date.now()));

@@ -6,12 +6,12 @@ import type { Agent } from 'undici';
 import type { Clock } from '../clock.js';
 import type { TokenSource } from '../config/index.js';
 import { InventoryClient } from '../discovery/client.js';
-import { DvrClient } from '../dvr/client.js';
+import { type DvrBodyParser, DvrClient } from '../dvr/client.js';
 import type { ApiName } from '../http/errors.js';
 import { type ApiError, isApiError } from '../http/errors.js';
 import { HttpClient, reportingSends } from '../http/request.js';
 import { RequestGate } from '../poll/request-gate.js';
-import { RecorderClient } from '../recordings/client.js';
+import { RecorderClient, type RecordingsBodyParser } from '../recordings/client.js';
 import { MetricsClient } from '../traffic/client.js';
 import type { TrafficBodyParser } from '../traffic/parse-pool.js';
 
@@ -46,6 +46,9 @@ export interface UpstreamOptions {
   onError?: (err: ApiError) => void;
   /** Reads traffic answers (default: inline). One is shared by every upstream: see src/traffic/parse-pool.ts. */
   parseTraffic?: TrafficBodyParser;
+  /** Read DVR and recordings answers (default: inline). One is shared by every upstream: src/answers/parse-pool.ts. */
+  parseDvr?: DvrBodyParser;
+  parseRecordings?: RecordingsBodyParser;
 }
 
 export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstream {
@@ -67,8 +70,8 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
     token,
     gate,
     metrics: new MetricsClient(http, opts.parseTraffic),
-    dvr: new DvrClient(http),
-    recorder: new RecorderClient(http),
+    dvr: new DvrClient(http, opts.parseDvr),
+    recorder: new RecorderClient(http, opts.parseRecordings),
     inventory: new InventoryClient(http),
     async call<T>(fn: () => Promise<T>, priority?: number): Promise<T> {
       for (let attempt = 0; ; attempt++) {

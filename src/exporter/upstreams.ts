@@ -4,6 +4,7 @@
  * renewal loops the exporter starts before its pollers.
  */
 import type { Agent } from 'undici';
+import type { WorkerAnswerParser } from '../answers/parse-pool.js';
 import { LoginToken } from '../auth/login-token.js';
 import type { AuthMetrics } from '../auth/metrics.js';
 import type { Clock } from '../clock.js';
@@ -24,6 +25,8 @@ export interface UpstreamsDeps {
   /** The login metrics; read only when a login is made or reports. */
   auth: () => AuthMetrics;
   parseTraffic: TrafficBodyParser;
+  /** Reads DVR and recordings answers, big ones off the event loop (default: inline). */
+  parseAnswers?: Pick<WorkerAnswerParser, 'dvr' | 'recordings'>;
   random?: () => number;
   tokenFs?: TokenFs;
 }
@@ -62,6 +65,8 @@ export class Upstreams {
         if (err.kind === 'malformed' || err.kind === 'too_large') self.parseErrors.inc({ api: err.api });
       },
       parseTraffic: this.d.parseTraffic,
+      parseDvr: this.d.parseAnswers?.dvr,
+      parseRecordings: this.d.parseAnswers?.recordings,
     });
     this.all.add(upstream);
     return upstream;

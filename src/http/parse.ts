@@ -44,6 +44,23 @@ export function malformed(api: ApiName, detail: string): ApiError {
   return new ApiError({ api, kind: 'malformed', detail });
 }
 
+const utf8 = new TextDecoder();
+
+/**
+ * A 2xx body as it came off the wire -> its JSON value, as the HTTP client reads one (./request.ts): UTF-8, an
+ * empty or blank body is undefined, a body that is not JSON is `malformed` with the JSON error in its detail (the
+ * HTTP client scrubs the token from it). For parsers that run inline or in a worker thread (src/answers/).
+ */
+export function parseJsonBody(api: ApiName, bytes: Uint8Array): unknown {
+  const text = utf8.decode(bytes);
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw malformed(api, `body is not JSON (${err instanceof Error ? err.message : String(err)})`);
+  }
+}
+
 /** Collects issues and unknown keys of one body. Unknown keys are listed once per place (`data[].foo`). */
 export class ParseReport {
   readonly issues: FieldIssue[] = [];

@@ -2,9 +2,19 @@
  * Client of the recording-settings API (docs/upstream-api.md). The exporter only reads (GET); the writes (PUT,
  * PATCH) the simulator's tests need are in test/helpers/api-writes.ts.
  */
-import { parseAnswer } from '../http/errors.js';
 import type { HttpClient, QueryParam } from '../http/request.js';
-import { parseRecordingList, type RecordingListResponse } from './response.js';
+import { parseRecordingsBody, type RecordingListResponse } from './response.js';
+
+/**
+ * Reads a 2xx listing body (parseRecordingsBody's contract): inline by default, or off the event loop
+ * (src/answers/parse-pool.ts).
+ */
+export type RecordingsBodyParser = (
+  bytes: Uint8Array,
+  account: string | undefined,
+) => Promise<RecordingListResponse>;
+
+const parseInline: RecordingsBodyParser = async (bytes, account) => parseRecordingsBody(bytes, account);
 
 const PREFIX = '/app/recorder-cloud/v1';
 
@@ -28,7 +38,10 @@ function listQuery(opts: ListOptions): QueryParam[] {
 }
 
 export class RecorderClient {
-  constructor(protected readonly http: HttpClient) {}
+  constructor(
+    protected readonly http: HttpClient,
+    private readonly parse: RecordingsBodyParser = parseInline,
+  ) {}
 
   async listSettings(account: string, opts: ListOptions = {}): Promise<RecordingListResponse> {
     return this.get(account, `${PREFIX}/${encodeURIComponent(account)}/record`, opts);
@@ -44,13 +57,15 @@ export class RecorderClient {
   }
 
   private async get(account: string, path: string, opts: ListOptions): Promise<RecordingListResponse> {
-    const res = await this.http.request({
+    // A body that is not JSON or not of the documented shape is ApiError `malformed`, with status and endpoint.
+    const { body } = await this.http.request({
       api: 'recorder-cloud',
       method: 'GET',
       path,
       query: listQuery(opts),
       signal: opts.signal,
+      decode: (bytes) => this.parse(bytes, account),
     });
-    return parseAnswer(res.status, `GET ${path}`, () => parseRecordingList(res.body, account));
+    return body as RecordingListResponse;
   }
 }

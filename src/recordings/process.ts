@@ -37,6 +37,12 @@ export const SERIES_PER_SETTING = 1 + RECORDING_STATUSES.length + 6;
 
 export class RecordingsProcess {
   private readonly ids = new Map<string, Set<string>>();
+  /**
+   * Per account, per id exposed, the labels of its cdn_recording_info series: a setting's series are deleted by
+   * their exact labels. A scan of the family per setting (deleteWhere) made a listing of 25k new settings take
+   * 86 s on the event loop.
+   */
+  private readonly infoLabels = new Map<string, Map<string, readonly string[]>>();
   /** Series refused by the last apply, by reason (empty: none). */
   refused: Partial<Record<RefusalReason, number>> = {};
   /** Label values truncated by the last apply. */
@@ -49,6 +55,8 @@ export class RecordingsProcess {
 
   apply(account: string, settings: readonly RecordingSetting[]): RecordingSummary[] {
     const before = this.ids.get(account) ?? new Set<string>();
+    const labelsBefore = this.infoLabels.get(account) ?? new Map<string, readonly string[]>();
+    const labelsNow = new Map<string, readonly string[]>();
     const now = new Set<string>();
     const out: RecordingSummary[] = [];
     const refusedIds = this.admit(settings, before);
@@ -68,14 +76,17 @@ export class RecordingsProcess {
         this.fit(s.sourcePath ?? ''),
       ];
       if (info.find(infoLabels) === undefined) {
-        info.deleteWhere((l) => l[0] === account && l[1] === s.id);
+        const old = labelsBefore.get(s.id);
+        if (old) info.delete(old);
         info.set(info.slot(infoLabels), 1);
       }
+      // Kept from this listing, not the first: what the process holds of an answer goes with the next one.
+      labelsNow.set(s.id, infoLabels);
       if (status) {
         for (const st of RECORDING_STATUSES)
           this.f.status.set(this.f.status.slot([...id, st]), st === status ? 1 : 0);
-      } else {
-        this.f.status.deleteWhere((l) => l[0] === account && l[1] === s.id);
+      } else if (before.has(s.id)) {
+        for (const st of RECORDING_STATUSES) this.f.status.delete([...id, st]);
       }
       const set = (family: Family, v: number | undefined) => {
         if (v === undefined || !Number.isFinite(v)) family.delete(id);
@@ -106,8 +117,9 @@ export class RecordingsProcess {
         resourceId: s.resourceId === undefined ? undefined : infoLabels[2],
       });
     }
-    for (const gone of before) if (!now.has(gone)) this.remove(account, gone);
+    for (const gone of before) if (!now.has(gone)) this.remove(account, gone, labelsBefore.get(gone));
     this.ids.set(account, now);
+    this.infoLabels.set(account, labelsNow);
     return out;
   }
 
@@ -146,12 +158,18 @@ export class RecordingsProcess {
 
   /** Removes every series of an account (discovery stopped polling it). */
   removeAccount(account: string): void {
-    for (const id of this.ids.get(account) ?? []) this.remove(account, id);
+    const labels = this.infoLabels.get(account);
+    for (const id of this.ids.get(account) ?? []) this.remove(account, id, labels?.get(id));
     this.ids.delete(account);
+    this.infoLabels.delete(account);
   }
 
-  private remove(account: string, id: string): void {
-    for (const family of Object.values(this.f) as Family[])
-      family.deleteWhere((l) => l[0] === account && l[1] === id);
+  /** Deletes every series of one exposed setting, by their exact labels. */
+  private remove(account: string, id: string, infoLabels: readonly string[] | undefined): void {
+    const { info, status, ...single } = this.f;
+    if (infoLabels) info.delete(infoLabels);
+    else info.deleteWhere((l) => l[0] === account && l[1] === id);
+    for (const st of RECORDING_STATUSES) status.delete([account, id, st]);
+    for (const family of Object.values(single) as Family[]) family.delete([account, id]);
   }
 }

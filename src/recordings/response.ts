@@ -3,7 +3,15 @@
  * The document does not show which object carries `status`: it is accepted on the setting and on its records;
  * the setting's own wins, else the newest record's (by start time).
  */
-import { describeValue, type FieldIssue, isRecord, malformed, ParseReport, parseUtc } from '../http/parse.js';
+import {
+  describeValue,
+  type FieldIssue,
+  isRecord,
+  malformed,
+  ParseReport,
+  parseJsonBody,
+  parseUtc,
+} from '../http/parse.js';
 
 /** The largest storage_time (days) whose seconds (x 86400) are still a safe integer. */
 export const MAX_STORAGE_DAYS = Math.floor(Number.MAX_SAFE_INTEGER / 86_400);
@@ -125,6 +133,11 @@ export function parseRecordingList(raw: unknown, account?: string): RecordingLis
     settings.push(setting);
   });
   return { settings, issues: report.issues, unknownKeys: report.unknownKeys };
+}
+
+/** A 2xx body as it came off the wire -> parseRecordingList. Runs inline or in a worker (src/answers/). */
+export function parseRecordingsBody(bytes: Uint8Array, account?: string): RecordingListResponse {
+  return parseRecordingList(parseJsonBody('recorder-cloud', bytes), account);
 }
 
 function parseSetting(s: unknown, path: string, report: ParseReport): RecordingSetting | undefined {

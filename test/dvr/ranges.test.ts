@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mergeRanges, rangeHealth } from '../../src/dvr/ranges.js';
+import { intBetween, seededShuffle } from '../../src/simulator/random.js';
 
 const NOW = 10_000;
 const r = (from: number, duration: number) => ({ from, duration });
@@ -77,5 +78,19 @@ describe('DVR range arithmetic', () => {
     expect(h.ranges).toBe(1);
     expect(h.first).toBe(NOW - 400);
     expect(h.recorded).toBe(100);
+  });
+
+  it('ranges in order (as the API gives them, merged without a sort) measure as the same ranges shuffled', () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      // Touching, overlapping, zero-length, equal starts and past-now pieces, by start.
+      const ranges = Array.from({ length: 200 }, (_, i) =>
+        r(NOW - 4000 + i * 20, intBetween(seed, 0, 45, i)),
+      );
+      ranges.sort((a, b) => a.from - b.from);
+      const shuffled = seededShuffle(ranges, seed);
+      expect(mergeRanges(ranges, NOW)).toEqual(mergeRanges(shuffled, NOW));
+      expect(rangeHealth(ranges, NOW, 3600)).toEqual(rangeHealth(shuffled, NOW, 3600));
+      expect(mergeRanges(ranges, NOW).length).toBeGreaterThan(1);
+    }
   });
 });

@@ -1,0 +1,113 @@
+/**
+ * Building blocks to carry a parsed answer from a worker thread to the event loop cheaply (src/answers/). A
+ * structured clone of an answer object by object costs the receiving thread about what parsing it cost (a 10 MB
+ * DVR answer: ~300k range objects, 70-130 ms in one piece, on the event loop). Packed, an answer is a few typed
+ * arrays (transferred, not copied) and ONE string holding every text value (copied as one block); the event loop
+ * then rebuilds the objects in slices of a few milliseconds (Slicer).
+ *
+ * The texts read back are slices of the one string: V8 may keep it whole while any of them lives. What the exporter
+ * keeps of an answer (host names, recording ids) is replaced by the next poll's, so at most the latest answers'
+ * strings are held.
+ */
+
+/** Marks in `ends` for a value that is not a string. */
+const UNDEFINED = -1;
+const NULL = -2;
+
+/** Every text value of one answer, in the order written. */
+export interface PackedTexts {
+  text: string;
+  /** End offset of each value in `text`; UNDEFINED / NULL for those. */
+  ends: Int32Array;
+}
+
+export class TextWriter {
+  private readonly parts: string[] = [];
+  private readonly ends: number[] = [];
+  private length = 0;
+
+  add(v: string | null | undefined): void {
+    if (v === undefined) this.ends.push(UNDEFINED);
+    else if (v === null) this.ends.push(NULL);
+    else {
+      this.parts.push(v);
+      this.length += v.length;
+      this.ends.push(this.length);
+    }
+  }
+
+  done(): PackedTexts {
+    return { text: this.parts.join(''), ends: Int32Array.from(this.ends) };
+  }
+}
+
+export class TextReader {
+  private at = 0;
+  private i = 0;
+
+  constructor(private readonly p: PackedTexts) {}
+
+  next(): string | null | undefined {
+    const end = this.p.ends[this.i++];
+    if (end === undefined) throw new RangeError('packed answer: fewer texts than read');
+    if (end === UNDEFINED) return undefined;
+    if (end === NULL) return null;
+    const s = this.p.text.slice(this.at, end);
+    this.at = end;
+    return s;
+  }
+
+  /** The next value, which was written as a string. */
+  string(): string {
+    const s = this.next();
+    if (typeof s !== 'string') throw new RangeError('packed answer: a string expected');
+    return s;
+  }
+}
+
+export interface SliceOptions {
+  /** Work between two yields, ms (default 8). */
+  sliceMs?: number;
+  /** Default: setImmediate. */
+  yieldToLoop?: () => Promise<void>;
+  /** Monotonic ms (default performance.now). */
+  now?: () => number;
+}
+
+/** Steps between two looks at the time. */
+const CHECK_EVERY = 256;
+
+/**
+ * Cuts a long loop into slices: `step()` after each piece of work resolves at once, except every `sliceMs`, when it
+ * yields to the event loop first (timers, sockets and scrapes run in between).
+ */
+export class Slicer {
+  private readonly sliceMs: number;
+  private readonly yieldToLoop: () => Promise<void>;
+  private readonly now: () => number;
+  private until: number;
+  private steps = 0;
+  /** Yields so far. */
+  yields = 0;
+
+  constructor(opts: SliceOptions = {}) {
+    this.sliceMs = opts.sliceMs ?? 8;
+    this.yieldToLoop = opts.yieldToLoop ?? (() => new Promise<void>((resolve) => setImmediate(resolve)));
+    this.now = opts.now ?? (() => performance.now());
+    this.until = this.now() + this.sliceMs;
+  }
+
+  /** True when the caller should await yieldNow() before going on. */
+  due(weight = 1): boolean {
+    this.steps += weight;
+    if (this.steps < CHECK_EVERY) return false;
+    this.steps = 0;
+    return this.now() >= this.until;
+  }
+
+  async yieldNow(): Promise<void> {
+    this.yields++;
+    await this.yieldToLoop();
+    this.until = this.now() + this.sliceMs;
+  }
+}
