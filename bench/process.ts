@@ -346,12 +346,16 @@ export async function processBenchmark(
     const answers = served;
     // A few seconds of quiet after the last poll: the store's refresh and the collector settle.
     await sleep(SOON_AFTER_MS);
+    log(`${opts.label}: longest steady probe at monotonic ${prober.worst.join('-')} µs`);
+    const steadyWait = prober.take();
     log(
       `${opts.label}: ${SOON_AFTER_MS / 1000} s after the polls VmRSS ${procMb(pid, 'VmRSS').toFixed(0)} MB: ${smapsGroups(pid)}`,
     );
     await waitFor('a quiet time after the polls', () => performance.now() - lastServedAt >= STEADY_AFTER_MS);
-    log(`${opts.label}: longest steady probe at monotonic ${prober.worst.join('-')} µs`);
-    const steadyWait = prober.take();
+    // Not a row (the steady row is the polls' own): what a quiet exporter costs a probe, for the record.
+    log(
+      `${opts.label}: longest /healthz wait in the quiet time after that ${prober.take().toFixed(0)} ms, at monotonic ${prober.worst.join('-')} µs`,
+    );
     const steadyRss = procMb(pid, 'VmRSS');
     log(
       `${opts.label}: ${STEADY_AFTER_MS / 1000} s after the last answer VmRSS ${steadyRss.toFixed(0)} MB: ${smapsGroups(pid)}`,

@@ -104,6 +104,7 @@ function parsePiece(b: Uint8Array, from: number, to: number): unknown {
  */
 export function scanBody(b: Uint8Array): BodyPieces | undefined {
   const members: BodyPieces['members'] = [];
+  let data: { elements: Int32Array; count: number } | undefined;
   let i = skipSpace(b, 0);
   if (b[i] !== OPEN_BRACE) return undefined;
   i = skipSpace(b, i + 1);
@@ -122,7 +123,15 @@ export function scanBody(b: Uint8Array): BodyPieces | undefined {
     i = skipSpace(b, keyEnd);
     if (b[i] !== COLON) return undefined;
     i = skipSpace(b, i + 1);
-    const end = endOfValue(b, i);
+    let end: number;
+    if (key === 'data') {
+      // `data` twice: the first must be valid JSON too, and is not read here.
+      if (data || b[i] !== OPEN_BRACKET) return undefined;
+      const array = scanArray(b, i);
+      if (!array) return undefined;
+      data = array;
+      end = array.end;
+    } else end = endOfValue(b, i);
     if (end < 0) return undefined;
     members.push({ key, from: i, to: end });
     i = skipSpace(b, end);
@@ -133,36 +142,38 @@ export function scanBody(b: Uint8Array): BodyPieces | undefined {
     if (b[i] !== CLOSE_BRACE) return undefined;
     break;
   }
-  if (skipSpace(b, i + 1) !== b.length) return undefined;
-  const data = members.filter((m) => m.key === 'data');
-  if (data.length !== 1 || b[data[0]!.from] !== OPEN_BRACKET) return undefined;
-  const { from, to } = data[0]!;
+  if (skipSpace(b, i + 1) !== b.length || !data) return undefined;
+  return { members, elements: data.elements, count: data.count };
+}
+
+/** `b[i]` is `[`: where its elements are, and the index after its `]`. */
+function scanArray(
+  b: Uint8Array,
+  i: number,
+): { elements: Int32Array; count: number; end: number } | undefined {
   let elements = new Int32Array(1024);
   let count = 0;
-  let j = skipSpace(b, from + 1);
-  if (b[j] !== CLOSE_BRACKET) {
-    for (;;) {
-      const end = endOfValue(b, j);
-      if (end < 0) return undefined;
-      if (2 * count + 2 > elements.length) {
-        const more = new Int32Array(elements.length * 2);
-        more.set(elements);
-        elements = more;
-      }
-      elements[2 * count] = j;
-      elements[2 * count + 1] = end;
-      count++;
-      j = skipSpace(b, end);
-      if (b[j] === COMMA) {
-        j = skipSpace(b, j + 1);
-        continue;
-      }
-      if (b[j] !== CLOSE_BRACKET) return undefined;
-      break;
+  let j = skipSpace(b, i + 1);
+  if (b[j] === CLOSE_BRACKET) return { elements, count, end: j + 1 };
+  for (;;) {
+    const end = endOfValue(b, j);
+    if (end < 0) return undefined;
+    if (2 * count + 2 > elements.length) {
+      const more = new Int32Array(elements.length * 2);
+      more.set(elements);
+      elements = more;
     }
+    elements[2 * count] = j;
+    elements[2 * count + 1] = end;
+    count++;
+    j = skipSpace(b, end);
+    if (b[j] === COMMA) {
+      j = skipSpace(b, j + 1);
+      continue;
+    }
+    if (b[j] !== CLOSE_BRACKET) return undefined;
+    return { elements, count, end: j + 1 };
   }
-  if (j + 1 !== to) return undefined;
-  return { members, elements, count };
 }
 
 /** Takes the records of an answer, one at a time. */
