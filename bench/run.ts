@@ -5,6 +5,7 @@
 
 import { exporterBenchmarks } from './exporter.js';
 import { httpBenchmarks } from './http.js';
+import { parseWorkerHeapBenchmarks } from './parse-worker-heap.js';
 import { process1M, process100k } from './process.js';
 import { redactBenchmarks } from './redact.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
@@ -27,6 +28,7 @@ const SUITES: Suite[] = [
   { name: 'exporter process: process-1M series', run: process1M },
   { name: 'revisit: records of late data, state file', run: revisitBenchmarks },
   { name: 'http: reading big answers', run: httpBenchmarks },
+  { name: 'parse worker: heap of a 22 MB answer', run: parseWorkerHeapBenchmarks },
   { name: 'web config: HTTPS and basic auth on a scrape', run: webBenchmarks },
 ];
 

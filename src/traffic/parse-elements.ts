@@ -105,6 +105,8 @@ function parsePiece(b: Uint8Array, from: number, to: number): unknown {
 export function scanBody(b: Uint8Array): BodyPieces | undefined {
   const members: BodyPieces['members'] = [];
   let data: { elements: Int32Array; count: number } | undefined;
+  // Offsets are kept in an Int32Array (and V8 cannot make a string of the whole body that long anyway).
+  if (b.length > 0x7fff_ffff) return undefined;
   let i = skipSpace(b, 0);
   if (b[i] !== OPEN_BRACE) return undefined;
   i = skipSpace(b, i + 1);
