@@ -6,8 +6,9 @@
  * - the exporter is started as `node dist/src/cli.js run --config FILE` with window 1m, delay 0 and a lookback of
  *   WINDOWS minutes: its first poll creates every series, the next WINDOWS-1 polls (catch-up) update them;
  * - from this process: a GET /healthz every 20 ms (the longest wait, through the first poll and through the
- *   steady polls), VmRSS/VmHWM from /proc/<pid>/status (steady: after the polls; peak: at the end, scrapes
- *   included), then the plain and gzip /metrics scrape time (median of 5).
+ *   steady polls), VmRSS/VmHWM from /proc/<pid>/status (steady: between polls, STEADY_AFTER_MS after the last
+ *   one; peak: at the end, scrapes included), then the plain and gzip /metrics scrape time (median of 5). The
+ *   log adds where the memory is (./smaps.ts).
  *
  * Baselines, measured in the same run: prom-client holding the same counter and gauge series in a child process
  * (./process-promclient.ts: its RSS, and its render + gzip time against our gzip scrape), and a bare node:http
@@ -29,6 +30,7 @@ import { gunzipSync } from 'node:zlib';
 import { stringify } from 'yaml';
 import { median } from './measure.js';
 import type { BenchRow } from './report.js';
+import { smapsGroups } from './smaps.js';
 
 const ACCOUNT = 'bench';
 const SERIES_PER_RESOURCE = 69;
@@ -38,6 +40,14 @@ const PROM_CHILD = fileURLToPath(new URL('./process-promclient.js', import.meta.
 const FAKE_API = new URL('./process-fake-api.js', import.meta.url);
 const BARE = new URL('./process-bare.js', import.meta.url);
 const SCRAPES = 5;
+/**
+ * Steady RSS is read this long after the last answer (a poll of the next minute, if one comes meanwhile, starts
+ * the wait again): polls come a minute apart, and the traffic parse worker is stopped after 5 s idle
+ * (src/traffic/parse-pool.ts), its pages released by V8 about 8 s later. The RSS 3 s after the catch-up is
+ * logged too.
+ */
+const STEADY_AFTER_MS = 18_000;
+const SOON_AFTER_MS = 3000;
 /** Give up on a phase after this long (the exporter is then reported as failed, not waited on forever). */
 const PHASE_LIMIT_MS = 10 * 60_000;
 
@@ -236,8 +246,12 @@ export async function processBenchmark(
     account: ACCOUNT,
   });
   let served = 0;
+  let lastServedAt = performance.now();
   api.on('message', (m: { served?: number }) => {
-    if (typeof m === 'object' && m.served !== undefined) served = m.served;
+    if (typeof m === 'object' && m.served !== undefined) {
+      served = m.served;
+      lastServedAt = performance.now();
+    }
   });
   log(
     `${opts.label}: fake API of ${opts.resources} resources, ${(first.bytes / 1e6).toFixed(1)} MB an answer`,
@@ -328,13 +342,26 @@ export async function processBenchmark(
       `${opts.label}: first poll counted after ${(firstMs / 1000).toFixed(1)} s, VmHWM ${firstRss.toFixed(0)} MB`,
     );
     await waitFor('the catch-up', () => cursor! >= Math.floor(Date.now() / 60_000) * 60_000 - 60_000);
+    const caughtUpMs = performance.now() - started;
+    const answers = served;
     // A few seconds of quiet after the last poll: the store's refresh and the collector settle.
-    await sleep(3000);
+    await sleep(SOON_AFTER_MS);
     log(`${opts.label}: longest steady probe at monotonic ${prober.worst.join('-')} µs`);
     const steadyWait = prober.take();
+    log(
+      `${opts.label}: ${SOON_AFTER_MS / 1000} s after the polls VmRSS ${procMb(pid, 'VmRSS').toFixed(0)} MB: ${smapsGroups(pid)}`,
+    );
+    await waitFor('a quiet time after the polls', () => performance.now() - lastServedAt >= STEADY_AFTER_MS);
+    // Not a row (the steady row is the polls' own): what a quiet exporter costs a probe, for the record.
+    log(
+      `${opts.label}: longest /healthz wait in the quiet time after that ${prober.take().toFixed(0)} ms, at monotonic ${prober.worst.join('-')} µs`,
+    );
     const steadyRss = procMb(pid, 'VmRSS');
     log(
-      `${opts.label}: caught up after ${((performance.now() - started) / 1000).toFixed(1)} s (${served} answers), VmRSS ${steadyRss.toFixed(0)} MB`,
+      `${opts.label}: ${STEADY_AFTER_MS / 1000} s after the last answer VmRSS ${steadyRss.toFixed(0)} MB: ${smapsGroups(pid)}`,
+    );
+    log(
+      `${opts.label}: caught up after ${(caughtUpMs / 1000).toFixed(1)} s (${answers} answers; ${served} by the steady reading)`,
     );
     await prober.stop();
 

@@ -5,6 +5,7 @@
 
 import { exporterBenchmarks } from './exporter.js';
 import { httpBenchmarks } from './http.js';
+import { parseWorkerHeapBenchmarks } from './parse-worker-heap.js';
 import { process1M, process100k } from './process.js';
 import { processShrink } from './process-shrink.js';
 import { redactBenchmarks } from './redact.js';
@@ -30,6 +31,7 @@ const SUITES: Suite[] = [
   { name: 'exporter process: burst and shrink', run: processShrink },
   { name: 'revisit: records of late data, state file', run: revisitBenchmarks },
   { name: 'http: reading big answers', run: httpBenchmarks },
+  { name: 'parse worker: heap of a 22 MB answer', run: parseWorkerHeapBenchmarks },
   { name: 'web config: HTTPS and basic auth on a scrape', run: webBenchmarks },
 ];
 

@@ -41,65 +41,109 @@ function listOf(map: ReadonlyMap<string, number>): { keys: readonly string[]; va
 }
 
 export function packTrafficResponse(r: TrafficResponse): PackedTrafficResponse {
-  const count = r.records.length;
-  const labels: Array<string | null> = new Array(count * LABELS.length);
-  const scalars = new Float64Array(count * SCALARS_PER_RECORD).fill(Number.NaN);
-  const keyed = new Int32Array(count * KEYED_PER_RECORD).fill(-1);
-  const offsets = new Int32Array(count * KEYED_PER_RECORD);
+  const packer = new TrafficPacker(r.records.length);
+  for (const record of r.records) packer.add(record);
+  return packer.finish(r);
+}
+
+/**
+ * Packs records one at a time, so that a parser can let each record go as soon as it is read (the parse worker
+ * reads an answer element by element: ./parse-elements.ts). `capacity` is how many records to make room for
+ * first; more only cost a copy.
+ */
+export class TrafficPacker {
+  private count = 0;
+  private capacity: number;
+  private readonly labels: Array<string | null> = [];
+  private scalars: Float64Array;
+  private keyed: Int32Array;
+  private offsets: Int32Array;
+  private values: Float64Array;
+  private total = 0;
   // Records of one answer share their key lists (./keyed.ts): one entry per distinct list, found by identity.
-  const listIndex = new Map<readonly string[], number>();
-  const keyLists: string[][] = [];
-  const parts: Array<ArrayLike<number>> = [];
-  let total = 0;
-  for (let i = 0; i < count; i++) {
-    const record = r.records[i]!;
-    for (let l = 0; l < LABELS.length; l++) labels[i * LABELS.length + l] = record[LABELS[l]!] ?? null;
+  private readonly listIndex = new Map<readonly string[], number>();
+  private readonly keyLists: string[][] = [];
+
+  constructor(capacity = 0) {
+    this.capacity = Math.max(0, capacity);
+    this.scalars = new Float64Array(this.capacity * SCALARS_PER_RECORD).fill(Number.NaN);
+    this.keyed = new Int32Array(this.capacity * KEYED_PER_RECORD).fill(-1);
+    this.offsets = new Int32Array(this.capacity * KEYED_PER_RECORD);
+    this.values = new Float64Array(this.capacity * 8);
+  }
+
+  add(record: TrafficRecord): void {
+    if (this.count === this.capacity) this.grow(Math.max(64, this.capacity * 2));
+    const i = this.count++;
+    for (let l = 0; l < LABELS.length; l++) this.labels.push(record[LABELS[l]!] ?? null);
     for (let s = 0; s < SIDES.length; s++) {
       const side = record[SIDES[s]!];
       for (let k = 0; k < SCALARS.length; k++) {
         const v = side[SCALARS[k]!];
-        if (v !== undefined) scalars[i * SCALARS_PER_RECORD + s * SCALARS.length + k] = v;
+        if (v !== undefined) this.scalars[i * SCALARS_PER_RECORD + s * SCALARS.length + k] = v;
       }
       for (let k = 0; k < KEYED.length; k++) {
         const map = side[KEYED[k]!];
         if (map.size === 0) continue;
         const { keys, values } = listOf(map);
-        let index = listIndex.get(keys);
+        let index = this.listIndex.get(keys);
         if (index === undefined) {
-          index = keyLists.length;
-          keyLists.push([...keys]);
-          listIndex.set(keys, index);
+          index = this.keyLists.length;
+          this.keyLists.push([...keys]);
+          this.listIndex.set(keys, index);
         }
         const at = i * KEYED_PER_RECORD + s * KEYED.length + k;
-        keyed[at] = index;
-        offsets[at] = total;
-        parts.push(values);
-        total += values.length;
+        this.keyed[at] = index;
+        this.offsets[at] = this.total;
+        if (this.total + values.length > this.values.length) {
+          const more = new Float64Array(Math.max(this.values.length * 2, this.total + values.length, 64));
+          more.set(this.values.subarray(0, this.total));
+          this.values = more;
+        }
+        for (let j = 0; j < values.length; j++) this.values[this.total + j] = values[j]!;
+        this.total += values.length;
       }
     }
   }
-  const values = new Float64Array(total);
-  let at = 0;
-  for (const part of parts) {
-    for (let j = 0; j < part.length; j++) values[at + j] = part[j]!;
-    at += part.length;
+
+  /** The packed response: `head`'s fields (its records are not looked at) and the records added. */
+  finish(head: Omit<TrafficResponse, 'records'>): PackedTrafficResponse {
+    const count = this.count;
+    const out: PackedTrafficResponse = {
+      account: head.account,
+      metrics: head.metrics,
+      issues: head.issues,
+      unknownKeys: head.unknownKeys,
+      count,
+      labels: this.labels,
+      scalars: trimmed(this.scalars, count * SCALARS_PER_RECORD),
+      keyLists: this.keyLists,
+      keyed: trimmed(this.keyed, count * KEYED_PER_RECORD),
+      offsets: trimmed(this.offsets, count * KEYED_PER_RECORD),
+      values: trimmed(this.values, this.total),
+    };
+    if (head.start !== undefined) out.start = head.start;
+    if (head.end !== undefined) out.end = head.end;
+    return out;
   }
-  const out: PackedTrafficResponse = {
-    account: r.account,
-    metrics: r.metrics,
-    issues: r.issues,
-    unknownKeys: r.unknownKeys,
-    count,
-    labels,
-    scalars,
-    keyLists,
-    keyed,
-    offsets,
-    values,
-  };
-  if (r.start !== undefined) out.start = r.start;
-  if (r.end !== undefined) out.end = r.end;
-  return out;
+
+  private grow(capacity: number): void {
+    const scalars = new Float64Array(capacity * SCALARS_PER_RECORD).fill(Number.NaN);
+    scalars.set(this.scalars);
+    const keyed = new Int32Array(capacity * KEYED_PER_RECORD).fill(-1);
+    keyed.set(this.keyed);
+    const offsets = new Int32Array(capacity * KEYED_PER_RECORD);
+    offsets.set(this.offsets);
+    this.scalars = scalars;
+    this.keyed = keyed;
+    this.offsets = offsets;
+    this.capacity = capacity;
+  }
+}
+
+/** `a` cut to `length`: a copy when it is longer, so that a transfer hands over no more than the answer. */
+function trimmed<T extends Float64Array | Int32Array>(a: T, length: number): T {
+  return (a.length === length ? a : a.slice(0, length)) as T;
 }
 
 /** The buffers a postMessage of `p` can hand over instead of copying. */

@@ -1,10 +1,12 @@
 /**
  * The traffic parse worker (a worker_threads entry; see ./parse-pool.ts): takes `{id, bytes, opts}`, answers
- * `{id, packed}` (./packed.ts, its buffers transferred) or `{id, error}`. It holds no state between messages.
+ * `{id, packed}` (./packed.ts, its buffers transferred) or `{id, error}`. It holds no state between messages. An
+ * answer is read element by element (./parse-elements.ts), so its heap holds about one record at a time.
  */
 import { parentPort } from 'node:worker_threads';
-import { type PackedTrafficResponse, packTrafficResponse, transferables } from './packed.js';
-import { type ParseMetricsOptions, parseTrafficBody } from './parse.js';
+import { type PackedTrafficResponse, transferables } from './packed.js';
+import type { ParseMetricsOptions } from './parse.js';
+import { parseTrafficBodyPacked } from './parse-elements.js';
 
 export interface ParseRequest {
   id: number;
@@ -23,7 +25,7 @@ port.on('message', (req: ParseRequest) => {
   let reply: ParseReply;
   let transfer: ArrayBuffer[] = [];
   try {
-    const packed = packTrafficResponse(parseTrafficBody(req.bytes, req.opts));
+    const packed = parseTrafficBodyPacked(req.bytes, req.opts);
     reply = { id: req.id, packed };
     transfer = transferables(packed);
   } catch (err) {

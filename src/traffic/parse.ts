@@ -45,6 +45,26 @@ export interface ParseMetricsOptions {
  * for any three-digit code (documented or not) and to `classes` for `1xx`..`5xx`.
  */
 export function parseMetricsResponse(raw: unknown, opts: ParseMetricsOptions = {}): TrafficResponse {
+  const { out, report } = readHead(raw, opts);
+  const data = (raw as { data: unknown[] }).data;
+  const elements = new ElementReader(report, opts.breakdown);
+  for (let i = 0; i < data.length; i++) {
+    const record = elements.read(data[i], i);
+    if (record) out.records.push(record);
+  }
+  out.unknownKeys = report.unknownKeys;
+  return out;
+}
+
+/**
+ * What parseMetricsResponse does before it reads `data`: the top level's checks, fields and unknown keys. `raw`'s
+ * `data` must be an array; its elements are not looked at. The response's records are left empty, and its
+ * unknownKeys are the report's once the elements are read.
+ */
+export function readHead(
+  raw: unknown,
+  opts: ParseMetricsOptions,
+): { out: TrafficResponse; report: ParseReport } {
   if (!isRecord(raw)) throw malformed('metrics', `top level is ${describeValue(raw)}, not an object`);
   if (!Array.isArray(raw.data)) {
     const said = typeof raw.description === 'string' ? ` (description: ${raw.description})` : '';
@@ -81,14 +101,21 @@ export function parseMetricsResponse(raw: unknown, opts: ParseMetricsOptions = {
         if (name !== undefined) out.metrics.push(name);
       });
   }
-  const data: unknown[] = raw.data;
-  const layout: Layout = { keys: [], meanings: [], edge: sideBuilders(), origin: sideBuilders() };
-  for (let i = 0; i < data.length; i++) {
-    const record = parseElement(data[i], i, report, opts.breakdown, layout);
-    if (record) out.records.push(record);
+  return { out, report };
+}
+
+/** Reads the elements of one answer's `data`, in order: each call gets the next element and its index. */
+export class ElementReader {
+  private readonly layout: Layout = { keys: [], meanings: [], edge: sideBuilders(), origin: sideBuilders() };
+
+  constructor(
+    private readonly report: ParseReport,
+    private readonly breakdown: ParseMetricsOptions['breakdown'],
+  ) {}
+
+  read(element: unknown, index: number): TrafficRecord | undefined {
+    return parseElement(element, index, this.report, this.breakdown, this.layout);
   }
-  out.unknownKeys = report.unknownKeys;
-  return out;
 }
 
 const utf8 = new TextDecoder();

@@ -25,6 +25,7 @@ import { parseInline, WorkerTrafficParser } from '../../src/traffic/parse-pool.j
 import { TrafficProcess } from '../../src/traffic/process.js';
 import type { TrafficResponse } from '../../src/traffic/response.js';
 import { captureLog } from '../exporter/failure-checks.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const WORKER = join(ROOT, 'dist', 'src', 'traffic', 'parse-worker.js');
@@ -79,7 +80,7 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function workerParser(opts: { minBytes?: number; workerUrl?: URL } = {}) {
+function workerParser(opts: { minBytes?: number; workerUrl?: URL; idleMs?: number; clock?: FakeClock } = {}) {
   expect(existsSync(WORKER), `${WORKER} is missing: run npm run build (npm test does)`).toBe(true);
   const p = new WorkerTrafficParser({ minBytes: 0, workerUrl: pathToFileURL(WORKER), ...opts });
   parsers.push(p);
@@ -232,5 +233,37 @@ await import(${JSON.stringify(pathToFileURL(WORKER).href)});
     expect((await missing.parse(body(2), OPTS)).records).toHaveLength(2);
     expect(missing.started).toBe(0);
     expect(lines.filter((l) => l.includes('traffic parse worker not found'))).toHaveLength(1);
+  });
+
+  it('stops a worker idle for idleMs, and starts a new one for the next big body', async () => {
+    const clock = new FakeClock();
+    const p = workerParser({ idleMs: 5000, clock });
+    expect((await p.parse(body(3), OPTS)).records).toHaveLength(3);
+    await clock.advance(4999);
+    expect(p.retired).toBe(0);
+    // A parse within idleMs keeps the worker, and its idle time starts again from its answer.
+    expect((await p.parse(body(2), OPTS)).records).toHaveLength(2);
+    expect(p.started).toBe(1);
+    await clock.advance(4999);
+    expect(p.retired).toBe(0);
+    await clock.advance(1);
+    expect(p.retired).toBe(1);
+    const again = await p.parse(body(4), OPTS);
+    expect(again.records).toHaveLength(4);
+    expect(plain(again)).toEqual(plain(await parseInline(body(4), OPTS)));
+    expect(p.started).toBe(2);
+  });
+
+  it('does not stop a worker while it still holds a parse', async () => {
+    const clock = new FakeClock();
+    const p = workerParser({ idleMs: 0, clock });
+    const a = p.parse(body(300), OPTS);
+    const b = p.parse(body(5), OPTS);
+    expect((await a).records).toHaveLength(300);
+    await clock.advance(0);
+    expect((await b).records).toHaveLength(5);
+    expect(p.started).toBe(1);
+    await clock.advance(0);
+    expect(p.retired).toBe(1);
   });
 });
