@@ -217,6 +217,7 @@ export class HttpClient {
         res.body,
         headerValue(res.headers['content-encoding']),
         this.opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+        headerValue(res.headers['content-length']),
       );
     } catch (err) {
       if (err instanceof BodyProblem) {
@@ -378,10 +379,35 @@ function decodersFor(encoding: string | undefined): Transform[] {
 }
 
 /**
+ * A body of `declared` bytes (its Content-Length), read into one buffer of that size as it arrives: each chunk is
+ * let go once copied, so a 22 MB answer costs 22 MB, not its chunks plus their concatenation. A body that runs
+ * past its Content-Length is malformed (undici stops it first: it checks the length too); one that ends short is
+ * what undici reports as an error of the stream, as before.
+ */
+async function readSized(body: Readable, declared: number): Promise<Uint8Array> {
+  const out = Buffer.allocUnsafeSlow(declared);
+  let at = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    if (at + chunk.length > declared)
+      throw new BodyProblem('malformed', `body longer than its content-length (${declared} bytes)`);
+    chunk.copy(out, at);
+    at += chunk.length;
+  }
+  if (at !== declared)
+    throw new BodyProblem('malformed', `body of ${at} bytes, content-length said ${declared}`);
+  return out;
+}
+
+/**
  * Reads a body as a stream, decoding it as `encoding` says, and gives up (destroying the stream, which ends the
  * request) once it passes `max` bytes as sent or as decoded: a zip bomb stops at the limit, not in memory.
  */
-async function readBody(body: Readable, encoding: string | undefined, max: number): Promise<Uint8Array> {
+async function readBody(
+  body: Readable,
+  encoding: string | undefined,
+  max: number,
+  contentLength?: string,
+): Promise<Uint8Array> {
   let decoders: Transform[];
   try {
     decoders = decodersFor(encoding);
@@ -405,6 +431,8 @@ async function readBody(body: Readable, encoding: string | undefined, max: numbe
   let size = 0;
   const chunks: Buffer[] = [];
   if (decoders.length === 0) {
+    const declared = contentLength !== undefined && /^\d+$/.test(contentLength) ? Number(contentLength) : -1;
+    if (declared > 0 && declared <= max) return readSized(body, declared);
     // Not encoded: read it directly (a throw out of the loop destroys the stream, which ends the request).
     for await (const chunk of body as AsyncIterable<Buffer>) {
       size += chunk.length;
