@@ -13,7 +13,7 @@
  * - The traffic parse worker's own heap, grown to the biggest answer it parsed (140 MB committed for 6 MB live):
  *   dropping the idle worker releases it (the next big answer starts a new one): 100 MB.
  * - glibc's arenas (~130 MB more than before): freed buffers the allocator keeps. Not reachable from here;
- *   `MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072` (set in the Docker image) bring it to ~40 MB.
+ *   `MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768` (set in the Docker image) bring it to ~40 MB.
  *
  * So when the store has shrunk to at most half of its largest size since the last reclaim, by at least
  * `minDrop` series, this waits `settleMs` (the /metrics text is rebuilt without the deleted series, answers in

@@ -37,7 +37,7 @@ describe('memory tuning: what is added', () => {
       argv: ['run'],
       env: { MALLOC_ARENA_MAX: '8', NODE_OPTIONS: '--max-semi-space-size=64', HOME: '/h' },
     });
-    expect(own?.env).toMatchObject({ MALLOC_ARENA_MAX: '8', MALLOC_MMAP_THRESHOLD_: '131072', HOME: '/h' });
+    expect(own?.env).toMatchObject({ MALLOC_ARENA_MAX: '8', MALLOC_MMAP_THRESHOLD_: '32768', HOME: '/h' });
     expect(own?.execArgv).toEqual([]);
     const all = { ...MALLOC_SETTINGS };
     expect(
@@ -46,6 +46,16 @@ describe('memory tuning: what is added', () => {
     expect(tunedRestart({ ...base, argv: ['run'], env: { CDN_EXPORTER_TUNED: '0' } })).toBeUndefined();
     expect(tunedRestart({ ...base, argv: ['run'], platform: 'darwin' })).toBeUndefined();
     expect(tunedRestart({ ...base, argv: ['run'], canExec: false })).toBeUndefined();
+  });
+});
+
+describe('memory tuning: the container image', () => {
+  it('sets the same malloc values in its environment (the restart then only adds the Node flag)', () => {
+    const dockerfile = readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8');
+    const set = Object.fromEntries(
+      [...dockerfile.matchAll(/\b(MALLOC_\w+)=(\S+)/g)].map((m) => [m[1], m[2]]),
+    );
+    expect(set).toEqual(MALLOC_SETTINGS);
   });
 });
 
@@ -59,7 +69,7 @@ describe.skipIf(process.platform !== 'linux')('memory tuning: the running proces
     const p = startCli(['demo', '--web.listen-address', '127.0.0.1:0']);
     await p.textLine(/^ {2}Metrics\s+http:/, 20_000);
     const { env, argv } = procOf(p.child.pid!);
-    expect(env).toEqual(expect.arrayContaining(['MALLOC_ARENA_MAX=2', 'MALLOC_MMAP_THRESHOLD_=131072']));
+    expect(env).toEqual(expect.arrayContaining(['MALLOC_ARENA_MAX=2', 'MALLOC_MMAP_THRESHOLD_=32768']));
     expect(argv).toContain(`--max-semi-space-size=${SEMI_SPACE_MB}`);
     expect(argv).toContain('demo');
   });
