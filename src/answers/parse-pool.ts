@@ -11,18 +11,15 @@
  * packed: a structured clone of ~300k small objects costs the receiving thread 70-130 ms in one piece (measured),
  * about what parsing them did; the packed form is a few transferred arrays and one string.
  *
- * The worker starts with the first big body. If it dies, the parses it held fail (the HTTP client makes them
- * `malformed` answers: the round fails and is retried at its next interval) and the next big body starts a new one.
- * If its file is missing (the sources run without a build), every body is parsed inline, and that is logged once.
- * close() (the exporter's stop) ends it; later bodies are parsed inline.
+ * The worker's life (started with the first big body, restarted after it dies, stopped after 5 s idle, ended by
+ * close() at the exporter's stop) is src/http/worker-channel.ts's, shared with the traffic parser.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { type Clock, systemClock } from '../clock.js';
 import type { DvrBodyParser } from '../dvr/client.js';
 import { unpackDvrStreamResponse } from '../dvr/packed.js';
 import { type DvrStreamResponse, parseDvrBody } from '../dvr/response.js';
 import { malformed } from '../http/parse.js';
+import { WorkerChannel } from '../http/worker-channel.js';
 import type { Logger } from '../log.js';
 import type { RecordingsBodyParser } from '../recordings/client.js';
 import { unpackRecordingList } from '../recordings/packed.js';
@@ -39,37 +36,35 @@ export interface AnswerParserOptions {
   /** The worker's module (default: parse-worker.js beside this module). */
   workerUrl?: URL;
   log?: Logger;
-}
-
-interface Pending {
-  api: AnswerApi;
-  resolve(r: unknown): void;
-  reject(err: unknown): void;
+  /** A worker idle for this long is stopped (default 5000 ms). */
+  idleMs?: number;
+  /** Times the idle wait (default: the system clock). */
+  clock?: Clock;
 }
 
 const DEFAULT_MIN_BYTES = 256 * 1024;
+const DEFAULT_IDLE_MS = 5000;
 
 export class WorkerAnswerParser {
   private readonly minBytes: number;
-  private readonly url: URL;
-  private readonly available: boolean;
-  private worker: Worker | undefined;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
-  private closed = false;
-  /** Workers started so far (a restarted one counts again). */
-  started = 0;
+  private readonly channel: WorkerChannel<AnswerReply>;
 
   constructor(opts: AnswerParserOptions = {}) {
     this.minBytes = opts.minBytes ?? DEFAULT_MIN_BYTES;
-    this.url = opts.workerUrl ?? new URL('./parse-worker.js', import.meta.url);
-    this.available = existsSync(fileURLToPath(this.url));
-    if (!this.available) {
-      opts.log?.warn(
-        { worker: fileURLToPath(this.url) },
+    this.channel = new WorkerChannel<AnswerReply>({
+      name: 'answer parse worker',
+      url: opts.workerUrl ?? new URL('./parse-worker.js', import.meta.url),
+      idleMs: opts.idleMs ?? DEFAULT_IDLE_MS,
+      clock: opts.clock ?? systemClock,
+      log: opts.log,
+      missingMessage:
         'answer parse worker not found (run the build): big DVR and recordings answers are parsed on the event loop',
-      );
-    }
+    });
+  }
+
+  /** Workers started so far (a restarted one counts again). */
+  get started(): number {
+    return this.channel.started;
   }
 
   readonly dvr: DvrBodyParser = (bytes, stream) => {
@@ -83,64 +78,22 @@ export class WorkerAnswerParser {
   };
 
   /** Stops the worker; parses still in it fail, later ones run inline. */
-  async close(): Promise<void> {
-    this.closed = true;
-    const worker = this.worker;
-    this.worker = undefined;
-    this.failAll(new Error('answer parse worker closed'));
-    await worker?.terminate();
+  close(): Promise<void> {
+    return this.channel.close();
   }
 
   private offLoop(bytes: Uint8Array): boolean {
-    return bytes.byteLength >= this.minBytes && this.available && !this.closed;
+    return bytes.byteLength >= this.minBytes && this.channel.available && !this.channel.closed;
   }
 
-  private send(api: AnswerApi, bytes: Uint8Array, arg: string | undefined): Promise<unknown> {
-    const worker = this.worker ?? this.start();
-    const id = this.nextId++;
-    // The buffer moves to the worker instead of being copied, unless it holds more than these bytes.
-    const own =
-      bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
-    return new Promise<unknown>((resolve, reject) => {
-      this.pending.set(id, { api, resolve, reject });
-      const req: AnswerRequest = { id, api, bytes: own, arg };
-      worker.postMessage(req, [own.buffer as ArrayBuffer]);
-    });
-  }
-
-  private start(): Worker {
-    const worker = new Worker(this.url);
-    this.started++;
-    // Only polls use it: it must not keep a process alive that has nothing else to do.
-    worker.unref();
-    worker.on('message', (reply: AnswerReply) => {
-      const p = this.pending.get(reply.id);
-      if (!p) return;
-      this.pending.delete(reply.id);
-      if ('error' in reply) {
-        const { error } = reply;
-        p.reject(
-          error.malformed
-            ? malformed(p.api, error.detail)
-            : new Error(`answer parse worker: ${error.detail}`),
-        );
-      } else if (reply.api === 'dvr-net') unpackDvrStreamResponse(reply.packed).then(p.resolve, p.reject);
-      else unpackRecordingList(reply.packed).then(p.resolve, p.reject);
-    });
-    const gone = (why: string) => {
-      if (this.worker !== worker) return;
-      this.worker = undefined;
-      this.failAll(new Error(`answer parse worker stopped: ${why}`));
-    };
-    worker.on('error', (err) => gone(err.message));
-    worker.on('exit', (code) => gone(`exit code ${code}`));
-    this.worker = worker;
-    return worker;
-  }
-
-  private failAll(err: Error): void {
-    const all = [...this.pending.values()];
-    this.pending.clear();
-    for (const p of all) p.reject(err);
+  private async send(api: AnswerApi, bytes: Uint8Array, arg: string | undefined): Promise<unknown> {
+    const reply = await this.channel.send(bytes, (id, own): AnswerRequest => ({ id, api, bytes: own, arg }));
+    if ('error' in reply) {
+      throw reply.error.malformed
+        ? malformed(api, reply.error.detail)
+        : new Error(`answer parse worker: ${reply.error.detail}`);
+    }
+    if (reply.api === 'dvr-net') return unpackDvrStreamResponse(reply.packed);
+    return unpackRecordingList(reply.packed);
   }
 }

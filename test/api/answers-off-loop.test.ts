@@ -22,6 +22,7 @@ import { HttpClient } from '../../src/http/request.js';
 import { RecorderClient } from '../../src/recordings/client.js';
 import { packRecordingList, unpackRecordingList } from '../../src/recordings/packed.js';
 import { captureLog } from '../exporter/failure-checks.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const WORKER = join(ROOT, 'dist', 'src', 'answers', 'parse-worker.js');
@@ -161,7 +162,7 @@ afterEach(async () => {
   }
 });
 
-function workerParser(opts: { minBytes?: number; workerUrl?: URL } = {}) {
+function workerParser(opts: { minBytes?: number; workerUrl?: URL; idleMs?: number; clock?: FakeClock } = {}) {
   expect(existsSync(WORKER), `${WORKER} is missing: run npm run build (npm test does)`).toBe(true);
   const p = new WorkerAnswerParser({ minBytes: 0, workerUrl: pathToFileURL(WORKER), ...opts });
   parsers.push(p);
@@ -180,6 +181,22 @@ async function outcome(parse: () => Promise<unknown>): Promise<unknown> {
 }
 
 describe('WorkerAnswerParser', () => {
+  it('stops a worker idle for idleMs (its heap is not kept between polls) and starts one for the next body', async () => {
+    const clock = new FakeClock();
+    const p = workerParser({ idleMs: 5000, clock });
+    const bytes = () => utf8.encode(DVR_BODIES[Object.keys(DVR_BODIES)[0]!]!);
+    const first = await outcome(() => p.dvr(bytes(), 'live/main'));
+    await clock.advance(4999);
+    // Within idleMs: the same worker parses the next body.
+    expect(await outcome(() => p.dvr(bytes(), 'live/main'))).toStrictEqual(first);
+    expect(p.started).toBe(1);
+    await clock.advance(5000);
+    const listing = utf8.encode(RECORDINGS_BODIES[Object.keys(RECORDINGS_BODIES)[0]!]!);
+    const inline = await outcome(() => parseRecordingsInline(listing.slice(), 'acme'));
+    expect(await outcome(() => p.recordings(listing, 'acme'))).toStrictEqual(inline);
+    expect(p.started).toBe(2);
+  });
+
   it.each(Object.keys(DVR_BODIES))('DVR %s: the same answer or error as inline', async (name) => {
     const p = workerParser();
     const bytes = utf8.encode(DVR_BODIES[name]!);
