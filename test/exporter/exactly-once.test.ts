@@ -10,7 +10,7 @@ import { MINUTE } from '../../src/clock.js';
 import { demoWorld } from '../../src/simulator/world.js';
 import type { WorkerTrafficParser } from '../../src/traffic/parse-pool.js';
 import type { Scrape } from '../helpers/exposition.js';
-import { answeredWindows, expectExact, expectTiles } from '../helpers/ground-truth.js';
+import { answeredWindows, expectExact, expectTiles, walkStart } from '../helpers/ground-truth.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
 
 function cursorOf(scrape: Scrape, account: string): number {
@@ -92,6 +92,7 @@ describe('exactly once', () => {
       slow: 0.02,
       malformed: 0.04,
     };
+    const before = Date.now();
     stack = await startStack({
       sim: { faults, rateLimit: limit },
       config: {
@@ -100,12 +101,14 @@ describe('exactly once', () => {
       },
     });
     const s = stack;
-    const first = Math.floor((Date.now() - 6 * 60 * MINUTE) / MINUTE) * MINUTE;
+    const after = Date.now();
+    const latest = Math.floor((after - 6 * 60 * MINUTE) / MINUTE) * MINUTE;
     await waitFor(
-      async () => cursorOf(await s.scrape(), 'demo') >= first + 6 * 60 * MINUTE - 5 * MINUTE,
+      async () => cursorOf(await s.scrape(), 'demo') >= latest + 6 * 60 * MINUTE - 5 * MINUTE,
       60_000,
       'catch-up',
     );
+    const first = walkStart(s.sim, 'demo', 6 * 60 * MINUTE, before, after);
     const scrape = await s.scrape();
     const cursor = cursorOf(scrape, 'demo');
     expectExact(s.sim, scrape, 'demo', first, cursor);
@@ -135,6 +138,7 @@ describe('exactly once', () => {
     // acme uses the demo account's token: one gate carries both accounts' windows, DVR streams and recordings.
     const accounts = demoWorld().map((a) => ({ ...a, token: 'demo-token' }));
     const limit = 6;
+    const before = Date.now();
     stack = await startStack({
       sim: { accounts, rateLimit: limit },
       config: {
@@ -149,12 +153,14 @@ describe('exactly once', () => {
       },
     });
     const s = stack;
-    const first = Math.floor((Date.now() - 2 * 60 * MINUTE) / MINUTE) * MINUTE;
+    const after = Date.now();
+    const latest = Math.floor((after - 2 * 60 * MINUTE) / MINUTE) * MINUTE;
     const caughtUp = (scrape: Scrape) =>
-      ['demo', 'acme'].every((a) => cursorOf(scrape, a) >= first + 2 * 60 * MINUTE - 5 * MINUTE);
+      ['demo', 'acme'].every((a) => cursorOf(scrape, a) >= latest + 2 * 60 * MINUTE - 5 * MINUTE);
     await waitFor(async () => caughtUp(await s.scrape()), 30_000, 'both accounts caught up');
     const scrape = await s.scrape();
     for (const account of ['demo', 'acme']) {
+      const first = walkStart(s.sim, account, 2 * 60 * MINUTE, before, after);
       expect(scrape.value('cdn_up', { api: 'dvr-net', account }), account).toBe(1);
       expect(scrape.value('cdn_up', { api: 'recorder-cloud', account }), account).toBe(1);
       expectExact(s.sim, scrape, account, first, cursorOf(scrape, account));

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { floorMinute, MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import { type Stack, startStack, waitFor } from '../helpers/stack.js';
+import { minuteSafeNow, type Stack, startStack, waitFor } from '../helpers/stack.js';
 import { json, startTamperProxy } from '../helpers/tamper-proxy.js';
 import {
   answeredWindows,
@@ -57,7 +57,7 @@ describe('504: execution timeout', () => {
   it('halves the window, asks for the same minutes in shorter windows, grows back to 10 m and stays exact', async () => {
     sim = await startSimulator({ seed: 7, slowMs: 300 });
     sim.timeoutWindowsLongerThan(2);
-    const first = floorMinute(Date.now() - 6 * 60 * MINUTE);
+    const first = floorMinute((await minuteSafeNow()) - 6 * 60 * MINUTE);
     stack = await startStack({ simulator: sim, config: { metrics: { lookback: '6h', ...CATCH_UP } } });
     const s = stack;
 
@@ -129,7 +129,7 @@ describe('504: execution timeout', () => {
 describe('422: a rejected window', () => {
   it('counts the rejected minutes as skipped, asks for them once, goes on and stays exact elsewhere', async () => {
     sim = await startSimulator({ seed: 7, slowMs: 300 });
-    const first0 = floorMinute(Date.now() - 6 * 60 * MINUTE);
+    const first0 = floorMinute((await minuteSafeNow()) - 6 * 60 * MINUTE);
     // Catch-up asks 10-minute windows from the first start: each range holds exactly one window start even if
     // the exporter's first minute is one later than ours.
     sim.rejectWindows(first0 + 25 * MINUTE, first0 + 35 * MINUTE);
@@ -201,7 +201,7 @@ describe('401/403: a refused token', () => {
     const wrong = 'acme-wrong-token-5f1e';
     writeFileSync(tokenFile, `${wrong}\n`);
     const { log, lines } = captureLog();
-    const first = floorMinute(Date.now() - 60 * MINUTE);
+    const first = floorMinute((await minuteSafeNow()) - 60 * MINUTE);
     stack = await startStack({
       simulator: sim,
       config: {
@@ -288,7 +288,7 @@ describe('401/403: a refused token', () => {
     dir = mkdtempSync(join(tmpdir(), 'cdn-failures-'));
     const tokenFile = join(dir, 'acme-token');
     writeFileSync(tokenFile, 'acme-token\n');
-    const first = floorMinute(Date.now() - 6 * 60 * MINUTE);
+    const first = floorMinute((await minuteSafeNow()) - 6 * 60 * MINUTE);
     stack = await startStack({
       simulator: sim,
       config: {
@@ -335,7 +335,7 @@ describe('a hung API', () => {
   it('never slows a scrape; /readyz waits for the first answer or timeout, then the exporter recovers', async () => {
     // Every API request is answered only after 20 s; the exporter gives up after 1 s.
     sim = await startSimulator({ seed: 7, slowMs: 20_000, faults: { slow: 1 } });
-    const first = floorMinute(Date.now() - 30 * MINUTE);
+    const first = floorMinute((await minuteSafeNow()) - 30 * MINUTE);
     stack = await startStack({
       simulator: sim,
       config: { api: { timeout: '1s' }, metrics: { lookback: '30m', ...CATCH_UP } },
@@ -394,7 +394,7 @@ describe('a body trickled a byte at a time', () => {
   it('is cut off at api.timeout (headers and body together), sets cdn_up 0, and the exporter recovers exactly', async () => {
     // Headers at once, then one byte every 50 ms: never idle long enough for a per-chunk timeout.
     sim = await startSimulator({ seed: 7, trickleMs: 50, faults: { trickle: 1 } });
-    const first = floorMinute(Date.now() - 30 * MINUTE);
+    const first = floorMinute((await minuteSafeNow()) - 30 * MINUTE);
     stack = await startStack({
       simulator: sim,
       config: { api: { timeout: '1s' }, metrics: { lookback: '30m', ...CATCH_UP } },
@@ -430,7 +430,7 @@ describe('a body trickled a byte at a time', () => {
 describe('gzip-compressed answers', () => {
   it('are asked for, decoded and counted exactly, with no parse error', async () => {
     sim = await startSimulator({ seed: 7, gzip: true });
-    const first = floorMinute(Date.now() - 30 * MINUTE);
+    const first = floorMinute((await minuteSafeNow()) - 30 * MINUTE);
     stack = await startStack({ simulator: sim, config: { metrics: { lookback: '30m', ...CATCH_UP } } });
     const s = stack;
     await waitFor(
@@ -466,7 +466,7 @@ describe('a traffic answer for another request', () => {
           return undefined;
         return json({ ...(JSON.parse(up.body) as object), ...lies.shift() });
       };
-      const first = floorMinute(Date.now() - 30 * MINUTE);
+      const first = floorMinute((await minuteSafeNow()) - 30 * MINUTE);
       stack = await startStack({
         simulator: sim,
         config: { api: { base_url: proxy.url }, metrics: { lookback: '30m', ...CATCH_UP } },

@@ -69,6 +69,26 @@ export function answeredWindows(sim: Simulator, account: string): Array<[number,
     .sort((a, b) => a[0] - b[0]);
 }
 
+/**
+ * Where the exporter began walking `account`: the start of the first window the simulator answered. The exporter
+ * starts at the minute of its own start, `lookbackMs` back, and a minute may turn between the clock readings a test
+ * takes before (`before`) and after (`after`) starting it: the start must be one of the two.
+ */
+export function walkStart(
+  sim: Simulator,
+  account: string,
+  lookbackMs: number,
+  before: number,
+  after: number,
+): number {
+  const minute = 60_000;
+  const startOf = (t: number) => Math.floor((t - lookbackMs) / minute) * minute;
+  const first = answeredWindows(sim, account)[0]?.[0];
+  expect(first, `${account}: no window answered`).toBeDefined();
+  expect([startOf(before), startOf(after)]).toContain(first);
+  return first!;
+}
+
 /** Consecutive half-open windows from `start` to `end`: no overlap, no gap. */
 export function expectTiles(windows: Array<[number, number]>, start: number, end: number): void {
   let at = start;

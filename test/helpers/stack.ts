@@ -111,3 +111,14 @@ export async function waitFor(
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/**
+ * Date.now(), read at least 5 s before a minute turns (waiting up to 5 s for the next minute otherwise). A test that
+ * computes where the exporter's walk begins (`floorMinute(now - lookback)`) and then starts it can otherwise read
+ * one minute and the exporter, started a moment later, the next.
+ */
+export async function minuteSafeNow(): Promise<number> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 5_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+  return Date.now();
+}
