@@ -5,8 +5,15 @@
  * order (a test compares their JSON).
  */
 
-import { type PackedTexts, type SliceOptions, Slicer, TextReader, TextWriter } from '../http/packing.js';
-import type { FieldIssue } from '../http/parse.js';
+import {
+  type PackedTexts,
+  readReport,
+  type SliceOptions,
+  Slicer,
+  TextReader,
+  TextWriter,
+  writeReport,
+} from '../http/packing.js';
 import type { DvrHostEntry, DvrRange, DvrStreamResponse } from './response.js';
 
 /** Per entry: alive, enabled, window, duration, from (NaN: absent; the parser never keeps a NaN), ranges. */
@@ -26,11 +33,7 @@ export interface PackedDvrStreamResponse {
 export function packDvrStreamResponse(r: DvrStreamResponse): PackedDvrStreamResponse {
   const w = new TextWriter();
   w.add(r.streamName);
-  for (const k of r.unknownKeys) w.add(k);
-  for (const i of r.issues) {
-    w.add(i.path);
-    w.add(i.problem);
-  }
+  const counts = writeReport(w, r);
   const entries = new Float64Array(r.entries.length * PER_ENTRY);
   let total = 0;
   for (const e of r.entries) total += e.dvr.ranges.length;
@@ -51,8 +54,7 @@ export function packDvrStreamResponse(r: DvrStreamResponse): PackedDvrStreamResp
   });
   return {
     texts: w.done(),
-    unknownKeys: r.unknownKeys.length,
-    issues: r.issues.length,
+    ...counts,
     entries,
     ranges,
   };
@@ -71,13 +73,7 @@ export async function unpackDvrStreamResponse(
   const slicer = new Slicer(opts);
   const t = new TextReader(p.texts);
   const streamName = t.string();
-  const unknownKeys: string[] = [];
-  for (let i = 0; i < p.unknownKeys; i++) unknownKeys.push(t.string());
-  const issues: FieldIssue[] = [];
-  for (let i = 0; i < p.issues; i++) {
-    issues.push({ path: t.string(), problem: t.string() });
-    if (slicer.due()) await slicer.yieldNow();
-  }
+  const { unknownKeys, issues } = await readReport(t, p, slicer);
   const count = p.entries.length / PER_ENTRY;
   const entries: DvrHostEntry[] = [];
   let at = 0;

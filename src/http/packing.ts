@@ -10,6 +10,8 @@
  * strings are held.
  */
 
+import type { FieldIssue } from './parse.js';
+
 /** Marks in `ends` for a value that is not a string. */
 const UNDEFINED = -1;
 const NULL = -2;
@@ -110,4 +112,36 @@ export class Slicer {
     await this.yieldToLoop();
     this.until = this.now() + this.sliceMs;
   }
+}
+
+/** What every tolerant parser reports beside its records: unknown keys and field issues. */
+export interface ParseReportLists {
+  unknownKeys: string[];
+  issues: FieldIssue[];
+}
+
+/** Writes an answer's unknown keys, then its issues (path, problem); the counts go in the packed answer. */
+export function writeReport(w: TextWriter, r: ParseReportLists): { unknownKeys: number; issues: number } {
+  for (const k of r.unknownKeys) w.add(k);
+  for (const i of r.issues) {
+    w.add(i.path);
+    w.add(i.problem);
+  }
+  return { unknownKeys: r.unknownKeys.length, issues: r.issues.length };
+}
+
+/** Reads back what writeReport wrote, yielding to the event loop when the slicer says so. */
+export async function readReport(
+  t: TextReader,
+  counts: { unknownKeys: number; issues: number },
+  slicer: Slicer,
+): Promise<ParseReportLists> {
+  const unknownKeys: string[] = [];
+  for (let i = 0; i < counts.unknownKeys; i++) unknownKeys.push(t.string());
+  const issues: FieldIssue[] = [];
+  for (let i = 0; i < counts.issues; i++) {
+    issues.push({ path: t.string(), problem: t.string() });
+    if (slicer.due()) await slicer.yieldNow();
+  }
+  return { unknownKeys, issues };
 }

@@ -5,8 +5,15 @@
  * value) included (a test compares them strictly).
  */
 
-import { type PackedTexts, type SliceOptions, Slicer, TextReader, TextWriter } from '../http/packing.js';
-import type { FieldIssue } from '../http/parse.js';
+import {
+  type PackedTexts,
+  readReport,
+  type SliceOptions,
+  Slicer,
+  TextReader,
+  TextWriter,
+  writeReport,
+} from '../http/packing.js';
 import {
   RECORDING_STATUSES,
   type RecordingInstance,
@@ -60,11 +67,7 @@ function statusIndex(s: RecordingStatus | undefined): number {
 
 export function packRecordingList(r: RecordingListResponse): PackedRecordingList {
   const w = new TextWriter();
-  for (const k of r.unknownKeys) w.add(k);
-  for (const i of r.issues) {
-    w.add(i.path);
-    w.add(i.problem);
-  }
+  const counts = writeReport(w, r);
   const settings = new Float64Array(r.settings.length * PER_SETTING);
   let total = 0;
   for (const s of r.settings) total += s.records.length;
@@ -112,8 +115,7 @@ export function packRecordingList(r: RecordingListResponse): PackedRecordingList
   });
   return {
     texts: w.done(),
-    unknownKeys: r.unknownKeys.length,
-    issues: r.issues.length,
+    ...counts,
     settings,
     records,
   };
@@ -143,13 +145,7 @@ export async function unpackRecordingList(
 ): Promise<RecordingListResponse> {
   const slicer = new Slicer(opts);
   const t = new TextReader(p.texts);
-  const unknownKeys: string[] = [];
-  for (let i = 0; i < p.unknownKeys; i++) unknownKeys.push(t.string());
-  const issues: FieldIssue[] = [];
-  for (let i = 0; i < p.issues; i++) {
-    issues.push({ path: t.string(), problem: t.string() });
-    if (slicer.due()) await slicer.yieldNow();
-  }
+  const { unknownKeys, issues } = await readReport(t, p, slicer);
   const count = p.settings.length / PER_SETTING;
   const settings: RecordingSetting[] = [];
   let ri = 0;
