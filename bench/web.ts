@@ -33,7 +33,7 @@ function app() {
   const body = Buffer.from(`${lines.join('\n')}\n`);
   const store: Exposition = {
     render: () => body,
-    chunks: () => [body],
+    hold: () => ({ chunks: [body], release: () => {} }),
     renderGzip: () => gzipSync(body),
     familyNames: () => ['cdn_bench_requests'],
   };

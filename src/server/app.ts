@@ -51,6 +51,31 @@ function sendText(res: Response, status: number, body: string): void {
   res.status(status).set('Content-Type', TEXT).set('Cache-Control', 'no-store').send(body);
 }
 
+/** A response dropped without its 'close' (it should not happen): its store buffers go back, left to the GC. */
+const dropped = new FinalizationRegistry<(written: boolean) => void>((release) => release(false));
+
+/**
+ * Calls `release` once the response is over. `written` only for an HTTP/1 response that finished: its last
+ * write's callback has run, so the kernel has every byte and nothing outside JavaScript reads the buffers. An
+ * HTTP/2 stream's 'finish' comes with its close, cut off or not, so it never counts as written.
+ */
+function releaseWhenOver(req: Request, res: Response, release: (written: boolean) => void): void {
+  if (res.destroyed) {
+    release(false);
+    return;
+  }
+  const http1 = req.httpVersionMajor < 2;
+  let finished = false;
+  res.once('finish', () => {
+    finished = true;
+  });
+  res.once('close', () => {
+    dropped.unregister(res);
+    release(http1 && finished);
+  });
+  dropped.register(res, release, res);
+}
+
 /**
  * Builds the app. Throws when a metric family is both in the registry and in the store (Prometheus would reject
  * the page); families added later are checked at each scrape and logged once.
@@ -84,6 +109,7 @@ export function createApp(deps: AppDeps): Express {
       const format = negotiateFormat(req);
       const gzip = acceptsGzip(req);
       const body = await renderMetrics(registry, store, format, gzip);
+      releaseWhenOver(req, res, body.release);
       const counted = body.counted;
       // A HEAD sends no counts: it must not mark them as seen.
       if (counted && deps.beforeServe && req.method !== 'HEAD') await deps.beforeServe(counted);

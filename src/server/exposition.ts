@@ -109,6 +109,11 @@ export interface RenderedMetrics {
   length: number;
   /** The counted cursors of the store's part (undefined: the store does not track them). */
   counted: CountedCursors | undefined;
+  /**
+   * Gives the store's buffers back (Exposition.hold): call it once the response is over, with whether every byte
+   * left for the kernel. Until then the store keeps them.
+   */
+  release(written: boolean): void;
 }
 
 /**
@@ -127,11 +132,13 @@ export async function renderMetrics(
   const own = format === 'openmetrics' ? textToOpenMetrics(text) : text;
   const eof = format === 'openmetrics';
   // The store's bytes and their cursors are read in one turn of the event loop.
-  const part = gzip ? [store.renderGzip(format)] : store.chunks(format);
+  // The gzip is a buffer of its own, left to the GC; the plain chunks are the store's bodies, held while written.
+  const held = gzip ? undefined : store.hold(format);
+  const part = held ? held.chunks : [store.renderGzip(format)];
   const counted = store.countedIn?.(format);
   const chunks = [gzip ? gzipSync(own) : Buffer.from(own), ...part, eof ? (gzip ? EOF_GZ : EOF) : EMPTY];
   const kept = chunks.filter((c) => c.length > 0);
   let length = 0;
   for (const c of kept) length += c.length;
-  return { chunks: kept, length, counted };
+  return { chunks: kept, length, counted, release: (written) => held?.release(written) };
 }

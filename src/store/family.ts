@@ -21,6 +21,7 @@
 
 import { SECRETS } from '../redact.js';
 import { escapeHelp, type LabelTemplate, labelTemplate, labelText, parseLabelText } from './format.js';
+import { freeNow } from './free-now.js';
 import { openMetricsName, validateSpec } from './names.js';
 import type { ExpositionFormat, Family, FamilySpec, Slot } from './types.js';
 
@@ -269,6 +270,7 @@ export class SeriesFamily implements Family {
     if (this.arenaUsed + len > this.arena.length) {
       const bigger = Buffer.allocUnsafeSlow(Math.max(2 * this.arena.length, this.arenaUsed + len));
       this.arena.copy(bigger, 0, 0, this.arenaUsed);
+      freeNow(this.arena);
       this.arena = bigger;
     }
     const at = this.arenaUsed;
@@ -314,6 +316,7 @@ export class SeriesFamily implements Family {
       if (pos + nameLen + len + MAX_VALUE_CHARS + 2 > buf.length) {
         const bigger = Buffer.allocUnsafeSlow(Math.ceil(buf.length * 1.25) + len + BODY_MARGIN);
         buf.copy(bigger, 0, 0, pos);
+        freeNow(buf);
         buf = bigger;
       }
       for (let i = 0; i < nameLen; i++) buf[pos++] = name[i]!;
@@ -344,16 +347,35 @@ export class SeriesFamily implements Family {
       throw new Error(`${this.spec.name}: a render finished over a changed family`);
     }
     const body = tight(r.buf, r.pos);
+    // The old body is the store's to free (scrapes may be writing it); the old offsets are nobody's.
     this.body = body;
     // Same length: the structure has not moved, so neither has the capacity.
+    freeNow(this.labelAt);
     this.labelAt = r.at;
     this.state.fill(IN_BODY, 0, this.top);
     for (const slot of this.freeSlots) this.state[slot] = FREE;
     this.arenaUsed = 0;
     this.newSeries = 0;
-    if (this.arena.length > 1024) this.arena = Buffer.allocUnsafeSlow(1024);
+    if (this.arena.length > 1024) {
+      freeNow(this.arena);
+      this.arena = Buffer.allocUnsafeSlow(1024);
+    }
     this.lastValueBytes = r.pos - this.labelBytes - this.live * (this.name.length + 2);
     return body;
+  }
+
+  /** Frees a render's buffers that will not be finished (the store starts over after a structural change). */
+  abandonRender(r: BodyRender): void {
+    freeNow(r.buf);
+    freeNow(r.at);
+  }
+
+  /**
+   * The last adopted body, which the family reads label text from: it must outlive every body the store
+   * replaces it with until the next finishRender.
+   */
+  get source(): Buffer {
+    return this.body;
   }
 
   /** The whole body, synchronously (renders and adopts it). */
@@ -400,6 +422,7 @@ export class SeriesFamily implements Family {
       while (table[i] !== 0) i = (i + 1) & mask;
       table[i] = s + 1;
     }
+    freeNow(this.table);
     this.table = table;
   }
 
@@ -413,18 +436,23 @@ export class SeriesFamily implements Family {
     const n = this.values.length * 2;
     const values = new Float64Array(n);
     values.set(this.values);
+    freeNow(this.values);
     this.values = values;
     const labelAt = new Uint32Array(n);
     labelAt.set(this.labelAt);
+    freeNow(this.labelAt);
     this.labelAt = labelAt;
     const labelLen = new Uint32Array(n);
     labelLen.set(this.labelLen);
+    freeNow(this.labelLen);
     this.labelLen = labelLen;
     const hashes = new Uint32Array(n);
     hashes.set(this.hashes);
+    freeNow(this.hashes);
     this.hashes = hashes;
     const state = new Uint8Array(n);
     state.set(this.state);
+    freeNow(this.state);
     this.state = state;
   }
 }
@@ -437,6 +465,7 @@ function tight(buf: Buffer, used: number): Buffer {
   if (buf.length - used <= buf.length * MAX_SLACK) return buf.subarray(0, used);
   const out = Buffer.allocUnsafeSlow(used);
   buf.copy(out, 0, 0, used);
+  freeNow(buf);
   return out;
 }
 

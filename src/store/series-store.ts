@@ -23,9 +23,14 @@
  * window in progress and holds the next one back while it renders; a scrape in the middle of a window is served the
  * last complete exposition). So each exposition is the state after a whole number of windows, and carries the
  * counted cursors of that state: what the exporter may save as seen once those bytes are served.
+ *
+ * Freeing: a replaced family body is freed at once (free-now.ts) as soon as nothing can read it any more: not the
+ * family (its label source), not an exposition still current, not a response writing it (`hold`), not a gzip
+ * stream reading it. A body that a response may still have been writing when it was cut off is left to the GC.
  */
 import { createGzip, gzipSync } from 'node:zlib';
 import { SeriesFamily } from './family.js';
+import { freeNow } from './free-now.js';
 import { openMetricsName } from './names.js';
 import type {
   CountedCursors,
@@ -33,6 +38,7 @@ import type {
   ExpositionFormat,
   Family,
   FamilySpec,
+  HeldChunks,
   SeriesStoreApi,
 } from './types.js';
 
@@ -102,6 +108,12 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
   private reading = false;
   private readonly writerWaiters: (() => void)[] = [];
   private readonly readerWaiters: (() => void)[] = [];
+  /** Expositions lent out (to responses writing them, to gzip streams reading them), with their holders. */
+  private readonly lent = new Map<Exposed, number>();
+  /** Replaced bodies not freed yet: sweep() frees each once nothing holds it. */
+  private readonly retired = new Set<Buffer>();
+  /** Buffers a cut-off response may still have handed to the transport: never freed here, left to the GC. */
+  private readonly unsafeToFree = new WeakSet<ArrayBufferLike>();
 
   constructor(opts: SeriesStoreOptions = {}) {
     this.chunkSize = Math.max(1, opts.chunkSize ?? 32_768);
@@ -200,8 +212,53 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     return e.text;
   }
 
-  chunks(format: ExpositionFormat): readonly Buffer[] {
-    return this.current(format).chunks;
+  hold(format: ExpositionFormat): HeldChunks {
+    const e = this.current(format);
+    this.lend(e);
+    let held = true;
+    return {
+      chunks: e.chunks,
+      release: (written: boolean) => {
+        if (!held) return;
+        held = false;
+        if (!written) for (const c of e.chunks) this.unsafeToFree.add(c.buffer);
+        this.giveBack(e);
+      },
+    };
+  }
+
+  private lend(e: Exposed): void {
+    this.lent.set(e, (this.lent.get(e) ?? 0) + 1);
+  }
+
+  private giveBack(e: Exposed): void {
+    const n = (this.lent.get(e) ?? 1) - 1;
+    if (n > 0) {
+      this.lent.set(e, n);
+      return;
+    }
+    this.lent.delete(e);
+    this.sweep();
+  }
+
+  /** A family's body left the store's table: it is freed by sweep() once nothing holds it. */
+  private retire(body: Body | undefined): void {
+    if (body && body.body.length > 0) this.retired.add(body.body);
+  }
+
+  /** Frees every retired body nothing can read any more (see the module comment). */
+  private sweep(): void {
+    if (this.retired.size === 0) return;
+    const live = new Set<ArrayBufferLike>();
+    for (const f of this.families) live.add(f.source.buffer);
+    for (const b of this.bodies.values()) live.add(b.body.buffer);
+    for (const e of Object.values(this.exposed)) for (const c of e.chunks) live.add(c.buffer);
+    for (const e of this.lent.keys()) for (const c of e.chunks) live.add(c.buffer);
+    for (const body of this.retired) {
+      if (live.has(body.buffer)) continue;
+      this.retired.delete(body);
+      if (!this.unsafeToFree.has(body.buffer)) freeNow(body);
+    }
   }
 
   renderGzip(format: ExpositionFormat): Buffer {
@@ -254,6 +311,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     if (this.writers === 0) {
       for (const f of this.families) {
         if (f.version !== (this.bodies.get(f)?.version ?? 0)) {
+          this.retire(this.bodies.get(f));
           this.bodies.set(f, { version: f.version, body: f.renderBody() });
         }
       }
@@ -261,6 +319,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     }
     const fresh = this.assemble(format);
     this.exposed[format] = fresh;
+    this.sweep();
     return fresh;
   }
 
@@ -288,7 +347,12 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
         if (f.version === (this.bodies.get(f)?.version ?? 0)) continue;
         const fresh = await this.renderBodyChunked(f);
         // A synchronous render during the await may have stored a newer body already.
-        if (fresh.version > (this.bodies.get(f)?.version ?? 0)) this.bodies.set(f, fresh);
+        if (fresh.version > (this.bodies.get(f)?.version ?? 0)) {
+          this.retire(this.bodies.get(f));
+          this.bodies.set(f, fresh);
+        } else {
+          this.retire(fresh);
+        }
       }
       this.bodiesCounted = this.countedNow();
     } finally {
@@ -299,16 +363,27 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     for (const format of FORMATS) {
       if (this.exposed[format] !== undefined) built.push({ format, exposed: this.assemble(format) });
     }
-    await Promise.all(
-      built
-        .filter((b) => this.gzipWanted[b.format])
-        .map(async (b) => {
-          b.exposed.gzip = await gzipChunks(b.exposed.chunks, this.gzipLevel);
-        }),
-    );
-    for (const { format, exposed } of built) {
-      const old = this.exposed[format];
-      if (!old || old.stamp <= exposed.stamp) this.exposed[format] = exposed;
+    // zlib reads the chunks on the libuv pool: they are lent to it until it is done.
+    for (const b of built) this.lend(b.exposed);
+    try {
+      await Promise.all(
+        built
+          .filter((b) => this.gzipWanted[b.format])
+          .map(async (b) => {
+            b.exposed.gzip = await gzipChunks(b.exposed.chunks, this.gzipLevel);
+          }),
+      );
+      for (const { format, exposed } of built) {
+        const old = this.exposed[format];
+        if (!old || old.stamp <= exposed.stamp) this.exposed[format] = exposed;
+      }
+    } catch (err) {
+      // A failed stream may not have finished with every chunk handed to it.
+      for (const b of built) for (const c of b.exposed.chunks) this.unsafeToFree.add(c.buffer);
+      throw err;
+    } finally {
+      for (const b of built) this.giveBack(b.exposed);
+      this.sweep();
     }
   }
 
@@ -325,7 +400,10 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
         if (r.next >= f.highWater) return { body: f.finishRender(r), version: r.version };
         await yieldToLoop();
         // A freed slot may have been reused by a series already written: start over.
-        if (f.structure !== r.structure) break;
+        if (f.structure !== r.structure) {
+          f.abandonRender(r);
+          break;
+        }
       }
     }
     return { body: f.renderBody(), version: f.version };

@@ -53,6 +53,17 @@ export type CountedCursors = ReadonlyMap<string, number> & {
   readonly rereads?: number;
 };
 
+/** Chunks lent to one response. */
+export interface HeldChunks {
+  readonly chunks: readonly Buffer[];
+  /**
+   * Gives the chunks back; later calls do nothing. `written`: every byte has left for the kernel (an HTTP/1
+   * response's 'finish'), so nothing outside JavaScript still reads them. With false (a response cut off, an
+   * HTTP/2 stream, whose writes the transport may still hold) the store leaves these buffers to the GC.
+   */
+  release(written: boolean): void;
+}
+
 export interface Exposition {
   /**
    * Every family's exposition in the given format, as one cached buffer rebuilt only when something changed.
@@ -61,9 +72,10 @@ export interface Exposition {
   render(format: ExpositionFormat): Buffer;
   /**
    * The same exposition as a list of immutable buffers (concatenated, they are render()'s bytes), for a server
-   * that writes them to each client without copying them.
+   * that writes them to each client without copying them. They stay valid until `release` is called, and no
+   * longer: the store may free a replaced body's memory at once (not at the next GC) once nothing holds it.
    */
-  chunks(format: ExpositionFormat): readonly Buffer[];
+  hold(format: ExpositionFormat): HeldChunks;
   /** The same, gzipped, cached alongside. */
   renderGzip(format: ExpositionFormat): Buffer;
   /** Names of all families, so the server can check that none appears twice across sources. */

@@ -401,3 +401,70 @@ describe('unknown paths and methods', () => {
     });
   }
 });
+
+describe('the store bodies a scrape writes', () => {
+  /** A store of `n` series, 70 bytes each; over 10 MB is more than loopback's socket buffers take in. */
+  function bigStore(n = 50_000): { store: SeriesStore; bump: () => Promise<void>; body: () => Buffer } {
+    const store = new SeriesStore();
+    const f = store.family({
+      name: 'cdn_edge_requests_total',
+      help: 'Requests at the edge.',
+      type: 'counter',
+      labelNames: ['account', 'resource'],
+    });
+    for (let i = 0; i < n; i++) f.set(f.slot(['acme', `resource-${i}`]), i);
+    const body = () => {
+      const held = store.hold('text');
+      held.release(true);
+      return held.chunks.reduce((a, b) => (b.length > a.length ? b : a));
+    };
+    const bump = async () => {
+      f.add(f.slot(['acme', 'resource-0']), 1);
+      await store.refresh();
+    };
+    return { store, bump, body };
+  }
+
+  it('are freed at the next refresh once a scrape has sent them whole', async () => {
+    const { store, bump, body } = bigStore();
+    const s = setup({ store });
+    const r = await start(s);
+    const old = body();
+    const res = await request(`${r.url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.body.toString()).toContain(
+      'cdn_edge_requests_total{account="acme",resource="resource-49999"} 49999',
+    );
+    await bump();
+    expect(old.buffer.byteLength).toBe(0);
+    const next = await request(`${r.url}/metrics`);
+    expect(next.body.toString()).toContain(
+      'cdn_edge_requests_total{account="acme",resource="resource-0"} 1\n',
+    );
+  });
+
+  it('are left to the GC when the scraper goes away before it has them all', async () => {
+    // ~21 MB: the server's writes cannot all have left when the client hangs up.
+    const { store, bump, body } = bigStore(300_000);
+    const s = setup({ store });
+    const r = await start(s);
+    const old = body();
+    const copy = Buffer.from(old);
+    // A scraper that reads the headers, then nothing, then hangs up: Node may still hold writes of the body.
+    await new Promise<void>((resolve, reject) => {
+      const req = http.get(`${r.url}/metrics`, (res) => {
+        res.pause();
+        setTimeout(() => {
+          req.destroy();
+          resolve();
+        }, 50);
+      });
+      req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+    });
+    await bump();
+    // The response's close comes after the client's hang-up; give it a few turns, boundedly.
+    for (let i = 0; i < 50 && old.buffer.byteLength > 0; i++) await new Promise((t) => setTimeout(t, 10));
+    expect(old.length).toBe(copy.length);
+    expect(old.equals(copy)).toBe(true);
+  });
+});

@@ -4,7 +4,7 @@
  * gzip cached alongside. Counts renders so tests can see the app uses the cache it is given.
  */
 import { gzipSync } from 'node:zlib';
-import type { Exposition, ExpositionFormat, FamilyType } from '../../src/store/types.js';
+import type { Exposition, ExpositionFormat, FamilyType, HeldChunks } from '../../src/store/types.js';
 
 export interface FakeFamily {
   name: string;
@@ -34,6 +34,8 @@ function render(families: readonly FakeFamily[], format: ExpositionFormat): stri
 
 export class FakeExposition implements Exposition {
   renders = 0;
+  /** Chunks lent and not given back. */
+  held = 0;
   private cache = new Map<string, Buffer>();
 
   constructor(private readonly families: readonly FakeFamily[]) {}
@@ -49,8 +51,16 @@ export class FakeExposition implements Exposition {
     return b;
   }
 
-  chunks(format: ExpositionFormat): readonly Buffer[] {
-    return [this.render(format)];
+  hold(format: ExpositionFormat): HeldChunks {
+    this.held++;
+    let held = true;
+    return {
+      chunks: [this.render(format)],
+      release: () => {
+        if (held) this.held--;
+        held = false;
+      },
+    };
   }
 
   renderGzip(format: ExpositionFormat): Buffer {
