@@ -35,9 +35,13 @@ export interface PackedTrafficResponse {
   values: Float64Array;
 }
 
-function listOf(map: ReadonlyMap<string, number>): { keys: readonly string[]; values: ArrayLike<number> } {
-  if (map instanceof KeyedNumbers) return { keys: map.keyList, values: map.valueList };
-  return { keys: [...map.keys()], values: [...map.values()] };
+function listOf(map: ReadonlyMap<string, number>): {
+  keys: readonly string[];
+  values: ArrayLike<number>;
+  offset: number;
+} {
+  if (map instanceof KeyedNumbers) return { keys: map.keyList, values: map.valueList, offset: map.offset };
+  return { keys: [...map.keys()], values: [...map.values()], offset: 0 };
 }
 
 export function packTrafficResponse(r: TrafficResponse): PackedTrafficResponse {
@@ -85,7 +89,7 @@ export class TrafficPacker {
       for (let k = 0; k < KEYED.length; k++) {
         const map = side[KEYED[k]!];
         if (map.size === 0) continue;
-        const { keys, values } = listOf(map);
+        const { keys, values, offset } = listOf(map);
         let index = this.listIndex.get(keys);
         if (index === undefined) {
           index = this.keyLists.length;
@@ -95,13 +99,14 @@ export class TrafficPacker {
         const at = i * KEYED_PER_RECORD + s * KEYED.length + k;
         this.keyed[at] = index;
         this.offsets[at] = this.total;
-        if (this.total + values.length > this.values.length) {
-          const more = new Float64Array(Math.max(this.values.length * 2, this.total + values.length, 64));
+        const n = keys.length;
+        if (this.total + n > this.values.length) {
+          const more = new Float64Array(Math.max(this.values.length * 2, this.total + n, 64));
           more.set(this.values.subarray(0, this.total));
           this.values = more;
         }
-        for (let j = 0; j < values.length; j++) this.values[this.total + j] = values[j]!;
-        this.total += values.length;
+        for (let j = 0; j < n; j++) this.values[this.total + j] = values[offset + j]!;
+        this.total += n;
       }
     }
   }
@@ -225,7 +230,7 @@ function unpackSide(p: PackedTrafficResponse, i: number, s: number): SideRecord 
     }
     const keys = p.keyLists[index]!;
     const from = p.offsets[at]!;
-    maps.push(new KeyedNumbers(keys, p.values.subarray(from, from + keys.length)));
+    maps.push(new KeyedNumbers(keys, p.values, from));
   }
   const side: SideRecord = { codes: maps[0]!, classes: maps[1]!, requestTimeSeconds: maps[2]! };
   for (let k = 0; k < SCALARS.length; k++) {
