@@ -13,6 +13,7 @@ const restart = tunedRestart({
   execArgv: process.execArgv,
   platform: process.platform,
   canExec: typeof process.execve === 'function',
+  v8: process.versions.v8,
 });
 
 if (olderThan(process.versions.node)) {

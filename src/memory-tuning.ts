@@ -9,6 +9,13 @@
  *   reads of each 22 MB answer still left ~75 MB of holes in the heap. The container image sets the same.
  * - V8 sizes the young generation from the machine's memory: on a 24 GB machine it grew to 134 MB committed and
  *   stayed there. `--max-semi-space-size` caps it.
+ * - V8 keeps the pages a major GC frees in a pool for reuse, and gives them back to the system only in a GC that
+ *   reduces memory: the memory reducer's (which waits for a low allocation rate, so a probed or scraped exporter
+ *   rarely gets one) or a last-resort one (a 150 ms pause at 1M series). The pool held 90 MB after the polls of
+ *   1M series. `--memory-saver-mode` makes every major GC reduce memory; on its own it also keeps the old
+ *   generation's limit within 10% of the live heap, and the back-to-back full GCs that forced stalled the event
+ *   loop up to 130 ms. `--heap-growing-percent=150` gives the heap room again. Together: steady RSS 245-286 MB
+ *   against 298-357 MB, peak 415-417 MB against 458-513 MB, longest /healthz wait 40-55 ms.
  *
  * Both must be in place when the process starts, so the entry point re-executes itself once (`process.execve`,
  * same pid, same stdio) with them added. It adds only what the environment and the Node options do not already
@@ -23,6 +30,16 @@ export const MALLOC_SETTINGS: Readonly<Record<string, string>> = {
 };
 /** MiB per semi-space: 3 of them make the young generation, ~48 MiB. */
 export const SEMI_SPACE_MB = 16;
+/**
+ * The V8 flags added, each unless the Node options already name it. V8 13 (Node 24) knows them all; an older or
+ * unknown V8 gets only the first, which every V8 Node supports has.
+ */
+export const V8_FLAGS: readonly string[] = [
+  `--max-semi-space-size=${SEMI_SPACE_MB}`,
+  '--memory-saver-mode',
+  '--heap-growing-percent=150',
+];
+const V8_FLAGS_FROM_MAJOR = 13;
 /** Arguments of the short-lived uses, which gain nothing from a restart. */
 const SHORT_LIVED = new Set(['check-config', '--help', '-h', '--version']);
 
@@ -33,6 +50,8 @@ export interface TuningInput {
   execArgv: readonly string[];
   platform: string;
   canExec: boolean;
+  /** process.versions.v8 */
+  v8: string;
 }
 
 export interface Restart {
@@ -48,9 +67,14 @@ export function tunedRestart(input: TuningInput): Restart | undefined {
   const added: Record<string, string> = {};
   for (const [k, v] of Object.entries(MALLOC_SETTINGS)) if (env[k] === undefined) added[k] = v;
   const nodeOptions = `${env.NODE_OPTIONS ?? ''} ${execArgv.join(' ')}`;
-  const flags = nodeOptions.includes('--max-semi-space-size')
-    ? []
-    : [`--max-semi-space-size=${SEMI_SPACE_MB}`];
+  const known = Number.parseInt(input.v8, 10) >= V8_FLAGS_FROM_MAJOR ? V8_FLAGS : V8_FLAGS.slice(0, 1);
+  // V8 reads `--a-b` and `--a_b` alike; `--no-a-b` names `--a-b` too.
+  const given = nodeOptions.replace(/_/g, '-');
+  const named = (flag: string) => {
+    const name = flag.split('=')[0]!.slice(2);
+    return given.includes(`--${name}`) || given.includes(`--no-${name}`);
+  };
+  const flags = known.filter((f) => !named(f));
   if (Object.keys(added).length === 0 && flags.length === 0) return undefined;
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;

@@ -5,16 +5,16 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { MALLOC_SETTINGS, SEMI_SPACE_MB, tunedRestart } from '../../src/memory-tuning.js';
+import { MALLOC_SETTINGS, SEMI_SPACE_MB, tunedRestart, V8_FLAGS } from '../../src/memory-tuning.js';
 import { killAll, requireBuild, startCli } from './cli-process.js';
 
 beforeAll(requireBuild);
 afterEach(killAll);
 
-const base = { env: {}, execArgv: [], platform: 'linux', canExec: true };
+const base = { env: {}, execArgv: [], platform: 'linux', canExec: true, v8: '13.6.233.17-node.53' };
 
 describe('memory tuning: what is added', () => {
-  it('adds the malloc settings and the young generation cap to every long-running command', () => {
+  it('adds the malloc settings and the V8 memory flags to every long-running command', () => {
     const long = [
       ['run', '--config', 'c.yml'],
       ['--log.level', 'warn', 'demo'],
@@ -24,7 +24,11 @@ describe('memory tuning: what is added', () => {
     for (const argv of long) {
       const r = tunedRestart({ ...base, argv });
       expect(r?.env).toMatchObject({ ...MALLOC_SETTINGS, CDN_EXPORTER_TUNED: '1' });
-      expect(r?.execArgv).toEqual([`--max-semi-space-size=${SEMI_SPACE_MB}`]);
+      expect(r?.execArgv).toEqual([
+        `--max-semi-space-size=${SEMI_SPACE_MB}`,
+        '--memory-saver-mode',
+        '--heap-growing-percent=150',
+      ]);
     }
     for (const argv of [['check-config', 'x'], ['--help'], ['demo', '--help'], ['--version']]) {
       expect(tunedRestart({ ...base, argv })).toBeUndefined();
@@ -38,14 +42,18 @@ describe('memory tuning: what is added', () => {
       env: { MALLOC_ARENA_MAX: '8', NODE_OPTIONS: '--max-semi-space-size=64', HOME: '/h' },
     });
     expect(own?.env).toMatchObject({ MALLOC_ARENA_MAX: '8', MALLOC_MMAP_THRESHOLD_: '32768', HOME: '/h' });
-    expect(own?.execArgv).toEqual([]);
+    expect(own?.execArgv).toEqual(['--memory-saver-mode', '--heap-growing-percent=150']);
     const all = { ...MALLOC_SETTINGS };
-    expect(
-      tunedRestart({ ...base, argv: ['run'], env: all, execArgv: ['--max-semi-space-size=8'] }),
-    ).toBeUndefined();
+    const flags = ['--max-semi-space-size=8', '--no-memory-saver-mode', '--heap_growing_percent=50'];
+    expect(tunedRestart({ ...base, argv: ['run'], env: all, execArgv: flags })).toBeUndefined();
     expect(tunedRestart({ ...base, argv: ['run'], env: { CDN_EXPORTER_TUNED: '0' } })).toBeUndefined();
     expect(tunedRestart({ ...base, argv: ['run'], platform: 'darwin' })).toBeUndefined();
     expect(tunedRestart({ ...base, argv: ['run'], canExec: false })).toBeUndefined();
+  });
+
+  it('gives a V8 older than 13 only the flag every V8 knows', () => {
+    const r = tunedRestart({ ...base, argv: ['run'], v8: '12.4.254.21-node.33' });
+    expect(r?.execArgv).toEqual([`--max-semi-space-size=${SEMI_SPACE_MB}`]);
   });
 });
 
@@ -70,8 +78,7 @@ describe.skipIf(process.platform !== 'linux')('memory tuning: the running proces
     await p.textLine(/^ {2}Metrics\s+http:/, 20_000);
     const { env, argv } = procOf(p.child.pid!);
     expect(env).toEqual(expect.arrayContaining(['MALLOC_ARENA_MAX=2', 'MALLOC_MMAP_THRESHOLD_=32768']));
-    expect(argv).toContain(`--max-semi-space-size=${SEMI_SPACE_MB}`);
-    expect(argv).toContain('demo');
+    expect(argv).toEqual(expect.arrayContaining([...V8_FLAGS, 'demo']));
   });
 
   it('leaves the process as started with CDN_EXPORTER_TUNED=0', async () => {
