@@ -359,7 +359,7 @@ export async function processBenchmark(
     log(`${opts.label}: longest steady probe at monotonic ${prober.worst.join('-')} µs`);
     const steadyWait = prober.take();
     log(
-      `${opts.label}: ${SOON_AFTER_MS / 1000} s after the polls VmRSS ${procMb(pid, 'VmRSS').toFixed(0)} MB: ${smapsGroups(pid)}`,
+      `${opts.label}: ${SOON_AFTER_MS / 1000} s after the polls VmRSS ${procMb(pid, 'VmRSS').toFixed(0)} MB (VmHWM ${procMb(pid, 'VmHWM').toFixed(0)} MB): ${smapsGroups(pid)}`,
     );
     await waitFor('a quiet time after the polls', () => performance.now() - lastServedAt >= STEADY_AFTER_MS);
     // Not a row (the steady row is the polls' own): what a quiet exporter costs a probe, for the record.
@@ -368,7 +368,7 @@ export async function processBenchmark(
     );
     const steadyRss = procMb(pid, 'VmRSS');
     log(
-      `${opts.label}: ${STEADY_AFTER_MS / 1000} s after the last answer VmRSS ${steadyRss.toFixed(0)} MB: ${smapsGroups(pid)}`,
+      `${opts.label}: ${STEADY_AFTER_MS / 1000} s after the last answer VmRSS ${steadyRss.toFixed(0)} MB (VmHWM ${procMb(pid, 'VmHWM').toFixed(0)} MB): ${smapsGroups(pid)}`,
     );
     log(
       `${opts.label}: caught up after ${(caughtUpMs / 1000).toFixed(1)} s (${answers} answers; ${served} by the steady reading)`,
