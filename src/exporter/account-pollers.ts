@@ -124,6 +124,7 @@ export class AccountPollers {
         report: this.reporter('dvr-net', name, up, alog),
         health: (rows, failed) => {
           board.dvr(name, rows, failed);
+          this.countRefused(name, 'dvr-net', { refused: dvr.refused(name) }, alog);
           d.storeChanged();
         },
       });
@@ -185,13 +186,13 @@ export class AccountPollers {
   }
 
   /**
-   * Series a cap refused in a poll (traffic window or recordings listing): counted, shown on the landing page, and
+   * Series a cap refused in a poll (traffic window, DVR round or recordings listing): counted, shown on the landing page, and
    * logged once per account and API each time the set of reasons changes (a cap that keeps refusing the same
    * resources every window logs once). Label values truncated are counted as parse errors of the API.
    */
   private countRefused(
     account: string,
-    api: 'metrics' | 'recorder-cloud',
+    api: 'metrics' | 'dvr-net' | 'recorder-cloud',
     r: { refused?: Partial<Record<RefusalReason, number>>; truncated?: number },
     log: Logger,
   ): void {

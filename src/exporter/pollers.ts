@@ -72,28 +72,30 @@ export function dvrRound(d: DvrRoundDeps): () => Promise<void> {
     const failed = new Map<string, StreamFailure & { err: unknown }>();
     let answered = 0;
     let apiFailures = 0;
-    await Promise.all(
-      d.streams.map(async (stream) => {
-        try {
-          const res = await d.getStream(d.account, stream);
-          d.report.answer(res);
-          lastRows.set(stream, d.process.applyStream(d.account, stream, res.entries, d.clock.now() / 1000));
-          d.process.streamPolled(d.account, stream, true);
-          answered++;
-        } catch (err) {
-          // An unknown stream no longer exists: its series go. Other failures keep the last values.
-          const unknown = streamOnly(err);
-          if (unknown) {
-            d.process.removeStream(d.account, stream);
-            lastRows.delete(stream);
-          } else {
-            apiFailures++;
-          }
-          d.process.streamPolled(d.account, stream, false);
-          failed.set(stream, { error: describeError(err), unknown, err });
+    const outcomes = await Promise.allSettled(d.streams.map((stream) => d.getStream(d.account, stream)));
+    // Applied in the configured order, whichever answer came first: the caps refuse the same hosts either way.
+    d.streams.forEach((stream, i) => {
+      const outcome = outcomes[i]!;
+      try {
+        if (outcome.status === 'rejected') throw outcome.reason;
+        const res = outcome.value;
+        d.report.answer(res);
+        lastRows.set(stream, d.process.applyStream(d.account, stream, res.entries, d.clock.now() / 1000));
+        d.process.streamPolled(d.account, stream, true);
+        answered++;
+      } catch (err) {
+        // An unknown stream no longer exists: its series go. Other failures keep the last values.
+        const unknown = streamOnly(err);
+        if (unknown) {
+          d.process.removeStream(d.account, stream);
+          lastRows.delete(stream);
+        } else {
+          apiFailures++;
         }
-      }),
-    );
+        d.process.streamPolled(d.account, stream, false);
+        failed.set(stream, { error: describeError(err), unknown, err });
+      }
+    });
     // In the configured order, whichever answer came first (so the error text changes only when the errors do).
     const failedInOrder = new Map<string, StreamFailure>();
     const failures: unknown[] = [];

@@ -55,7 +55,7 @@ export function createProcesses(d: ProcessesDeps): Processes {
       },
       store,
     ),
-    dvr: new DvrProcess(createDvrFamilies(store)),
+    dvr: new DvrProcess(createDvrFamilies(store), { ...config.limits, storeSize: () => store.size }),
     recordings: new RecordingsProcess(createRecordingFamilies(store), {
       ...config.limits,
       storeSize: () => store.size,

@@ -6,7 +6,7 @@
  * ones in the order of their ids, while `limits.max_series` leaves room; an id longer than
  * `limits.max_label_length` is refused; longer descriptive labels (source path, domain, ...) are truncated.
  */
-import { overLength, type RefusalReason, truncateLabel } from '../store/limits.js';
+import { overLength, type RefusalReason, type SeriesLimits, truncateLabel } from '../store/limits.js';
 import type { Family } from '../store/types.js';
 import type { RecordingFamilies } from './metrics.js';
 import {
@@ -25,12 +25,7 @@ export interface RecordingSummary {
   resourceId?: string;
 }
 
-export interface RecordingLimits {
-  maxSeries: number;
-  maxLabelLength: number;
-  /** Series the store holds now. */
-  storeSize(): number;
-}
+export type RecordingLimits = SeriesLimits;
 
 /** Series one setting has at most: info, one per status, instances, last start and stop, DVR on and window, storage. */
 export const SERIES_PER_SETTING = 1 + RECORDING_STATUSES.length + 6;

@@ -6,6 +6,14 @@
 export const REFUSAL_REASONS = ['max_series', 'max_series_per_account', 'label_too_long'] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
+/** The caps a process admits new series under (config `limits`), with the store's size now. */
+export interface SeriesLimits {
+  maxSeries: number;
+  maxLabelLength: number;
+  /** Series the store holds now. */
+  storeSize(): number;
+}
+
 /** Appended to a truncated label value (it stays within max_label_length). */
 export const TRUNCATED_MARKER = '...(truncated)';
 
