@@ -137,7 +137,10 @@ export class DvrProcess {
       }
     }
     let byStream = this.refusals.get(account);
-    if (!byStream) this.refusals.set(account, (byStream = new Map()));
+    if (!byStream) {
+      byStream = new Map();
+      this.refusals.set(account, byStream);
+    }
     if (Object.keys(counts).length) byStream.set(stream, counts);
     else byStream.delete(stream);
     return refused;
