@@ -72,7 +72,10 @@ export function dvrRound(d: DvrRoundDeps): () => Promise<void> {
     const failed = new Map<string, StreamFailure & { err: unknown }>();
     let answered = 0;
     let apiFailures = 0;
-    const outcomes = await Promise.allSettled(d.streams.map((stream) => d.getStream(d.account, stream)));
+    // async: a getStream that throws before it returns a promise fails its stream, not the round.
+    const outcomes = await Promise.allSettled(
+      d.streams.map(async (stream) => d.getStream(d.account, stream)),
+    );
     // Applied in the configured order, whichever answer came first: the caps refuse the same hosts either way.
     d.streams.forEach((stream, i) => {
       const outcome = outcomes[i]!;
