@@ -9,6 +9,7 @@ import type { AccountConfig, Config } from '../config/index.js';
 import type { AnswerAudit } from '../http/answers.js';
 import type { Logger } from '../log.js';
 import { pollEvery } from '../poll/interval.js';
+import type { CommitMetrics } from '../server/commit-metrics.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
 import type { RefusalReason } from '../store/limits.js';
 import type { AccountWalker } from '../traffic/walker.js';
@@ -31,6 +32,8 @@ export interface AccountPollersDeps {
   intervals: { dvrMs: number; recordingsMs: number };
   limits: Config['limits'];
   self: Pick<SelfMetrics, 'seriesRefused' | 'parseErrors'>;
+  /** Where each polled account's commit is exposed (none in tests that do not look at it). */
+  commits?: Pick<CommitMetrics, 'set' | 'remove'>;
   audit: Pick<AnswerAudit, 'check'>;
   storeChanged: () => void;
   /** The exporter's stop signal: it stops every account's loops. */
@@ -106,6 +109,7 @@ export class AccountPollers {
     });
     const { walker } = poller;
     board.expect('metrics', name);
+    d.commits?.set(name, account.commit);
     this.walkers.push(walker);
     // A renewed token ends the walker's slow auth backoff at once.
     const unsubscribe =
@@ -180,6 +184,7 @@ export class AccountPollers {
     dvr.removeAccount(name, pollers.account.dvrStreams);
     recordings.removeAccount(name);
     d.board.removeAccount(name);
+    d.commits?.remove(name);
     for (const api of APIS) this.refusing.delete(`${api}\u0000${name}`);
     this.walkers = this.walkers.filter((w) => w !== pollers.walker);
     d.storeChanged();

@@ -25,6 +25,7 @@ import { type AgentOptions, createAgent } from '../http/request.js';
 import type { Logger } from '../log.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
 import { createApp } from '../server/app.js';
+import { CommitMetrics } from '../server/commit-metrics.js';
 import { createSelfMetrics, type SelfMetrics } from '../server/self-metrics.js';
 import type { ExporterStatus } from '../server/status.js';
 import { accountsForShard } from '../sharding.js';
@@ -234,6 +235,7 @@ export class Exporter {
       intervals: { dvrMs: config.dvr.intervalMs, recordingsMs: config.recordings.intervalMs },
       limits: config.limits,
       self: this.self,
+      commits: new CommitMetrics(this.registry),
       audit: this.audit,
       storeChanged: this.storeChanged,
       signal,
