@@ -28,6 +28,7 @@ import { createApp } from '../server/app.js';
 import { CommitMetrics } from '../server/commit-metrics.js';
 import { createSelfMetrics, type SelfMetrics } from '../server/self-metrics.js';
 import type { ExporterStatus } from '../server/status.js';
+import { TrafficHistory } from '../server/traffic-history.js';
 import { accountsForShard } from '../sharding.js';
 import { refreshSoon } from '../store/refresh-soon.js';
 import { SeriesStore } from '../store/series-store.js';
@@ -71,6 +72,8 @@ export class Exporter {
   readonly self: SelfMetrics;
   readonly app: Express;
   readonly accounts: readonly string[];
+  /** The landing page's per-account traffic history (memory only). */
+  readonly history = new TrafficHistory();
 
   private readonly clock: Clock;
   private readonly log: Logger;
@@ -186,6 +189,7 @@ export class Exporter {
       store: this.store,
       beforeServe: (counted) => this.cursors.commit(counted),
       status: () => this.status(),
+      history: this.history,
       log: this.log,
       maxScrapesInFlight: this.config.server.maxScrapesInFlight,
       // Every token and password is in the registry of src/redact.ts: the token sources and the logins register
@@ -236,6 +240,7 @@ export class Exporter {
       limits: config.limits,
       self: this.self,
       commits: new CommitMetrics(this.registry),
+      history: this.history,
       audit: this.audit,
       storeChanged: this.storeChanged,
       signal,
