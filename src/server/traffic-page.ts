@@ -109,7 +109,7 @@ export function trafficSection(
     }
     cards.push(
       `<section class="acct" aria-label="traffic of ${t(name)}"><h3><a href="${accountHref(name)}">${t(name)}</a></h3>` +
-        `${tiles(h, `c${k}`)}${windowLine(h)}</section>`,
+        `<div class="tiles">${tiles(h, `c${k}`)}</div>${windowLine(h)}</section>`,
     );
   });
   const started = startedAt.toISOString().slice(0, 16).replace('T', ' ');
