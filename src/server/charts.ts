@@ -17,7 +17,7 @@ export interface ChartSeries {
 }
 
 /** At most this many points are drawn; more are averaged in equal buckets (the text keeps the exact figures). */
-export const CHART_POINTS = 48;
+export const CHART_POINTS = 40;
 
 const WIDTH = 120;
 const HEIGHT = 32;
@@ -75,8 +75,9 @@ export function sparkline(s: ChartSeries, id: string): string {
         pen = false;
         return;
       }
-      const px = Math.round(i * step * 10) / 10;
-      const py = Math.round(y(v) * 10) / 10;
+      // Whole units of a 120 x 32 box: finer is invisible at this size and costs bytes per point.
+      const px = Math.round(i * step);
+      const py = Math.round(y(v));
       d += `${pen ? 'L' : 'M'}${px} ${py}`;
       pen = true;
       last = [px, py];
