@@ -139,18 +139,20 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
     return `<td class="err">${head ? `<span class="small">${head}</span><br>` : ''}${t(a.lastError)}</td>`;
   };
 
-  // The account's own page (top resources), from its traffic row.
+  // The account's own page (top resources), from its traffic row, in a last column when traffic is shown.
   const trafficLink = (a: AccountStatus): string =>
-    opts.history && a.api === 'metrics'
-      ? ` · <a class="small" href="${accountHref(a.name)}" aria-label="traffic of ${t(a.name)}">traffic</a>`
-      : '';
+    !opts.history
+      ? ''
+      : a.api === 'metrics'
+        ? `<td><a href="${accountHref(a.name)}" aria-label="traffic of ${t(a.name)}">traffic</a></td>`
+        : '<td></td>';
   const accountRows = status.accounts.map(
     (a) =>
-      `<tr><td>${t(a.name)}${a.discovered ? ' <span class="none">(discovered)</span>' : ''}${trafficLink(a)}</td><td>${t(a.api)}</td>${upCell(a)}` +
+      `<tr><td>${t(a.name)}${a.discovered ? ' <span class="none">(discovered)</span>' : ''}</td><td>${t(a.api)}</td>${upCell(a)}` +
       `<td class="ts">${a.cursor ? isoMinute(a.cursor) : '-'}</td>` +
       `<td class="num">${a.lagSeconds === undefined ? '-' : formatDuration(a.lagSeconds)}</td>` +
       `<td class="num">${windowCell(a)}</td>` +
-      `<td>${ago(a.lastSuccess)}</td>${errorCell(a)}</tr>`,
+      `<td>${ago(a.lastSuccess)}</td>${errorCell(a)}${trafficLink(a)}</tr>`,
   );
   const dvrRows = status.problems.dvr.map(
     (p) =>
@@ -204,7 +206,7 @@ ${refreshLine}
     `<a href="${DOC_LINKS.runbook}">Runbook</a><a href="${DOC_LINKS.dashboards}">Dashboards</a>` +
     `<a href="${DOC_LINKS.troubleshooting}">Troubleshooting</a></nav>
 ${notes}<h2>Accounts</h2>
-<div class="wrap">${table('accounts', ['Account', 'API', 'State', 'Cursor', 'Lag', 'Window', 'Last success', 'Last error'], accountRows, 'No accounts configured.')}</div>
+<div class="wrap">${table('accounts', ['Account', 'API', 'State', 'Cursor', 'Lag', 'Window', 'Last success', 'Last error', ...(opts.history ? ['Traffic'] : [])], accountRows, 'No accounts configured.')}</div>
 ${traffic}<h2>Series refused by limits</h2>
 ${table('refused series', ['Account', 'API', 'Reason', 'Series refused in the last poll'], refusedRows, 'None: every resource answered is exported.')}
 <h2>DVR streams with problems</h2>
