@@ -86,32 +86,43 @@ function errorsOf(s: SideRecord): number | undefined {
   return any || s.codes.size > 0 ? n : undefined;
 }
 
-/** Sums one side over the records: requests, 5xx (NaN when no record had the figure). */
-function sideTotals(records: readonly TrafficRecord[], side: 'edge' | 'origin'): [number, number] {
-  let requests = Number.NaN;
-  let errors = Number.NaN;
-  for (const r of records) {
-    const q = requestsOf(r[side]);
-    if (q !== undefined) requests = (Number.isNaN(requests) ? 0 : requests) + q;
-    const e = errorsOf(r[side]);
-    if (e !== undefined) errors = (Number.isNaN(errors) ? 0 : errors) + e;
+/** The `n` records with the largest keys (over 0; ties: the first seen), kept sorted as they are offered. */
+class TopList {
+  private readonly keys: number[] = [];
+  private readonly items: TrafficRecord[] = [];
+
+  constructor(private readonly n: number) {}
+
+  offer(key: number, record: TrafficRecord): void {
+    const { keys, items, n } = this;
+    if (!(key > 0) || (keys.length === n && key <= keys[n - 1]!)) return;
+    let i = keys.length;
+    while (i > 0 && keys[i - 1]! < key) i--;
+    keys.splice(i, 0, key);
+    items.splice(i, 0, record);
+    if (keys.length > n) {
+      keys.pop();
+      items.pop();
+    }
   }
-  return [requests, errors];
+
+  get records(): readonly TrafficRecord[] {
+    return this.items;
+  }
 }
 
-/** The `n` largest by `key` (ties by resource id), without sorting the whole list. */
-function top(list: readonly TopResource[], key: (r: TopResource) => number, n: number): TopResource[] {
-  const out: TopResource[] = [];
-  for (const r of list) {
-    const k = key(r);
-    if (!(k > 0)) continue;
-    if (out.length === n && k <= key(out[n - 1]!)) continue;
-    let i = out.length === n ? n - 1 : out.length;
-    while (i > 0 && key(out[i - 1]!) < k) i--;
-    out.splice(i, 0, r);
-    if (out.length > n) out.pop();
-  }
-  return out;
+/** NaN + x is x: a sum of the records that had the figure, NaN when none had it. */
+const add = (sum: number, v: number | undefined): number =>
+  v === undefined ? sum : (Number.isNaN(sum) ? 0 : sum) + v;
+
+function topResource(r: TrafficRecord): TopResource {
+  return {
+    resource: r.resource ?? '',
+    name: r.resourceName ?? '',
+    bandwidthBitsPerSecond: r.edge.bandwidthBitsPerSecond ?? 0,
+    requests: requestsOf(r.edge) ?? 0,
+    errors5xx: errorsOf(r.edge) ?? 0,
+  };
 }
 
 export class TrafficHistory {
@@ -124,17 +135,27 @@ export class TrafficHistory {
     const seconds = (endMs - startMs) / 1000;
     if (!(seconds > 0)) return;
     const records = response.records;
-    const [edgeRequests, edgeErrors] = sideTotals(records, 'edge');
-    const [originRequests, originErrors] = sideTotals(records, 'origin');
+    let edgeRequests = Number.NaN;
+    let edgeErrors = Number.NaN;
+    let originRequests = Number.NaN;
+    let originErrors = Number.NaN;
     let bandwidth = Number.NaN;
     let hitBytes = 0;
     let hitKnown = false;
     let weightedRatio = 0;
     let ratioBytes = 0;
-    const resources: TopResource[] = [];
+    const byTraffic = new TopList(TOP_RESOURCES);
+    const by5xx = new TopList(TOP_RESOURCES);
+    // One pass; objects only for the resources that make a top list.
     for (const r of records) {
+      const requests = requestsOf(r.edge);
+      const errors = errorsOf(r.edge);
+      edgeRequests = add(edgeRequests, requests);
+      edgeErrors = add(edgeErrors, errors);
+      originRequests = add(originRequests, requestsOf(r.origin));
+      originErrors = add(originErrors, errorsOf(r.origin));
       const bits = r.edge.bandwidthBitsPerSecond;
-      if (bits !== undefined) bandwidth = (Number.isNaN(bandwidth) ? 0 : bandwidth) + bits;
+      bandwidth = add(bandwidth, bits);
       if (r.edge.hitBytes !== undefined) {
         hitBytes += r.edge.hitBytes;
         hitKnown = true;
@@ -144,13 +165,8 @@ export class TrafficHistory {
         ratioBytes += bits;
       }
       if (r.resource !== undefined && r.resource !== '') {
-        resources.push({
-          resource: r.resource,
-          name: r.resourceName ?? '',
-          bandwidthBitsPerSecond: bits ?? 0,
-          requests: requestsOf(r.edge) ?? 0,
-          errors5xx: errorsOf(r.edge) ?? 0,
-        });
+        if (bits !== undefined) byTraffic.offer(bits, r);
+        if (errors !== undefined) by5xx.offer(errors, r);
       }
     }
     const bytes = (bandwidth * seconds) / 8;
@@ -173,8 +189,8 @@ export class TrafficHistory {
     f.origin5xxRatio[i] = originRequests > 0 ? originErrors / originRequests : Number.NaN;
     ring.next = (i + 1) % this.capacity;
     ring.size = Math.min(this.capacity, ring.size + 1);
-    ring.topByTraffic = top(resources, (r) => r.bandwidthBitsPerSecond, TOP_RESOURCES);
-    ring.topBy5xx = top(resources, (r) => r.errors5xx, TOP_RESOURCES);
+    ring.topByTraffic = byTraffic.records.map(topResource);
+    ring.topBy5xx = by5xx.records.map(topResource);
     ring.resources = records.length;
   }
 
