@@ -33,7 +33,7 @@ const PAGES = [
     .map((f) => `docs/${f}`),
 ].map((path) => ({ path, text: readDoc(path) }));
 
-/** Names of the design's first catalogue, replaced by base units; the docs may name them only as "was ...". */
+/** Names of the first catalogue, replaced by base units; the docs may name them only as "was ...". */
 const RENAMED = ['cdn_metrics_skipped_minutes_total', 'cdn_recording_storage_days'];
 
 interface FamilyDoc {
