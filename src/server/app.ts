@@ -1,5 +1,5 @@
 /**
- * The exporter's HTTP app (docs/architecture.md; the README's Endpoints and Metrics). It reads only what the pollers already stored: the
+ * The exporter's HTTP app (docs/architecture.md; docs/operations.md, "Endpoints"). It reads only what the pollers already stored: the
  * prom-client registry, the series store's cached exposition and a synchronous status snapshot. No handler waits
  * on a poll, so a slow or failing CDN API never makes a scrape or a probe slow. Listening, signals and shutdown
  * belong to the caller.
