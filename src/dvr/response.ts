@@ -99,7 +99,7 @@ export function parseDvrStreamResponse(raw: unknown, fallbackStream = ''): DvrSt
   return { streamName, entries, issues: report.issues, unknownKeys: report.unknownKeys };
 }
 
-/** A 2xx body as it came off the wire -> parseDvrStreamResponse. Runs inline or in a worker (src/answers/). */
+/** A 2xx body as it came off the wire -> parseDvrStreamResponse. Runs inline or in a worker (src/offloop/). */
 export function parseDvrBody(bytes: Uint8Array, fallbackStream = ''): DvrStreamResponse {
   return parseDvrStreamResponse(parseJsonBody('dvr-net', bytes), fallbackStream);
 }

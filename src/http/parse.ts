@@ -49,7 +49,7 @@ const utf8 = new TextDecoder();
 /**
  * A 2xx body as it came off the wire -> its JSON value, as the HTTP client reads one (./request.ts): UTF-8, an
  * empty or blank body is undefined, a body that is not JSON is `malformed` with the JSON error in its detail (the
- * HTTP client scrubs the token from it). For parsers that run inline or in a worker thread (src/answers/).
+ * HTTP client scrubs the token from it). For parsers that run inline or in a worker thread (src/offloop/).
  */
 export function parseJsonBody(api: ApiName, bytes: Uint8Array): unknown {
   const text = utf8.decode(bytes);

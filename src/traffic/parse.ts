@@ -123,7 +123,7 @@ const utf8 = new TextDecoder();
 /**
  * A 2xx body as it came off the wire -> TrafficResponse: UTF-8, JSON, then parseMetricsResponse. Not JSON is an
  * ApiError `malformed` (its detail quotes the JSON error, which may hold a piece of the body: the HTTP client
- * scrubs the token from it). Runs inline or in the parse worker (./parse-pool.ts).
+ * scrubs the token from it). Runs inline or in the parse worker (src/offloop/).
  */
 export function parseTrafficBody(bytes: Uint8Array, opts: ParseMetricsOptions): TrafficResponse {
   const text = utf8.decode(bytes);

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
+import type { ParsePool } from '../../src/offloop/pool.js';
 import { demoWorld } from '../../src/simulator/world.js';
-import type { WorkerTrafficParser } from '../../src/traffic/parse-pool.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { answeredWindows, expectExact, expectTiles, walkStart } from '../helpers/ground-truth.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
@@ -35,9 +35,7 @@ afterEach(async () => {
 });
 
 /** The built parse worker (npm test builds before the tests run); with minBytes 0 every answer goes to it. */
-const WORKER = pathToFileURL(
-  join(import.meta.dirname, '..', '..', 'dist', 'src', 'traffic', 'parse-worker.js'),
-);
+const WORKER = pathToFileURL(join(import.meta.dirname, '..', '..', 'dist', 'src', 'offloop', 'worker.js'));
 
 describe('exactly once', () => {
   it.each([
@@ -76,7 +74,7 @@ describe('exactly once', () => {
       expect(scrape.value('cdn_up', { api: 'metrics', account: 'demo' })).toBe(1);
       expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' })).toBe(0);
       // The answers really took the path the test names (a missing worker would fall back to inline parsing).
-      expect((s.exporter as unknown as { parser: WorkerTrafficParser }).parser.started).toBe(workers);
+      expect((s.exporter as unknown as { parser: ParsePool }).parser.started).toBe(workers);
     },
   );
 

@@ -18,7 +18,7 @@ import { configFrom, waitFor } from '../helpers/stack.js';
 
 /** Big answers are parsed in the built worker, as in production (`npm run build` first). */
 const WORKER = new URL(
-  `file://${join(import.meta.dirname, '..', '..', 'dist', 'src', 'traffic', 'parse-worker.js')}`,
+  `file://${join(import.meta.dirname, '..', '..', 'dist', 'src', 'offloop', 'worker.js')}`,
 );
 
 let api: HostileApi | undefined;
@@ -51,7 +51,7 @@ function logLines() {
 }
 
 async function start(config: Record<string, unknown>, log = createLogger({ level: 'silent' })) {
-  expect(existsSync(WORKER), 'dist/src/traffic/parse-worker.js is missing: run npm run build').toBe(true);
+  expect(existsSync(WORKER), 'dist/src/offloop/worker.js is missing: run npm run build').toBe(true);
   // `api` keys given by a test are added to these (api.max_body_bytes for the 50 MB answer).
   const { api: apiKeys, ...rest } = config;
   exporter = new Exporter({
