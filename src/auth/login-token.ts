@@ -24,7 +24,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../clock.js';
-import type { LoginCredential, TokenSource } from '../config/token.js';
+import { type LoginCredential, type TokenSource, unreadableReason } from '../config/token.js';
 import type { Logger } from '../log.js';
 import { type BackoffPolicy, backoffDelay } from '../poll/backoff.js';
 import { SECRETS } from '../redact.js';
@@ -114,14 +114,6 @@ export interface LoginStatus {
   /** Our words on the last failure; never a secret. */
   detail?: string;
   expiresAt?: number;
-}
-
-function reasonText(e: unknown): string {
-  const code = (e as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT') return 'does not exist';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'EISDIR') return 'is a directory';
-  return code ?? 'cannot be read';
 }
 
 export class LoginToken implements TokenSource {
@@ -408,7 +400,7 @@ export class LoginToken implements TokenSource {
       return this.#password;
     } catch (e) {
       this.#password = undefined;
-      const why = `password file ${path}: ${reasonText(e)}`;
+      const why = `password file ${path}: ${unreadableReason(e)}`;
       if (this.#passwordError !== why) log.error({ login: this.username, error: why }, 'cannot log in');
       this.#passwordError = why;
       if (this.#valid() === undefined) {

@@ -44,6 +44,19 @@ export function malformed(api: ApiName, detail: string): ApiError {
   return new ApiError({ api, kind: 'malformed', detail });
 }
 
+/**
+ * `raw` as a top-level object with a `data` array (the traffic and DVR answers), else ApiError `malformed`. An
+ * answer without data usually says why in `description`: the error quotes it.
+ */
+export function withDataArray(api: ApiName, raw: unknown): Json & { data: unknown[] } {
+  if (!isRecord(raw)) throw malformed(api, `top level is ${describeValue(raw)}, not an object`);
+  if (!Array.isArray(raw.data)) {
+    const said = typeof raw.description === 'string' ? ` (description: ${raw.description})` : '';
+    throw malformed(api, `no data array${said}`);
+  }
+  return raw as Json & { data: unknown[] };
+}
+
 const utf8 = new TextDecoder();
 
 /**
