@@ -351,7 +351,10 @@ describe('links and commands', () => {
     }
     expect(paths.size).toBeGreaterThan(10);
     // Globs (rules/tests/*.yml) do not match the pattern above; folders end in / and exist as such.
-    expect([...paths].filter((p) => !existsSync(join(ROOT, p)))).toEqual([]);
+    // src/answers/ is now src/offloop/ (branch parse), which may not edit the README: its layout table moves to
+    // docs/development.md on branch docs (the new row: docs/_incoming/parse.md). Drop this once that is merged.
+    const movedMeanwhile = new Set(['src/answers/']);
+    expect([...paths].filter((p) => !movedMeanwhile.has(p) && !existsSync(join(ROOT, p)))).toEqual([]);
   });
 });
 
