@@ -77,7 +77,7 @@ export interface TokenFs {
   read(path: string): string;
 }
 
-const nodeFs: TokenFs = {
+export const nodeFs: TokenFs = {
   stat: (path) => statSync(path, { bigint: true }),
   read: (path) => readFileSync(path, 'utf8'),
 };
