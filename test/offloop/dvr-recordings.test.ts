@@ -7,27 +7,22 @@
  *
  * The worker runs from the build (dist/), which `npm test` makes before the tests run.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DvrClient } from '../../src/dvr/client.js';
 import { parseDvrBody } from '../../src/dvr/response.js';
 import { ApiError } from '../../src/http/errors.js';
 import { HttpClient } from '../../src/http/request.js';
 import { packDvrStreamResponse, unpackDvrStreamResponse } from '../../src/offloop/dvr.js';
-import { ANSWER_POOL, ParsePool } from '../../src/offloop/pool.js';
+import { ANSWER_POOL, type ParsePoolOptions } from '../../src/offloop/pool.js';
 import { packRecordingList, unpackRecordingList } from '../../src/offloop/recordings.js';
 import { RecorderClient } from '../../src/recordings/client.js';
 import { parseRecordingsBody } from '../../src/recordings/response.js';
 import { captureLog } from '../exporter/failure-checks.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { BUILT_WORKER, builtPools } from '../helpers/parse-pools.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const WORKER = join(ROOT, 'dist', 'src', 'offloop', 'worker.js');
 const utf8 = new TextEncoder();
 const json = (v: unknown) => utf8.encode(JSON.stringify(v));
 
@@ -152,24 +147,16 @@ const RECORDINGS_BODIES: Record<string, string> = {
   empty: '',
 };
 
-const parsers: ParsePool[] = [];
-const dirs: string[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
-  for (const p of parsers.splice(0)) await p.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   for (const s of servers.splice(0)) {
     s.closeAllConnections();
     await new Promise((resolve) => s.close(resolve));
   }
 });
 
-function workerParser(opts: { minBytes?: number; workerUrl?: URL; idleMs?: number; clock?: FakeClock } = {}) {
-  expect(existsSync(WORKER), `${WORKER} is missing: run npm run build (npm test does)`).toBe(true);
-  const p = new ParsePool(ANSWER_POOL, { minBytes: 0, workerUrl: pathToFileURL(WORKER), ...opts });
-  parsers.push(p);
-  return p;
-}
+const { pool, crashingWorker } = builtPools();
+const workerParser = (opts: ParsePoolOptions = {}) => pool(ANSWER_POOL, opts);
 
 /** What a parse (inline or off the loop) gives: the value, or the error's class, kind, api and detail. */
 async function outcome(parse: () => unknown): Promise<unknown> {
@@ -256,18 +243,7 @@ describe('the DVR and recordings parse pool', () => {
   });
 
   it('fails only the parses a dying worker held, then starts a new one', async () => {
-    // A worker that dies on a body holding "CRASH", and otherwise is the real one.
-    const dir = mkdtempSync(join(tmpdir(), 'cdn-answer-worker-'));
-    dirs.push(dir);
-    const script = join(dir, 'crashing-worker.mjs');
-    writeFileSync(
-      script,
-      `import { parentPort } from 'node:worker_threads';
-parentPort.on('message', (m) => { if (new TextDecoder().decode(m.bytes).includes('CRASH')) process.exit(3); });
-await import(${JSON.stringify(pathToFileURL(WORKER).href)});
-`,
-    );
-    const p = workerParser({ workerUrl: pathToFileURL(script) });
+    const p = workerParser({ workerUrl: crashingWorker() });
     expect((await p.dvr(utf8.encode(DVR_BODIES.good!), 'live/main')).entries).toHaveLength(2);
     await expect(p.recordings(utf8.encode('"CRASH"'), 'acme')).rejects.toThrow(
       /parse worker stopped: exit code 3/,
@@ -283,12 +259,7 @@ await import(${JSON.stringify(pathToFileURL(WORKER).href)});
     expect(p.started).toBe(0);
 
     const { log, lines } = captureLog();
-    const missing = new ParsePool(ANSWER_POOL, {
-      minBytes: 0,
-      workerUrl: pathToFileURL(join(ROOT, 'nope.js')),
-      log,
-    });
-    parsers.push(missing);
+    const missing = workerParser({ workerUrl: new URL('./missing-worker.js', BUILT_WORKER), log });
     expect((await missing.recordings(utf8.encode(RECORDINGS_BODIES.good!), 'acme')).settings).toHaveLength(3);
     expect(missing.started).toBe(0);
     expect(lines.filter((l) => l.includes('parse worker not found'))).toHaveLength(1);

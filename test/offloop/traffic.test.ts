@@ -5,15 +5,11 @@
  *
  * The worker runs from the build (dist/), which `npm test` makes before the tests run.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { METRIC_NAMES } from '../../src/api/vocabulary.js';
 import { MINUTE } from '../../src/clock.js';
 import { ApiError } from '../../src/http/errors.js';
-import { ParsePool, TRAFFIC_POOL } from '../../src/offloop/pool.js';
+import { type ParsePoolOptions, TRAFFIC_POOL } from '../../src/offloop/pool.js';
 import {
   packTrafficResponse,
   unpackTrafficResponse,
@@ -27,9 +23,8 @@ import { TrafficProcess } from '../../src/traffic/process.js';
 import type { TrafficResponse } from '../../src/traffic/response.js';
 import { captureLog } from '../exporter/failure-checks.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { BUILT_WORKER, builtPools } from '../helpers/parse-pools.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const WORKER = join(ROOT, 'dist', 'src', 'offloop', 'worker.js');
 const T0 = Date.UTC(2026, 0, 1, 18, 0);
 const OPTS = { account: 'acme', breakdown: 'resource' as const };
 const utf8 = new TextEncoder();
@@ -74,19 +69,8 @@ async function exposed(r: TrafficResponse): Promise<string> {
   return store.render('text').toString();
 }
 
-const parsers: ParsePool[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const p of parsers.splice(0)) await p.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function workerParser(opts: { minBytes?: number; workerUrl?: URL; idleMs?: number; clock?: FakeClock } = {}) {
-  expect(existsSync(WORKER), `${WORKER} is missing: run npm run build (npm test does)`).toBe(true);
-  const p = new ParsePool(TRAFFIC_POOL, { minBytes: 0, workerUrl: pathToFileURL(WORKER), ...opts });
-  parsers.push(p);
-  return p;
-}
+const { pool, crashingWorker } = builtPools();
+const workerParser = (opts: ParsePoolOptions = {}) => pool(TRAFFIC_POOL, opts);
 
 describe('packed responses', () => {
   it.each(['object', 'flat', 'number'] as const)(
@@ -179,18 +163,7 @@ describe('the traffic parse pool', () => {
   });
 
   it('fails only the parses a dying worker held, then starts a new one', async () => {
-    // A worker that dies on a body holding "CRASH", and otherwise is the real one.
-    const dir = mkdtempSync(join(tmpdir(), 'cdn-worker-'));
-    dirs.push(dir);
-    const script = join(dir, 'crashing-worker.mjs');
-    writeFileSync(
-      script,
-      `import { parentPort } from 'node:worker_threads';
-parentPort.on('message', (m) => { if (new TextDecoder().decode(m.bytes).includes('CRASH')) process.exit(3); });
-await import(${JSON.stringify(pathToFileURL(WORKER).href)});
-`,
-    );
-    const p = workerParser({ workerUrl: pathToFileURL(script) });
+    const p = workerParser({ workerUrl: crashingWorker() });
     expect((await p.traffic(body(2), OPTS)).records).toHaveLength(2);
     await expect(p.traffic(utf8.encode('"CRASH"'), OPTS)).rejects.toThrow(
       /traffic parse worker stopped: exit code 3/,
@@ -225,12 +198,7 @@ await import(${JSON.stringify(pathToFileURL(WORKER).href)});
     expect(p.started).toBe(0);
 
     const { log, lines } = captureLog();
-    const missing = new ParsePool(TRAFFIC_POOL, {
-      minBytes: 0,
-      workerUrl: pathToFileURL(join(ROOT, 'nope.js')),
-      log,
-    });
-    parsers.push(missing);
+    const missing = workerParser({ workerUrl: new URL('./missing-worker.js', BUILT_WORKER), log });
     expect((await missing.traffic(body(2), OPTS)).records).toHaveLength(2);
     expect(missing.started).toBe(0);
     expect(lines.filter((l) => l.includes('traffic parse worker not found'))).toHaveLength(1);
