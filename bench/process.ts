@@ -48,7 +48,7 @@ const SCRAPES = 7;
 /**
  * Steady RSS is read this long after the last answer (a poll of the next minute, if one comes meanwhile, starts
  * the wait again): polls come a minute apart, and the traffic parse worker is stopped after 5 s idle
- * (src/traffic/parse-pool.ts), its pages released by V8 about 8 s later. The RSS 3 s after the catch-up is
+ * (src/offloop/pool.ts), its pages released by V8 about 8 s later. The RSS 3 s after the catch-up is
  * logged too.
  */
 const STEADY_AFTER_MS = 18_000;
