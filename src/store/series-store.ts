@@ -3,8 +3,12 @@
  * cached buffer.
  *
  * Caching, from the bottom up:
- * - each family's sample lines (identical in both formats: a counter's samples carry `_total` in both) are kept
- *   as one Buffer of exactly their size, re-rendered only when the family changed (its version moved);
+ * - each family's sample lines in text (a counter's samples carry `_total` in both text formats) are kept as one
+ *   Buffer of exactly their size, re-rendered only when the family changed (its version moved). They are also the
+ *   family's label source (family.ts), so they are rendered whatever the formats asked for;
+ * - the bodies a format needs of its own, rendered only while that format is asked for (FORMAT_IDLE_MS): a
+ *   counter's OpenMetrics body (each series with its `_created` sample; a gauge's is its text body) and every
+ *   family's protobuf body (its Metric messages; the MetricFamily header with the length is made when assembled);
  * - each format's exposition is the list of those buffers with the format's HELP/TYPE headers between them
  *   (families without series left out), rebuilt only when a family changed. It is never copied into one
  *   buffer: the server writes the list as is to every client (at 1M series one copy is ~85 MB, and it was made
@@ -29,6 +33,7 @@
  * stream reading it. A body that a response may still have been writing when it was cut off is left to the GC.
  */
 import { createGzip, gzipSync } from 'node:zlib';
+import type { Clock } from '../clock.js';
 import { SeriesFamily } from './family.js';
 import { freeNow } from './free-now.js';
 import { openMetricsName } from './names.js';
@@ -42,7 +47,12 @@ import type {
   SeriesStoreApi,
 } from './types.js';
 
-const FORMATS: readonly ExpositionFormat[] = ['text', 'openmetrics'];
+const FORMATS: readonly ExpositionFormat[] = ['text', 'openmetrics', 'protobuf'];
+/**
+ * A format not asked for this long is no longer rebuilt by refreshes (its own bodies are freed); the next scrape
+ * that asks for it waits for a refresh. Prometheus asks for one format, at its scrape interval (at most minutes).
+ */
+const FORMAT_IDLE_MS = 15 * 60_000;
 /**
  * A refresh yields to the event loop after this much rendering (or `chunkSize` slots, whichever comes first): a
  * scrape or probe that arrives meanwhile waits about this long. Checked every RENDER_STEP slots (~0.5 ms).
@@ -57,6 +67,8 @@ export interface SeriesStoreOptions {
   chunkSize?: number;
   /** zlib level of the cached gzip. Default 1: on this text level 6 took 5x as long for 8% less. */
   gzipLevel?: number;
+  /** The start of a counter created without one (Family.slot), and of format idleness. Default: the system clock. */
+  clock?: Pick<Clock, 'now'>;
 }
 
 interface Exposed {
@@ -88,9 +100,19 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
   private readonly families: SeriesFamily[] = [];
   /** Family names, both as given and as OpenMetrics names them (a counter without `_total`). */
   private readonly names = new Set<string>();
+  /** Each family's text body (its label source). */
   private readonly bodies = new Map<SeriesFamily, Body>();
+  /** Each family's bodies of its own in other formats (SeriesFamily.rendersOwn). */
+  private readonly own = new Map<SeriesFamily, Partial<Record<ExpositionFormat, Body>>>();
   private readonly exposed: Partial<Record<ExpositionFormat, Exposed>> = {};
-  private readonly gzipWanted: Record<ExpositionFormat, boolean> = { text: false, openmetrics: false };
+  private readonly gzipWanted: Record<ExpositionFormat, boolean> = {
+    text: false,
+    openmetrics: false,
+    protobuf: false,
+  };
+  /** When each format was last asked for (clock ms); never asked: absent. */
+  private readonly askedAt: Partial<Record<ExpositionFormat, number>> = {};
+  private readonly now: () => number;
   private readonly chunkSize: number;
   private readonly gzipLevel: number;
   private layout = 0;
@@ -118,10 +140,12 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
   constructor(opts: SeriesStoreOptions = {}) {
     this.chunkSize = Math.max(1, opts.chunkSize ?? 32_768);
     this.gzipLevel = opts.gzipLevel ?? 1;
+    const clock = opts.clock;
+    this.now = clock ? () => clock.now() : Date.now;
   }
 
   family(spec: FamilySpec): Family {
-    const family = new SeriesFamily(spec);
+    const family = new SeriesFamily(spec, this.now);
     const om = openMetricsName(spec);
     for (const n of new Set([spec.name, om])) {
       if (this.names.has(n))
@@ -185,6 +209,48 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
 
   countedIn(format: ExpositionFormat): CountedCursors | undefined {
     return this.exposed[format]?.counted;
+  }
+
+  /**
+   * Undefined when render/hold/renderGzip can serve `format` now. Otherwise (a format not asked for lately,
+   * while a window is half counted, so its bodies cannot be rendered now) resolves once a refresh built them.
+   */
+  prepare(format: ExpositionFormat): Promise<void> | undefined {
+    const fresh = this.inUse(format);
+    this.askedAt[format] = this.now();
+    if ((this.exposed[format] && fresh) || this.writers === 0) return undefined;
+    return this.refresh();
+  }
+
+  private inUse(format: ExpositionFormat): boolean {
+    const at = this.askedAt[format];
+    return at !== undefined && this.now() - at <= FORMAT_IDLE_MS;
+  }
+
+  /** The family's body in `format` (its text body unless it renders one of its own). */
+  private bodyOf(f: SeriesFamily, format: ExpositionFormat): Body | undefined {
+    return f.rendersOwn(format) ? this.own.get(f)?.[format] : this.bodies.get(f);
+  }
+
+  /** Stores a fresh body, retiring the one it replaces. */
+  private setBody(f: SeriesFamily, format: ExpositionFormat, body: Body): void {
+    this.retire(this.bodyOf(f, format));
+    if (!f.rendersOwn(format)) {
+      this.bodies.set(f, body);
+      return;
+    }
+    const own = this.own.get(f) ?? {};
+    this.own.set(f, own);
+    own[format] = body;
+  }
+
+  /** A format no longer asked for: its exposition and its own bodies go. */
+  private drop(format: ExpositionFormat): void {
+    delete this.exposed[format];
+    for (const own of this.own.values()) {
+      this.retire(own[format]);
+      delete own[format];
+    }
   }
 
   /** Undefined: reading now. Otherwise resolves once reading (no window half counted). */
@@ -252,6 +318,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     const live = new Set<ArrayBufferLike>();
     for (const f of this.families) live.add(f.source.buffer);
     for (const b of this.bodies.values()) live.add(b.body.buffer);
+    for (const own of this.own.values()) for (const b of Object.values(own)) live.add(b.body.buffer);
     for (const e of Object.values(this.exposed)) for (const c of e.chunks) live.add(c.buffer);
     for (const e of this.lent.keys()) for (const c of e.chunks) live.add(c.buffer);
     for (const body of this.retired) {
@@ -304,6 +371,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
   }
 
   private current(format: ExpositionFormat): Exposed {
+    this.askedAt[format] = this.now();
     const e = this.exposed[format];
     if (e && (this.running || e.stamp === this.stamp())) return e;
     // A window is half counted: the last complete state (its bodies) is what there is to show.
@@ -311,8 +379,13 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     if (this.writers === 0) {
       for (const f of this.families) {
         if (f.version !== (this.bodies.get(f)?.version ?? 0)) {
-          this.retire(this.bodies.get(f));
-          this.bodies.set(f, { version: f.version, body: f.renderBody() });
+          this.setBody(f, 'text', { version: f.version, body: f.renderBody() });
+        }
+      }
+      // Rendered after the text bodies: they read the label texts from them.
+      for (const f of this.families) {
+        if (f.rendersOwn(format) && f.version !== (this.bodyOf(f, format)?.version ?? 0)) {
+          this.setBody(f, format, { version: f.version, body: f.renderBody(format) });
         }
       }
       this.bodiesCounted = this.countedNow();
@@ -328,10 +401,10 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     let stamp = this.layout;
     let length = 0;
     for (const f of this.families) {
-      const b = this.bodies.get(f);
+      const b = this.bodyOf(f, format);
       stamp += b?.version ?? 0;
       if (b && b.body.length > 0) {
-        const header = f.header(format);
+        const header = format === 'protobuf' ? f.protobufHeader(b.body.length) : f.header(format);
         chunks.push(header, b.body);
         length += header.length + b.body.length;
       }
@@ -342,16 +415,18 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
   private async rebuild(): Promise<void> {
     const wait = this.beginRead();
     if (wait) await wait;
+    for (const format of FORMATS) if (this.exposed[format] && !this.inUse(format)) this.drop(format);
+    const own = FORMATS.filter((format) => format !== 'text' && this.inUse(format));
     try {
-      for (const f of this.families) {
-        if (f.version === (this.bodies.get(f)?.version ?? 0)) continue;
-        const fresh = await this.renderBodyChunked(f);
-        // A synchronous render during the await may have stored a newer body already.
-        if (fresh.version > (this.bodies.get(f)?.version ?? 0)) {
-          this.retire(this.bodies.get(f));
-          this.bodies.set(f, fresh);
-        } else {
-          this.retire(fresh);
+      // Text first: the other formats read the label texts from the text bodies.
+      for (const format of ['text' as const, ...own]) {
+        for (const f of this.families) {
+          if (format !== 'text' && !f.rendersOwn(format)) continue;
+          if (f.version === (this.bodyOf(f, format)?.version ?? 0)) continue;
+          const fresh = await this.renderBodyChunked(f, format);
+          // A synchronous render during the await may have stored a newer body already.
+          if (fresh.version > (this.bodyOf(f, format)?.version ?? 0)) this.setBody(f, format, fresh);
+          else this.retire(fresh);
         }
       }
       this.bodiesCounted = this.countedNow();
@@ -361,7 +436,9 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     }
     const built: { format: ExpositionFormat; exposed: Exposed }[] = [];
     for (const format of FORMATS) {
-      if (this.exposed[format] !== undefined) built.push({ format, exposed: this.assemble(format) });
+      if (this.exposed[format] !== undefined || (format !== 'text' && own.includes(format))) {
+        built.push({ format, exposed: this.assemble(format) });
+      }
     }
     // zlib reads the chunks on the libuv pool: they are lent to it until it is done.
     for (const b of built) this.lend(b.exposed);
@@ -387,9 +464,9 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     }
   }
 
-  private async renderBodyChunked(f: SeriesFamily): Promise<Body> {
+  private async renderBodyChunked(f: SeriesFamily, format: ExpositionFormat): Promise<Body> {
     for (let attempt = 0; attempt < MAX_RESTARTS; attempt++) {
-      const r = f.beginRender();
+      const r = f.beginRender(format);
       for (;;) {
         const until = performance.now() + RENDER_SLICE_MS;
         const stop = r.next + this.chunkSize;
@@ -406,7 +483,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
         }
       }
     }
-    return { body: f.renderBody(), version: f.version };
+    return { body: f.renderBody(format), version: f.version };
   }
 }
 
