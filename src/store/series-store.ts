@@ -212,14 +212,15 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
   }
 
   /**
-   * Undefined when render/hold/renderGzip can serve `format` now. Otherwise (a format not asked for lately,
-   * while a window is half counted, so its bodies cannot be rendered now) resolves once a refresh built them.
+   * Undefined when render/hold/renderGzip can serve `format` now. Otherwise (a format not asked for lately, with
+   * no bodies yet) resolves once a refresh built them: in slices, as every refresh renders, so the first scrape
+   * in a new format does not hold the event loop for the whole render (a few hundred ms at 1M series), and
+   * waits out a window being counted.
    */
   prepare(format: ExpositionFormat): Promise<void> | undefined {
-    const fresh = this.inUse(format);
+    const ready = this.exposed[format] !== undefined && this.inUse(format);
     this.askedAt[format] = this.now();
-    if ((this.exposed[format] && fresh) || this.writers === 0) return undefined;
-    return this.refresh();
+    return ready ? undefined : this.refresh();
   }
 
   private inUse(format: ExpositionFormat): boolean {
@@ -436,7 +437,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     }
     const built: { format: ExpositionFormat; exposed: Exposed }[] = [];
     for (const format of FORMATS) {
-      if (this.exposed[format] !== undefined || (format !== 'text' && own.includes(format))) {
+      if (this.exposed[format] !== undefined || this.inUse(format)) {
         built.push({ format, exposed: this.assemble(format) });
       }
     }

@@ -123,3 +123,46 @@ describe('protobuf exposition', () => {
     expect(gunzipSync(store.renderGzip('protobuf')).equals(store.render('protobuf'))).toBe(true);
   });
 });
+
+describe('formats built only while asked for', () => {
+  it('builds a newly asked format in a refresh that waits for the window being counted', async () => {
+    const clock = { now: T0 };
+    const store = storeAt(clock);
+    const f = store.family({ name: 'w_total', help: 'W.', type: 'counter', labelNames: ['r'] });
+    f.add(f.slot(['a']), 1);
+    expect(store.enter()).toBeUndefined();
+    f.add(f.slot(['a']), 10);
+    f.add(f.slot(['b'], T0 - 60_000), 5);
+    const preparing = store.prepare('protobuf');
+    expect(preparing).toBeInstanceOf(Promise);
+    store.setCounted('acct', T0);
+    store.leave();
+    await preparing;
+    expect(store.prepare('protobuf')).toBeUndefined();
+    expect(decodeProtobuf(store.render('protobuf'))[0]!.metrics.map((m) => [m.labels.r, m.counter])).toEqual([
+      ['a', 11],
+      ['b', 5],
+    ]);
+    expect(store.countedIn('protobuf')?.get('acct')).toBe(T0);
+  });
+
+  it('stops rebuilding a format nobody asked for in 15 minutes, and builds it again when asked', async () => {
+    const clock = { now: T0 };
+    const store = storeAt(clock);
+    const f = store.family({ name: 'w_total', help: 'W.', type: 'counter', labelNames: ['r'] });
+    f.add(f.slot(['a']), 1);
+    await store.prepare('protobuf');
+    await store.prepare('text');
+    expect(store.countedIn('protobuf')).toBeDefined();
+    clock.now += 16 * 60_000;
+    store.render('text');
+    f.add(f.slot(['a']), 1);
+    await store.refresh();
+    expect(store.countedIn('protobuf')).toBeUndefined();
+    expect(store.render('text').toString()).toContain('w_total{r="a"} 2');
+    const again = store.prepare('protobuf');
+    expect(again).toBeInstanceOf(Promise);
+    await again;
+    expect(decodeProtobuf(store.render('protobuf'))[0]!.metrics[0]!.counter).toBe(2);
+  });
+});
