@@ -152,7 +152,7 @@ export async function renderMetrics(
   startedMs: number,
 ): Promise<RenderedMetrics> {
   const own = await renderRegistry(registry, format, startedMs);
-  const preparing = store.prepare?.(format);
+  const preparing = store.prepare?.(format, gzip);
   if (preparing) await preparing;
   const eof = format === 'openmetrics';
   // The store's bytes and their cursors are read in one turn of the event loop.

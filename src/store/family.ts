@@ -443,13 +443,13 @@ export class SeriesFamily implements Family {
       const buf = this.room(r, pos, 2 * len + extra);
       const src = st === IN_ARENA ? this.arena : this.body;
       const from = this.labelAt[slot]!;
-      pos += name.copy(buf, pos);
-      pos += src.copy(buf, pos, from, from + len);
+      pos = copyBytes(name, 0, name.length, buf, pos);
+      pos = copyBytes(src, from, from + len, buf, pos);
       buf[pos++] = SPACE;
       pos = writeValue(buf, pos, this.values[slot]!);
       buf[pos++] = NEWLINE;
-      pos += created.copy(buf, pos);
-      pos += src.copy(buf, pos, from, from + len);
+      pos = copyBytes(created, 0, created.length, buf, pos);
+      pos = copyBytes(src, from, from + len, buf, pos);
       buf[pos++] = SPACE;
       pos = writeValue(buf, pos, this.startSeconds[slot]!);
       buf[pos++] = NEWLINE;
@@ -504,10 +504,16 @@ export class SeriesFamily implements Family {
         const vlen = valLen[i]!;
         buf[pos++] = LABEL_FIELD;
         pos = writeVarint(buf, pos, names.length + 1 + varintSize(vlen) + vlen);
-        pos += names.copy(buf, pos);
+        pos = copyBytes(names, 0, names.length, buf, pos);
         buf[pos++] = LABEL_VALUE_FIELD;
         pos = writeVarint(buf, pos, vlen);
-        for (let j = valFrom[i]!, e = valTo[i]!; j < e; j++) {
+        const from = valFrom[i]!;
+        const to = valTo[i]!;
+        if (to - from === vlen) {
+          pos = copyBytes(src, from, to, buf, pos);
+          continue;
+        }
+        for (let j = from; j < to; j++) {
           let c = src[j]!;
           if (c === BACKSLASH) {
             c = src[++j]!;
@@ -665,6 +671,16 @@ function tight(buf: Buffer, used: number): Buffer {
   buf.copy(out, 0, 0, used);
   freeNow(buf);
   return out;
+}
+
+/**
+ * Copies src[from, to) to dst at `pos`; returns the new position. A short run is copied byte by byte: a
+ * Buffer.copy call costs more than the copy itself below a few dozen bytes (label texts, names).
+ */
+function copyBytes(src: Buffer, from: number, to: number, dst: Buffer, pos: number): number {
+  if (to - from > 64) return pos + src.copy(dst, pos, from, to);
+  for (let i = from; i < to; i++) dst[pos++] = src[i]!;
+  return pos;
 }
 
 /**

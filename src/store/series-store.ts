@@ -74,8 +74,13 @@ export interface SeriesStoreOptions {
 interface Exposed {
   /** layout + the sum of the family versions it was built from: versions only grow, so equal means current. */
   stamp: number;
-  /** Headers and bodies, in order; immutable. */
+  /**
+   * Headers and bodies, in order; immutable. Empty when `plain` is false: a format only asked for gzipped keeps
+   * its gzip and lets its own bodies go (see dropPlain).
+   */
   chunks: Buffer[];
+  /** The chunks are there (always for text). */
+  plain: boolean;
   /** Total bytes of chunks. */
   length: number;
   /** chunks concatenated, made by the first render() (never by the server). */
@@ -112,6 +117,8 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
   };
   /** When each format was last asked for (clock ms); never asked: absent. */
   private readonly askedAt: Partial<Record<ExpositionFormat, number>> = {};
+  /** When each format was last asked for without gzip (render, hold). */
+  private readonly plainAskedAt: Partial<Record<ExpositionFormat, number>> = {};
   private readonly now: () => number;
   private readonly chunkSize: number;
   private readonly gzipLevel: number;
@@ -217,15 +224,41 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
    * in a new format does not hold the event loop for the whole render (a few hundred ms at 1M series), and
    * waits out a window being counted.
    */
-  prepare(format: ExpositionFormat): Promise<void> | undefined {
-    const ready = this.exposed[format] !== undefined && this.inUse(format);
-    this.askedAt[format] = this.now();
+  prepare(format: ExpositionFormat, gzip = false): Promise<void> | undefined {
+    const e = this.exposed[format];
+    const ready = e !== undefined && this.inUse(format) && (e.plain || (gzip && e.gzip !== undefined));
+    const now = this.now();
+    this.askedAt[format] = now;
+    if (gzip) this.gzipWanted[format] = true;
+    else this.plainAskedAt[format] = now;
     return ready ? undefined : this.refresh();
   }
 
   private inUse(format: ExpositionFormat): boolean {
     const at = this.askedAt[format];
     return at !== undefined && this.now() - at <= FORMAT_IDLE_MS;
+  }
+
+  /** Whether the format's plain bodies are kept once gzipped: text always (the label source), others while asked. */
+  private keepsPlain(format: ExpositionFormat): boolean {
+    const at = this.plainAskedAt[format];
+    return format === 'text' || (at !== undefined && this.now() - at <= FORMAT_IDLE_MS);
+  }
+
+  /**
+   * A format scraped only gzipped (Prometheus always asks for gzip) keeps only its gzip: its own bodies, as big
+   * as the text bodies (protobuf) or twice as big (a counter's OpenMetrics), go once compressed, and the next
+   * refresh renders them again. So a Prometheus scraping protobuf or OpenMetrics costs the text bodies (the
+   * label source, always kept) plus a gzip, not a second copy of every label. Only for an exposition just built
+   * and not lent to any response yet.
+   */
+  private dropPlain(format: ExpositionFormat, e: Exposed): void {
+    e.chunks = [];
+    e.plain = false;
+    for (const own of this.own.values()) {
+      this.retire(own[format]);
+      delete own[format];
+    }
   }
 
   /** The family's body in `format` (its text body unless it renders one of its own). */
@@ -274,13 +307,15 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
   }
 
   render(format: ExpositionFormat): Buffer {
-    const e = this.current(format);
+    this.plainAskedAt[format] = this.now();
+    const e = this.current(format, true);
     e.text ??= e.chunks.length ? Buffer.concat(e.chunks, e.length) : EMPTY;
     return e.text;
   }
 
   hold(format: ExpositionFormat): HeldChunks {
-    const e = this.current(format);
+    this.plainAskedAt[format] = this.now();
+    const e = this.current(format, true);
     this.lend(e);
     let held = true;
     return {
@@ -331,7 +366,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
 
   renderGzip(format: ExpositionFormat): Buffer {
     this.gzipWanted[format] = true;
-    const e = this.current(format);
+    const e = this.current(format, false);
     // One gzip member per chunk: no copy of the whole text is made, and multi-member gzip is one valid stream.
     e.gzip ??= e.chunks.length
       ? Buffer.concat(e.chunks.map((c) => gzipSync(c, { level: this.gzipLevel })))
@@ -371,12 +406,20 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     return s;
   }
 
-  private current(format: ExpositionFormat): Exposed {
+  /** The exposition to serve; `plain`: its chunks are needed (else its gzip will do). */
+  private current(format: ExpositionFormat, plain: boolean): Exposed {
     this.askedAt[format] = this.now();
     const e = this.exposed[format];
-    if (e && (this.running || e.stamp === this.stamp())) return e;
+    const usable = e !== undefined && (e.plain || (!plain && e.gzip !== undefined));
+    if (usable && (this.running || e.stamp === this.stamp())) return e;
     // A window is half counted: the last complete state (its bodies) is what there is to show.
-    if (e && this.writers > 0) return e;
+    if (usable && this.writers > 0) return e;
+    if (this.writers > 0 && format !== 'text') {
+      // Its bodies were never rendered or were let go: prepare() waits for a refresh that renders them.
+      throw new Error(
+        `the ${format} exposition is not built while a window is counted: await prepare() first`,
+      );
+    }
     if (this.writers === 0) {
       for (const f of this.families) {
         if (f.version !== (this.bodies.get(f)?.version ?? 0)) {
@@ -410,7 +453,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
         length += header.length + b.body.length;
       }
     }
-    return { stamp, chunks, length, counted: this.bodiesCounted };
+    return { stamp, chunks, length, plain: true, counted: this.bodiesCounted };
   }
 
   private async rebuild(): Promise<void> {
@@ -453,7 +496,9 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
       );
       for (const { format, exposed } of built) {
         const old = this.exposed[format];
-        if (!old || old.stamp <= exposed.stamp) this.exposed[format] = exposed;
+        if (old && old.stamp > exposed.stamp) continue;
+        this.exposed[format] = exposed;
+        if (exposed.gzip && !this.keepsPlain(format)) this.dropPlain(format, exposed);
       }
     } catch (err) {
       // A failed stream may not have finished with every chunk handed to it.

@@ -85,10 +85,11 @@ export interface Exposition {
   /** The same, gzipped, cached alongside. */
   renderGzip(format: ExpositionFormat): Buffer;
   /**
-   * Undefined when the format can be served at once; otherwise a promise to await first (a format not asked for
-   * lately has no bodies yet, and a window being counted keeps them from being rendered now).
+   * Undefined when the format can be served at once (`gzip`: as renderGzip, else as hold/render); otherwise a
+   * promise to await first (a format not asked for lately has no bodies yet, nor one asked for only gzipped until
+   * now has plain ones, and a window being counted keeps them from being rendered now).
    */
-  prepare?(format: ExpositionFormat): Promise<void> | undefined;
+  prepare?(format: ExpositionFormat, gzip?: boolean): Promise<void> | undefined;
   /** Names of all families, so the server can check that none appears twice across sources. */
   familyNames(): string[];
   /**

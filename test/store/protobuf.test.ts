@@ -166,3 +166,29 @@ describe('formats built only while asked for', () => {
     expect(decodeProtobuf(store.render('protobuf'))[0]!.metrics[0]!.counter).toBe(2);
   });
 });
+
+describe('a format scraped only gzipped', () => {
+  it('keeps its gzip, not its plain bodies, until a plain scrape asks for them', async () => {
+    const clock = { now: T0 };
+    const store = storeAt(clock);
+    const f = store.family({ name: 'g_total', help: 'G.', type: 'counter', labelNames: ['r'] });
+    for (let i = 0; i < 500; i++) f.add(f.slot([`r${i}`]), i);
+    await store.prepare('protobuf', true);
+    f.add(f.slot(['r1']), 100);
+    await store.refresh();
+    // Served from the gzip made by the refresh; a plain scrape would need the bodies rendered again.
+    expect(store.prepare('protobuf', true)).toBeUndefined();
+    const gzipped = decodeProtobuf(gunzipSync(store.renderGzip('protobuf')));
+    expect(gzipped[0]!.metrics[1]).toEqual({ labels: { r: 'r1' }, counter: 101, created: T0 / 1000 });
+    const plain = store.prepare('protobuf');
+    expect(plain).toBeInstanceOf(Promise);
+    await plain;
+    expect(store.prepare('protobuf')).toBeUndefined();
+    expect(decodeProtobuf(store.render('protobuf'))).toEqual(gzipped);
+    // OpenMetrics likewise, its counters' own bodies included.
+    await store.prepare('openmetrics', true);
+    expect(gunzipSync(store.renderGzip('openmetrics')).toString()).toContain(
+      `g_created{r="r1"} ${T0 / 1000}`,
+    );
+  });
+});
