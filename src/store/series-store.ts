@@ -14,7 +14,9 @@
  *   buffer: the server writes the list as is to every client (at 1M series one copy is ~85 MB, and it was made
  *   once per refresh and once more per scrape). render() concatenates it on demand, for callers that want one
  *   buffer (tests, small stores);
- * - its gzip is made on the first renderGzip after a change, and by a refresh for a format scraped with gzip.
+ * - its gzip is made on the first renderGzip after a change, and by a refresh for a format scraped with gzip;
+ *   a format other than text asked for only gzipped keeps no bodies of its own at all: a refresh renders them
+ *   one family at a time straight into its gzip (streamGzip).
 
  * Rendering 1M series takes a few hundred milliseconds. So the poller calls `refresh()` after applying a poll:
  * it re-renders changed families in chunks, yielding to the event loop between them, assembles the formats in
@@ -220,13 +222,18 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
 
   /**
    * Undefined when render/hold/renderGzip can serve `format` now. Otherwise (a format not asked for lately, with
-   * no bodies yet) resolves once a refresh built them: in slices, as every refresh renders, so the first scrape
-   * in a new format does not hold the event loop for the whole render (a few hundred ms at 1M series), and
-   * waits out a window being counted.
+   * no bodies yet; one kept only gzipped, asked for plain or out of date) resolves once a refresh built it: in
+   * slices, as every refresh renders, so the first scrape in a new format does not hold the event loop for the
+   * whole render (a few hundred ms at 1M series), and waits out a window being counted.
    */
   prepare(format: ExpositionFormat, gzip = false): Promise<void> | undefined {
     const e = this.exposed[format];
-    const ready = e !== undefined && this.inUse(format) && (e.plain || (gzip && e.gzip !== undefined));
+    // A gzip-only exposition out of date is brought up to date by a refresh (which streams it), not by the
+    // scrape rendering every body of the format at once and keeping them.
+    const ready =
+      e !== undefined &&
+      this.inUse(format) &&
+      (e.plain || (gzip && e.gzip !== undefined && (this.running || e.stamp === this.stamp())));
     const now = this.now();
     this.askedAt[format] = now;
     if (gzip) this.gzipWanted[format] = true;
@@ -247,10 +254,10 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
 
   /**
    * A format scraped only gzipped (Prometheus always asks for gzip) keeps only its gzip: its own bodies, as big
-   * as the text bodies (protobuf) or twice as big (a counter's OpenMetrics), go once compressed, and the next
-   * refresh renders them again. So a Prometheus scraping protobuf or OpenMetrics costs the text bodies (the
-   * label source, always kept) plus a gzip, not a second copy of every label. Only for an exposition just built
-   * and not lent to any response yet.
+   * as the text bodies (protobuf) or twice as big (a counter's OpenMetrics), are not kept; refreshes render them
+   * family by family into the gzip stream (streamGzip). So a Prometheus scraping protobuf or OpenMetrics costs
+   * the text bodies (the label source, always kept) plus a gzip, not a second copy of every label. Called for an
+   * exposition just built and not lent to any response yet; drops own bodies left from plain scrapes.
    */
   private dropPlain(format: ExpositionFormat, e: Exposed): void {
     e.chunks = [];
@@ -461,9 +468,12 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     if (wait) await wait;
     for (const format of FORMATS) if (this.exposed[format] && !this.inUse(format)) this.drop(format);
     const own = FORMATS.filter((format) => format !== 'text' && this.inUse(format));
+    // Asked for only gzipped: compressed family by family as rendered, no body kept (streamGzip).
+    const streamed = own.filter((format) => this.gzipWanted[format] && !this.keepsPlain(format));
+    const gzipped: { format: ExpositionFormat; exposed: Exposed }[] = [];
     try {
       // Text first: the other formats read the label texts from the text bodies.
-      for (const format of ['text' as const, ...own]) {
+      for (const format of ['text' as const, ...own.filter((f) => !streamed.includes(f))]) {
         for (const f of this.families) {
           if (format !== 'text' && !f.rendersOwn(format)) continue;
           if (f.version === (this.bodyOf(f, format)?.version ?? 0)) continue;
@@ -474,12 +484,26 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
         }
       }
       this.bodiesCounted = this.countedNow();
+      for (const format of streamed) {
+        const { gzip, stamp } = await this.streamGzip(format);
+        gzipped.push({
+          format,
+          exposed: { stamp, chunks: [], plain: false, length: 0, gzip, counted: this.bodiesCounted },
+        });
+      }
     } finally {
       // The bodies are immutable buffers: assembling and gzipping them need not hold windows back.
       this.endRead();
     }
+    for (const { format, exposed } of gzipped) {
+      const old = this.exposed[format];
+      if (old && old.stamp > exposed.stamp) continue;
+      this.exposed[format] = exposed;
+      this.dropPlain(format, exposed);
+    }
     const built: { format: ExpositionFormat; exposed: Exposed }[] = [];
     for (const format of FORMATS) {
+      if (streamed.includes(format)) continue;
       if (this.exposed[format] !== undefined || this.inUse(format)) {
         built.push({ format, exposed: this.assemble(format) });
       }
@@ -508,6 +532,51 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
       for (const b of built) this.giveBack(b.exposed);
       this.sweep();
     }
+  }
+
+  /**
+   * The gzip of the whole exposition in `format` (not text), rendered family by family inside the read lock: each
+   * family's own body is written to the gzip stream and freed as soon as zlib has consumed it, so at most one
+   * such body exists at a time (OpenMetrics' counter bodies hold every label twice: a second copy of all of them
+   * would be the biggest thing in the process at 1M series). Text bodies (a gauge's OpenMetrics body) are lent,
+   * not freed. Returns the exposition's stamp, as assemble() computes it.
+   */
+  private async streamGzip(format: ExpositionFormat): Promise<{ gzip: Buffer; stamp: number }> {
+    const z = createGzip({ level: this.gzipLevel });
+    const out: Buffer[] = [];
+    z.on('data', (c: Buffer) => out.push(c));
+    const ended = new Promise<void>((resolve, reject) => {
+      z.on('end', resolve);
+      z.on('error', reject);
+    });
+    // zlib calls back once it has consumed the whole chunk (it no longer reads it).
+    const write = (b: Buffer) =>
+      new Promise<void>((resolve, reject) => z.write(b, (err) => (err ? reject(err) : resolve())));
+    const shared: Exposed = { stamp: 0, chunks: [], plain: true, length: 0, counted: new Map() };
+    this.lend(shared);
+    let stamp = this.layout;
+    try {
+      for (const f of this.families) {
+        const mine = f.rendersOwn(format);
+        const b = mine ? await this.renderBodyChunked(f, format) : this.bodies.get(f);
+        stamp += b?.version ?? 0;
+        if (!b || b.body.length === 0) continue;
+        if (!mine) shared.chunks.push(b.body);
+        await write(format === 'protobuf' ? f.protobufHeader(b.body.length) : f.header(format));
+        await write(b.body);
+        if (mine) freeNow(b.body);
+      }
+      z.end();
+      await ended;
+    } catch (err) {
+      // zlib may still hold a chunk: nothing it was given is freed here.
+      for (const c of shared.chunks) this.unsafeToFree.add(c.buffer);
+      z.destroy();
+      throw err;
+    } finally {
+      this.giveBack(shared);
+    }
+    return { gzip: Buffer.concat(out), stamp };
   }
 
   private async renderBodyChunked(f: SeriesFamily, format: ExpositionFormat): Promise<Body> {

@@ -192,3 +192,19 @@ describe('a format scraped only gzipped', () => {
     );
   });
 });
+
+describe('a gzip-only format out of date', () => {
+  it('is brought up to date by a refresh the scrape waits for, not rendered by the scrape', async () => {
+    const clock = { now: T0 };
+    const store = storeAt(clock);
+    const f = store.family({ name: 'h_total', help: 'H.', type: 'counter', labelNames: ['r'] });
+    f.add(f.slot(['a']), 1);
+    await store.prepare('openmetrics', true);
+    f.add(f.slot(['a']), 1);
+    const waiting = store.prepare('openmetrics', true);
+    expect(waiting).toBeInstanceOf(Promise);
+    expect(store.refreshing).toBe(true);
+    await waiting;
+    expect(gunzipSync(store.renderGzip('openmetrics')).toString()).toContain('h_total{r="a"} 2');
+  });
+});
