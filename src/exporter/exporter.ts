@@ -65,7 +65,7 @@ export interface ExporterOptions {
 
 export class Exporter {
   readonly registry = new Registry();
-  readonly store = new SeriesStore();
+  readonly store: SeriesStore;
   readonly self: SelfMetrics;
   readonly app: Express;
   readonly accounts: readonly string[];
@@ -112,6 +112,7 @@ export class Exporter {
   constructor(private readonly opts: ExporterOptions) {
     this.config = opts.config;
     this.clock = opts.clock ?? systemClock;
+    this.store = new SeriesStore({ clock: this.clock });
     this.log = opts.log;
     this.self = createSelfMetrics(this.registry, {
       version: opts.version,
