@@ -24,12 +24,12 @@ export interface PrometheusOptions {
   readyTimeoutMs?: number;
   /** More keys for the scrape job (scheme, tls_config, basic_auth, ...). */
   scrape?: Record<string, unknown>;
+  /** More command-line flags (`--enable-feature=...`). */
+  flags?: string[];
   /** More scrape jobs, each with its own name, target and keys. */
   extraJobs?: { job: string; target: string; scrape?: Record<string, unknown> }[];
   /** An existing TSDB directory to serve (blocks made by promtool); default: a fresh one. Not removed by stop(). */
   storagePath?: string;
-  /** More command-line flags. */
-  flags?: string[];
 }
 
 /** One element of an instant query's result (vector) or of a scalar answer. */
