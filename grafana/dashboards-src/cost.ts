@@ -1,6 +1,6 @@
 /**
  * Cost (uid `cdn-cost`): the calendar month so far against the contract's commit, from the cost recording rules of
- * rules/cdn-exporter.rules.yml (docs/_incoming/cost.md until moved: "Cost rules"). Opens on Grafana's "This month
+ * rules/cdn-exporter.rules.yml (docs/metrics.md, "Cost recording rules"). Opens on Grafana's "This month
  * so far" (`now/M` to `now`, UTC, as CDNs bill): every month figure is an instant query over `[$__range]`, so
  * another range gives that range's figures. Volume is exact (per-minute deltas of the counters, summed); the 95th
  * percentile is over the month's 5-minute window averages; minutes without a 5-minute figure count as not seen,
