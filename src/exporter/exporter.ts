@@ -25,8 +25,10 @@ import type { Logger } from '../log.js';
 import { ANSWER_POOL, ParsePool, type ParsePoolOptions, TRAFFIC_POOL } from '../offloop/pool.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
 import { createApp } from '../server/app.js';
+import { CommitMetrics } from '../server/commit-metrics.js';
 import { createSelfMetrics, type SelfMetrics } from '../server/self-metrics.js';
 import type { ExporterStatus } from '../server/status.js';
+import { TrafficHistory } from '../server/traffic-history.js';
 import { accountsForShard } from '../sharding.js';
 import { refreshSoon } from '../store/refresh-soon.js';
 import { SeriesStore } from '../store/series-store.js';
@@ -69,6 +71,8 @@ export class Exporter {
   readonly self: SelfMetrics;
   readonly app: Express;
   readonly accounts: readonly string[];
+  /** The landing page's per-account traffic history (memory only). */
+  readonly history = new TrafficHistory();
 
   private readonly clock: Clock;
   private readonly log: Logger;
@@ -185,6 +189,7 @@ export class Exporter {
       store: this.store,
       beforeServe: (counted) => this.cursors.commit(counted),
       status: () => this.status(),
+      history: this.history,
       log: this.log,
       maxScrapesInFlight: this.config.server.maxScrapesInFlight,
       // Every token and password is in the registry of src/redact.ts: the token sources and the logins register
@@ -234,6 +239,8 @@ export class Exporter {
       intervals: { dvrMs: config.dvr.intervalMs, recordingsMs: config.recordings.intervalMs },
       limits: config.limits,
       self: this.self,
+      commits: new CommitMetrics(this.registry),
+      history: this.history,
       audit: this.audit,
       storeChanged: this.storeChanged,
       signal,
