@@ -10,6 +10,7 @@ import {
   MAX_MEASURE,
   malformed,
   ParseReport,
+  parseJsonBody,
   parseUtc,
 } from '../http/parse.js';
 import { checkEcho } from './echo.js';
@@ -118,24 +119,13 @@ export class ElementReader {
   }
 }
 
-const utf8 = new TextDecoder();
-
 /**
  * A 2xx body as it came off the wire -> TrafficResponse: UTF-8, JSON, then parseMetricsResponse. Not JSON is an
  * ApiError `malformed` (its detail quotes the JSON error, which may hold a piece of the body: the HTTP client
  * scrubs the token from it). Runs inline or in the parse worker (./parse-pool.ts).
  */
 export function parseTrafficBody(bytes: Uint8Array, opts: ParseMetricsOptions): TrafficResponse {
-  const text = utf8.decode(bytes);
-  let raw: unknown;
-  if (text.trim() !== '') {
-    try {
-      raw = JSON.parse(text);
-    } catch (err) {
-      throw malformed('metrics', `body is not JSON (${err instanceof Error ? err.message : String(err)})`);
-    }
-  }
-  return parseMetricsResponse(raw, opts);
+  return parseMetricsResponse(parseJsonBody('metrics', bytes), opts);
 }
 
 /**
