@@ -49,6 +49,7 @@ export const CEILINGS = {
   minConnections: 8,
   maxScrapesInFlight: 10_000,
   serverTimeoutMs: 60 * MINUTE,
+  maxDiscoveredAccounts: 1_000_000,
 } as const;
 
 interface DurationRule {
@@ -170,7 +171,13 @@ export const DEFAULTS = {
     counter_retention: '1d',
   },
   interval: '1m',
-  accounts_discovery: { enabled: false, interval: '10m', include: '.*', recordings: false },
+  accounts_discovery: {
+    enabled: false,
+    interval: '10m',
+    include: '.*',
+    recordings: false,
+    max_accounts: 10_000,
+  },
   sharding: { shard: 0, shards: 1 },
   limits: { max_series: 2_000_000, max_label_length: 1024 },
   server: { max_connections: 512, max_scrapes_in_flight: 100, idle_timeout: '30s', write_timeout: '60s' },
@@ -207,6 +214,17 @@ const discoverySchema = z.strictObject({
   /** Absent: nothing is excluded. */
   exclude: accountPattern.optional(),
   recordings: z.boolean().default(DEFAULTS.accounts_discovery.recordings),
+  /**
+   * Most discovered accounts one replica polls; the rest are refused (sorted by name, the first kept). The
+   * default, 10,000, holds a large reseller's inventory, and is already more than one replica keeps up with at the
+   * default 5 requests a second (one request per account is 33 minutes); a larger inventory belongs on more
+   * shards. What it bounds is a broken or hostile inventory (100,000 accounts took 471 MB and minutes of CPU).
+   */
+  max_accounts: z
+    .int()
+    .min(1)
+    .max(CEILINGS.maxDiscoveredAccounts)
+    .default(DEFAULTS.accounts_discovery.max_accounts),
 });
 
 const apiSchema = z.strictObject({
@@ -380,6 +398,8 @@ export interface DiscoveryConfig {
   exclude?: RegExp;
   /** Discovered accounts' recordings are polled too. */
   recordings: boolean;
+  /** Most discovered accounts this replica polls (accounts_discovery.max_accounts). */
+  maxAccounts: number;
 }
 
 export interface Config {
@@ -473,6 +493,7 @@ export function toConfig(file: FileConfig): Config {
         intervalMs: file.accounts_discovery.interval,
         include: file.accounts_discovery.include,
         recordings: file.accounts_discovery.recordings,
+        maxAccounts: file.accounts_discovery.max_accounts,
         ...(file.accounts_discovery.exclude ? { exclude: file.accounts_discovery.exclude } : {}),
       },
       sharding: { shard: file.sharding.shard, shards: file.sharding.shards },

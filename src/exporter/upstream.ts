@@ -24,9 +24,10 @@ export interface Upstream {
   inventory: InventoryClient;
   /**
    * Runs one request through the gate; a 429 pauses and slows the gate, a success lets it climb back. `priority`:
-   * see RequestGate.run (default 0).
+   * see RequestGate.run (default 0). `signal` (default: the exporter's stop) drops the request while it waits
+   * for its turn: an account stopped alone must not wait for the turns of its queued requests.
    */
-  call<T>(fn: () => Promise<T>, priority?: number): Promise<T>;
+  call<T>(fn: () => Promise<T>, priority?: number, signal?: AbortSignal): Promise<T>;
 }
 
 export interface UpstreamOptions {
@@ -73,7 +74,7 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
     dvr: new DvrClient(http, opts.parseDvr),
     recorder: new RecorderClient(http, opts.parseRecordings),
     inventory: new InventoryClient(http),
-    async call<T>(fn: () => Promise<T>, priority?: number): Promise<T> {
+    async call<T>(fn: () => Promise<T>, priority?: number, signal?: AbortSignal): Promise<T> {
       for (let attempt = 0; ; attempt++) {
         // No token (a login refused or not done yet): fail before taking a place in the gate.
         token.get();
@@ -86,7 +87,7 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
               generation = token.generation;
               return reportingSends(ticket.sent, fn);
             },
-            opts.signal,
+            signal ?? opts.signal,
             priority,
           );
           gate.succeeded();

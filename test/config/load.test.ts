@@ -413,6 +413,7 @@ describe('loadConfig: defaults', () => {
         intervalMs: 600_000,
         include: /^(?:.*)$/,
         recordings: false,
+        maxAccounts: 10_000,
       },
       sharding: { shard: 0, shards: 1 },
       limits: { maxSeries: 2_000_000, maxSeriesPerAccount: 2_000_000, maxLabelLength: 1024 },
