@@ -180,7 +180,13 @@ export const DEFAULTS = {
   },
   sharding: { shard: 0, shards: 1 },
   limits: { max_series: 2_000_000, max_label_length: 1024 },
-  server: { max_connections: 512, max_scrapes_in_flight: 100, idle_timeout: '30s', write_timeout: '60s' },
+  server: {
+    max_connections: 512,
+    max_scrapes_in_flight: 100,
+    idle_timeout: '30s',
+    write_timeout: '60s',
+    auth_failure_limit: { burst: 10, interval: '1m' },
+  },
 } as const;
 
 /** A password is taken as it is (spaces may be part of it); only an empty one is refused. */
@@ -309,6 +315,19 @@ const serverSchema = z.strictObject({
   write_timeout: duration({ min: 1000, max: CEILINGS.serverTimeoutMs }).prefault(
     DEFAULTS.server.write_timeout,
   ),
+  /**
+   * Failed basic-auth attempts per client address (src/web/auth.ts): `burst` at once, then one more every
+   * `interval`; past that, 429 without a password check. As exporter-toolkit's `rate_limit`, but per client and
+   * counting failures only.
+   */
+  auth_failure_limit: z
+    .strictObject({
+      burst: z.int().min(1).max(100_000).default(DEFAULTS.server.auth_failure_limit.burst),
+      interval: duration({ min: 1, max: CEILINGS.intervalMs }).prefault(
+        DEFAULTS.server.auth_failure_limit.interval,
+      ),
+    })
+    .prefault({}),
 });
 
 /** The YAML document, snake_case. Sections may be left out; their keys then take their defaults. */
@@ -436,6 +455,9 @@ export interface ServerConfig {
   idleTimeoutMs: number;
   /** A response not written within this long (a client that does not read) is cut. */
   writeTimeoutMs: number;
+  /** Failed basic-auth attempts one client address may make at once, then one more per authFailureIntervalMs. */
+  authFailureBurst: number;
+  authFailureIntervalMs: number;
 }
 
 /** Optional keys are left out rather than set to undefined, so a printed or compared Config shows only what is set. */
@@ -510,6 +532,8 @@ export function toConfig(file: FileConfig): Config {
         maxScrapesInFlight: file.server.max_scrapes_in_flight,
         idleTimeoutMs: file.server.idle_timeout,
         writeTimeoutMs: file.server.write_timeout,
+        authFailureBurst: file.server.auth_failure_limit.burst,
+        authFailureIntervalMs: file.server.auth_failure_limit.interval,
       },
     } as Config,
     { stateFile: file.state_file },

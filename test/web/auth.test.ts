@@ -5,7 +5,13 @@
  */
 import bcrypt from 'bcryptjs';
 import { describe, expect, it } from 'vitest';
-import { AUTH_CACHE_SIZE, AuthCache, basicCredentials, RateLimiter } from '../../src/web/auth.js';
+import {
+  AUTH_CACHE_SIZE,
+  AuthCache,
+  basicCredentials,
+  FAILURE_CACHE_SIZE,
+  RateLimiter,
+} from '../../src/web/auth.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 const users = (hash: string) => new Map([['alice', hash]]);
@@ -33,12 +39,21 @@ describe('AuthCache', () => {
     expect(await cache.check(users(other), 'alice', 'changed')).toBe(true);
   });
 
-  it('stays bounded under many different wrong passwords', async () => {
-    const cache = new AuthCache();
-    for (let i = 0; i < AUTH_CACHE_SIZE + 50; i++)
+  it('stays bounded under many different wrong passwords; the one success stays cached', async () => {
+    const cache = new AuthCache({ compare: async (password) => password === 'right' });
+    expect(await cache.check(users(hash), 'alice', 'right')).toBe(true);
+    for (let i = 0; i < FAILURE_CACHE_SIZE + 50; i++)
       expect(await cache.check(users(hash), 'alice', `guess-${i}`)).toBe(false);
+    expect(cache.size).toBeLessThanOrEqual(FAILURE_CACHE_SIZE + 1);
+    expect(cache.size).toBeGreaterThan(FAILURE_CACHE_SIZE / 2);
+    expect(cache.cached(users(hash), 'alice', 'right')).toBe(true);
+  });
+
+  it('keeps at most AUTH_CACHE_SIZE successes', async () => {
+    const cache = new AuthCache({ compare: async () => true });
+    const many = new Map(Array.from({ length: AUTH_CACHE_SIZE + 50 }, (_, i) => [`user-${i}`, hash]));
+    for (const user of many.keys()) expect(await cache.check(many, user, 'right')).toBe(true);
     expect(cache.size).toBeLessThanOrEqual(AUTH_CACHE_SIZE);
-    expect(cache.size).toBeGreaterThan(AUTH_CACHE_SIZE / 2);
   });
 });
 
