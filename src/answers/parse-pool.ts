@@ -1,5 +1,5 @@
 /**
- * Parsing DVR and recordings answers off the event loop (issue 15). A 10 MB answer (a DVR stream with ~300k
+ * Parsing DVR, recordings and inventory answers off the event loop (issue 15; the inventory since issue 25). A 10 MB answer (a DVR stream with ~300k
  * ranges, or thousands of recording settings listed with every instance) takes 100-200 ms of JSON.parse and
  * tolerant parsing in one piece: on the event loop, /healthz and /metrics wait that long (a 50 MB one, seconds).
  * So bodies of at least `minBytes` go to one small worker thread shared by both APIs (./parse-worker.ts) and come
@@ -15,6 +15,8 @@
  * close() at the exporter's stop) is src/http/worker-channel.ts's, shared with the traffic parser.
  */
 import { type Clock, systemClock } from '../clock.js';
+import type { InventoryBodyParser } from '../discovery/client.js';
+import { type InventoryResponse, parseInventoryBody, unpackInventory } from '../discovery/response.js';
 import type { DvrBodyParser } from '../dvr/client.js';
 import { unpackDvrStreamResponse } from '../dvr/packed.js';
 import { type DvrStreamResponse, parseDvrBody } from '../dvr/response.js';
@@ -77,6 +79,11 @@ export class WorkerAnswerParser {
     return this.send('recorder-cloud', bytes, account) as Promise<RecordingListResponse>;
   };
 
+  readonly inventory: InventoryBodyParser = async (bytes) => {
+    if (!this.offLoop(bytes)) return parseInventoryBody(bytes);
+    return this.send('inventory', bytes, undefined) as Promise<InventoryResponse>;
+  };
+
   /** Stops the worker; parses still in it fail, later ones run inline. */
   close(): Promise<void> {
     return this.channel.close();
@@ -94,6 +101,7 @@ export class WorkerAnswerParser {
         : new Error(`answer parse worker: ${reply.error.detail}`);
     }
     if (reply.api === 'dvr-net') return unpackDvrStreamResponse(reply.packed);
+    if (reply.api === 'inventory') return unpackInventory(reply.packed);
     return unpackRecordingList(reply.packed);
   }
 }

@@ -4,6 +4,12 @@
  * src/recordings/packed.ts; their buffers transferred) or `{id, error}`. It holds no state between messages.
  */
 import { parentPort } from 'node:worker_threads';
+import {
+  inventoryTransferables,
+  type PackedInventory,
+  packInventory,
+  parseInventoryBody,
+} from '../discovery/response.js';
 import { dvrTransferables, type PackedDvrStreamResponse, packDvrStreamResponse } from '../dvr/packed.js';
 import { parseDvrBody } from '../dvr/response.js';
 import {
@@ -13,7 +19,7 @@ import {
 } from '../recordings/packed.js';
 import { parseRecordingsBody } from '../recordings/response.js';
 
-export type AnswerApi = 'dvr-net' | 'recorder-cloud';
+export type AnswerApi = 'dvr-net' | 'recorder-cloud' | 'inventory';
 
 export interface AnswerRequest {
   id: number;
@@ -26,6 +32,7 @@ export interface AnswerRequest {
 export type AnswerReply =
   | { id: number; api: 'dvr-net'; packed: PackedDvrStreamResponse }
   | { id: number; api: 'recorder-cloud'; packed: PackedRecordingList }
+  | { id: number; api: 'inventory'; packed: PackedInventory }
   | { id: number; error: { malformed: boolean; detail: string } };
 
 const port = parentPort;
@@ -39,6 +46,10 @@ port.on('message', (req: AnswerRequest) => {
       const packed = packDvrStreamResponse(parseDvrBody(req.bytes, req.arg));
       reply = { id: req.id, api: req.api, packed };
       transfer = dvrTransferables(packed);
+    } else if (req.api === 'inventory') {
+      const packed = packInventory(parseInventoryBody(req.bytes));
+      reply = { id: req.id, api: req.api, packed };
+      transfer = inventoryTransferables(packed);
     } else {
       const packed = packRecordingList(parseRecordingsBody(req.bytes, req.arg));
       reply = { id: req.id, api: req.api, packed };

@@ -5,7 +5,7 @@
 import type { Agent } from 'undici';
 import type { Clock } from '../clock.js';
 import type { TokenSource } from '../config/index.js';
-import { InventoryClient } from '../discovery/client.js';
+import { type InventoryBodyParser, InventoryClient } from '../discovery/client.js';
 import { type DvrBodyParser, DvrClient } from '../dvr/client.js';
 import type { ApiName } from '../http/errors.js';
 import { type ApiError, isApiError } from '../http/errors.js';
@@ -50,6 +50,7 @@ export interface UpstreamOptions {
   /** Read DVR and recordings answers (default: inline). One is shared by every upstream: src/answers/parse-pool.ts. */
   parseDvr?: DvrBodyParser;
   parseRecordings?: RecordingsBodyParser;
+  parseInventory?: InventoryBodyParser;
 }
 
 export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstream {
@@ -73,7 +74,7 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
     metrics: new MetricsClient(http, opts.parseTraffic),
     dvr: new DvrClient(http, opts.parseDvr),
     recorder: new RecorderClient(http, opts.parseRecordings),
-    inventory: new InventoryClient(http),
+    inventory: new InventoryClient(http, opts.parseInventory),
     async call<T>(fn: () => Promise<T>, priority?: number, signal?: AbortSignal): Promise<T> {
       for (let attempt = 0; ; attempt++) {
         // No token (a login refused or not done yet): fail before taking a place in the gate.

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDvrInline, parseRecordingsInline, WorkerAnswerParser } from '../../src/answers/parse-pool.js';
+import { parseInventoryBody } from '../../src/discovery/response.js';
 import { DvrClient } from '../../src/dvr/client.js';
 import { packDvrStreamResponse, unpackDvrStreamResponse } from '../../src/dvr/packed.js';
 import { ApiError } from '../../src/http/errors.js';
@@ -203,6 +204,27 @@ describe('WorkerAnswerParser', () => {
     const inline = await outcome(() => parseDvrInline(bytes.slice(), 'live/main'));
     const off = await outcome(() => p.dvr(bytes, 'live/main'));
     expect(off).toStrictEqual(inline);
+    expect(p.started).toBe(1);
+  });
+
+  it.each(
+    Object.entries({
+      'a list': JSON.stringify([
+        { status: 'active', utoken: 'x', uid: '1', name: 'acme' },
+        { status: 'Blocked', name: 'b\u00e9ta' },
+        { name: '' },
+        { status: 'active', name: 'last' },
+      ]),
+      'a data object': JSON.stringify({ data: [{ status: 'active', name: 'acme' }] }),
+      'not a list': '{"description":"nope"}',
+      'not JSON': '[{"name":',
+      'nested too deep': '['.repeat(100),
+    }),
+  )('inventory %s: the same answer or error as inline', async (_name, body) => {
+    const p = workerParser();
+    const bytes = utf8.encode(body);
+    const inline = await outcome(async () => parseInventoryBody(bytes.slice()));
+    expect(await outcome(() => p.inventory(bytes))).toStrictEqual(inline);
     expect(p.started).toBe(1);
   });
 
