@@ -16,6 +16,8 @@
  * 12-19 s behind their bcrypt runs, and their failures evicted its cached verdict):
  * - successes and failures are cached apart (AUTH_CACHE_SIZE and FAILURE_CACHE_SIZE): failures never evict a
  *   success, so the legitimate scraper's verdict stays cached and it is answered at once whatever is queued;
+ * - bcrypt runs in a worker thread (./bcrypt-worker.ts; inline when the build is missing), so the event loop
+ *   answers every other request while checks run;
  * - at most MAX_PENDING_CHECKS bcrypt runs wait or run at once; a request that would be one more is answered 429
  *   with Retry-After, without a check;
  * - failed attempts are limited per client address (server.auth_failure_limit: `burst` at once, then one per
@@ -26,8 +28,10 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import bcrypt from 'bcryptjs';
-import type { Clock } from '../clock.js';
+import { type Clock, systemClock } from '../clock.js';
+import { WorkerChannel } from '../http/worker-channel.js';
 import { DEFAULT_SERVER_LIMITS } from '../server/limits.js';
+import type { CheckReply, CheckRequest } from './bcrypt-worker.js';
 import type { WebConfig } from './config.js';
 
 export type AnyRequest = IncomingMessage | Http2ServerRequest;
@@ -45,9 +49,31 @@ export const MAX_PENDING_CHECKS = 32;
 
 export type Verdict = 'ok' | 'denied' | 'busy';
 
+/**
+ * bcrypt in a worker thread (./bcrypt-worker.ts), started with the first check and stopped after a minute idle;
+ * inline (bcryptjs.compare) when the worker's file is missing (the sources run without a build).
+ */
+export function workerCompare(
+  opts: { clock?: Clock; url?: URL } = {},
+): (password: string, hash: string) => Promise<boolean> {
+  const channel = new WorkerChannel<CheckReply>({
+    name: 'bcrypt worker',
+    url: opts.url ?? new URL('./bcrypt-worker.js', import.meta.url),
+    idleMs: 60_000,
+    clock: opts.clock ?? systemClock,
+    missingMessage: 'bcrypt worker not found (run the build): basic auth checks run on the event loop',
+  });
+  return async (password, hash) => {
+    if (!channel.available || channel.closed) return bcrypt.compare(password, hash);
+    const bytes = new TextEncoder().encode(JSON.stringify([password, hash]));
+    const reply = await channel.send(bytes, (id, own): CheckRequest => ({ id, bytes: own }));
+    return reply.ok;
+  };
+}
+
 export interface AuthCacheOptions {
   random?: () => number;
-  /** The password check (default bcryptjs.compare): a test's seam to hold or count checks. */
+  /** The password check (default workerCompare()): a test's seam to hold or count checks. */
   compare?: (password: string, hash: string) => Promise<boolean>;
   maxPending?: number;
 }
@@ -106,7 +132,7 @@ export class AuthCache {
     const random = o.random ?? Math.random;
     this.successes = new VerdictMap(AUTH_CACHE_SIZE, random);
     this.failures = new VerdictMap(FAILURE_CACHE_SIZE, random);
-    this.compare = o.compare ?? ((password, hash) => bcrypt.compare(password, hash));
+    this.compare = o.compare ?? workerCompare();
     this.maxPending = o.maxPending ?? MAX_PENDING_CHECKS;
   }
 

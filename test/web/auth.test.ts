@@ -3,6 +3,8 @@
  * arrive together), bounded size, and a new hash for a user (a reloaded file) is a new verdict. Cost-4 hashes keep
  * this fast; the cost-10 `$2y$` hash from htpasswd is exercised over HTTPS in server.test.ts.
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import bcrypt from 'bcryptjs';
 import { describe, expect, it } from 'vitest';
 import {
@@ -11,6 +13,7 @@ import {
   basicCredentials,
   FAILURE_CACHE_SIZE,
   RateLimiter,
+  workerCompare,
 } from '../../src/web/auth.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
@@ -54,6 +57,19 @@ describe('AuthCache', () => {
     const many = new Map(Array.from({ length: AUTH_CACHE_SIZE + 50 }, (_, i) => [`user-${i}`, hash]));
     for (const user of many.keys()) expect(await cache.check(many, user, 'right')).toBe(true);
     expect(cache.size).toBeLessThanOrEqual(AUTH_CACHE_SIZE);
+  });
+});
+
+describe('workerCompare (bcrypt in a worker thread, from the build)', () => {
+  const WORKER = fileURLToPath(new URL('../../dist/src/web/bcrypt-worker.js', import.meta.url));
+
+  it('answers as bcryptjs does, for a $2y$ hash too, and a broken hash is a refusal', async () => {
+    expect(existsSync(WORKER), `${WORKER} is missing: run npm run build (npm test does)`).toBe(true);
+    const compare = workerCompare({ url: pathToFileURL(WORKER) });
+    const hash = bcrypt.hashSync('right', 4).replace(/^\$2b\$/, '$2y$');
+    expect(await compare('right', hash)).toBe(true);
+    expect(await compare('wrong', hash)).toBe(false);
+    expect(await compare('right', 'not a hash')).toBe(false);
   });
 });
 
