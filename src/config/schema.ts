@@ -1,5 +1,5 @@
 /**
- * The configuration file (the README's Configuration section): a zod schema of its YAML, strict at every level (an unknown key is
+ * The configuration file (docs/configuration.md): a zod schema of its YAML, strict at every level (an unknown key is
  * an error, so a typo never silently falls back to a default), and the typed `Config` the rest of the exporter
  * reads. The file's keys are snake_case, as in Prometheus' own files; `Config` is camelCase with every duration in
  * milliseconds (`windowMs`, `timeoutMs`, ...). Defaults live here and nowhere else.
@@ -25,7 +25,7 @@ const DAY = 24 * 60 * MINUTE;
  * The ceilings of every numeric and duration key, refused at start with the key named. They keep each value
  * where the process still works: Node's timers hold at most 2^31-1 ms (about 24.8 days; a longer delay fires
  * at once, every time), a catch-up from far back or with huge concurrency pins the CPU and outlives SIGTERM's
- * grace period, and an answer must fit a JavaScript string. The README's configuration reference lists them.
+ * grace period, and an answer must fit a JavaScript string. docs/configuration.md lists them.
  */
 export const CEILINGS = {
   timeoutMs: 10 * MINUTE,

@@ -6,7 +6,7 @@ export const INVENTORY_PATH = '/app/inventory/v1/accounts/';
 
 /**
  * Reads a 2xx inventory body (parseInventoryBody's contract): inline by default, or off the event loop when big
- * (src/answers/parse-pool.ts: 100,000 accounts are a body of about 8 MB).
+ * (src/offloop/: 100,000 accounts are a body of about 8 MB).
  */
 export type InventoryBodyParser = (bytes: Uint8Array) => Promise<InventoryResponse>;
 

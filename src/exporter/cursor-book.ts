@@ -1,7 +1,7 @@
 /**
  * The cursor book: per account, the cursor a restart resumes at, kept in the optional state file (`state_file`).
  *
- * The rule (README, "How traffic is counted"): the saved cursor covers only windows whose counts a served /metrics
+ * The rule (docs/metrics.md, "How traffic is counted"): the saved cursor covers only windows whose counts a served /metrics
  * response has included. A scrape hands the counted cursors of the exposition it is about to send to `commit`,
  * which returns once they are on disk; only then do the bytes leave. So after any crash or stop a restart re-reads
  * exactly the windows no scrape has seen: the old process's last scraped values, a counter reset, then the new

@@ -1,5 +1,5 @@
 /**
- * The exporter's HTTP app (docs/architecture.md; the README's Endpoints and Metrics). It reads only what the pollers already stored: the
+ * The exporter's HTTP app (docs/architecture.md; docs/operations.md, "Endpoints"). It reads only what the pollers already stored: the
  * prom-client registry, the series store's cached exposition and a synchronous status snapshot. No handler waits
  * on a poll, so a slow or failing CDN API never makes a scrape or a probe slow. Listening, signals and shutdown
  * belong to the caller.
@@ -83,6 +83,8 @@ function releaseWhenOver(req: Request, res: Response, release: (written: boolean
 export function createApp(deps: AppDeps): Express {
   const { registry, store, log } = deps;
   const clock = deps.clock ?? systemClock;
+  /** The registry's counters count from here: their created timestamp (made with the registry, at startup). */
+  const startedMs = clock.now();
   const secrets = (): string[] => [...(deps.secrets?.() ?? [])];
   assertDistinctFamilies(registry, store);
   let reportedDuplicates = '';
@@ -112,7 +114,7 @@ export function createApp(deps: AppDeps): Express {
 
       const format = negotiateFormat(req);
       const gzip = acceptsGzip(req);
-      const body = await renderMetrics(registry, store, format, gzip);
+      const body = await renderMetrics(registry, store, format, gzip, startedMs);
       releaseWhenOver(req, res, body.release);
       const counted = body.counted;
       // A HEAD sends no counts: it must not mark them as seen.

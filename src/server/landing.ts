@@ -15,12 +15,14 @@ import {
 
 /** The project's home; package.json's `homepage`/`repository` and the Helm chart's `home`/`sources` name it too. */
 export const PROJECT_URL = 'https://github.com/cdn-exporter/cdn-exporter';
-/** The README as the project's home shows it; the links below point at its headings. */
-export const README_URL = `${PROJECT_URL}/blob/main/README.md`;
+/** The docs/ pages as the project's home shows them; test/docs/links.test.ts checks each anchor has its heading. */
+export const DOCS_URL = `${PROJECT_URL}/blob/main/docs`;
+/** The runbook; an alert's section is this URL, `#` and the alert's name in lower case (the rules' runbook_url). */
+export const RUNBOOK_URL = `${DOCS_URL}/alerts.md`;
 export const DOC_LINKS = {
-  runbook: `${README_URL}#alerts-and-runbook`,
-  dashboards: `${README_URL}#dashboards`,
-  troubleshooting: `${README_URL}#troubleshooting`,
+  runbook: RUNBOOK_URL,
+  dashboards: `${DOCS_URL}/operations.md#dashboards`,
+  troubleshooting: `${DOCS_URL}/operations.md#troubleshooting`,
 } as const;
 
 /** How often the page reloads itself while the refresh is on. */

@@ -3,7 +3,7 @@
  * TrafficProcess that maps answers onto them and the TrafficApplier that counts windows in order; `poller()` builds
  * the AccountWalker of one account. A window enters here and leaves through the store:
  *
- *   walker (which window, when) -> fetchTraffic (gate, HTTP, parse: ./client.ts, ./parse-pool.ts, ./parse.ts)
+ *   walker (which window, when) -> fetchTraffic (gate, HTTP, parse: ./client.ts, ./parse.ts, src/offloop/)
  *   -> walker.handOver -> applier (in order, in time slices: ./applier.ts) -> process (./process.ts) -> store.
  *
  * What leaves traffic/ besides the store goes through the narrow TrafficPollerDeps below: the walker's status (for

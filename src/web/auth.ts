@@ -29,7 +29,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import bcrypt from 'bcryptjs';
 import { type Clock, systemClock } from '../clock.js';
-import { WorkerChannel } from '../http/worker-channel.js';
+import { WorkerChannel } from '../offloop/channel.js';
 import { DEFAULT_SERVER_LIMITS } from '../server/limits.js';
 import type { CheckReply, CheckRequest } from './bcrypt-worker.js';
 import type { WebConfig } from './config.js';

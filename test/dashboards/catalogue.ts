@@ -1,5 +1,5 @@
 /**
- * The metric catalogue (the contract of names, as the README's Metrics section lists it), as family name -> label
+ * The metric catalogue (the contract of names, as docs/metrics.md lists it), as family name -> label
  * names. A dashboard or a rule that uses a name missing from this list is a broken contract, not a test to update
  * casually.
  */
@@ -37,8 +37,8 @@ export const CATALOGUE: Readonly<Record<string, readonly string[]>> = {
   cdn_metrics_skipped_seconds_total: ['account', 'reason'],
   // Proposed with the exporter dashboard (not in the first catalogue): the current max window.
   cdn_metrics_window_seconds: ['account'],
-  // metrics.revisit: design.md names the revisions counter and asks for "a counter of the edge requests revisits
-  // added" without naming it.
+  // metrics.revisit: the revisions counter, and the counter of the edge requests re-reads added (named here; the
+  // first catalogue only asked for one).
   cdn_metrics_revisions_total: ['account', 'direction'],
   cdn_metrics_revisit_edge_requests_total: ['account'],
 
@@ -94,7 +94,7 @@ export const TARGET_LABELS: readonly string[] = ['job', 'instance'];
 
 /**
  * Counters that step once per traffic window (not per scrape): rate()/increase() over them need a range of at
- * least two of the largest window (10 minutes), README "How traffic is counted".
+ * least two of the largest window (10 minutes), docs/metrics.md, "How traffic is counted".
  */
 export const WINDOW_STEPPED: ReadonlySet<string> = new Set(
   Object.keys(CATALOGUE).filter(

@@ -2,7 +2,7 @@
  * Rules every generated dashboard keeps: each panel has a unit, a description and the `$datasource` variable;
  * every metric an expression reads is in the metric catalogue (./catalogue.ts), with labels it has; no rate()/increase() range is
  * a bare small literal, and the counters that step once per traffic window are never read over less than two
- * windows (README, "How traffic is counted").
+ * windows (docs/metrics.md, "How traffic is counted").
  */
 import { describe, expect, it } from 'vitest';
 import { renderAll } from '../../grafana/dashboards-src/index.js';

@@ -1,11 +1,20 @@
 /**
- * A RecordingListResponse packed to cross from the answer worker (src/answers/) to the event loop (see
- * src/http/packing.ts for why): per setting and per record a few numbers, every text in one string. Unpacked, it
- * is the object the parser made, key for key and in the same key order, a key the parser set to undefined (a bad
- * value) included (a test compares them strictly).
+ * A RecordingListResponse packed to cross from the parse worker (./worker.ts) to the event loop (see
+ * ./packing.ts for why): per setting and per record a few numbers, every text in one string. Unpacked, it is the
+ * object the parser made, key for key and in the same key order, a key the parser set to undefined (a bad value)
+ * included (a test compares them strictly).
  */
 
 import {
+  parseRecordingsBody,
+  RECORDING_STATUSES,
+  type RecordingInstance,
+  type RecordingListResponse,
+  type RecordingSetting,
+  type RecordingStatus,
+} from '../recordings/response.js';
+import {
+  type AnswerCodec,
   type PackedTexts,
   readReport,
   type SliceOptions,
@@ -13,14 +22,7 @@ import {
   TextReader,
   TextWriter,
   writeReport,
-} from '../http/packing.js';
-import {
-  RECORDING_STATUSES,
-  type RecordingInstance,
-  type RecordingListResponse,
-  type RecordingSetting,
-  type RecordingStatus,
-} from './response.js';
+} from './packing.js';
 
 const STRINGS = [
   'resourceId',
@@ -138,7 +140,7 @@ function status(v: number): RecordingStatus | undefined {
   return Number.isNaN(v) ? undefined : RECORDING_STATUSES[v];
 }
 
-/** Unpacks on the event loop, yielding every `sliceMs` (src/http/packing.ts). */
+/** Unpacks on the event loop, yielding every `sliceMs` (./packing.ts). */
 export async function unpackRecordingList(
   p: PackedRecordingList,
   opts: SliceOptions = {},
@@ -189,3 +191,12 @@ export async function unpackRecordingList(
   }
   return { settings, issues, unknownKeys };
 }
+
+/** `arg`: the account asked for. */
+export const recordingsCodec: AnswerCodec<string | undefined, RecordingListResponse, PackedRecordingList> = {
+  api: 'recorder-cloud',
+  parse: parseRecordingsBody,
+  pack: (bytes, account) => packRecordingList(parseRecordingsBody(bytes, account)),
+  transferables: recordingsTransferables,
+  unpack: (p) => unpackRecordingList(p),
+};

@@ -1,21 +1,20 @@
 /**
- * Reading a traffic answer's bytes element by element, for the parse worker (./parse-worker.ts). JSON.parse of a
- * 22 MB body (15k resources) builds the whole object tree at once, and the worker's heap grows to hold it (about
- * 150 MB); here a byte scan finds where each top-level member and each `data` element starts and ends, and only
- * one element at a time is decoded, parsed (JSON.parse of its bytes) and packed (./packed.ts), so the live heap
+ * Reading a traffic answer's bytes element by element, for the parse worker (./worker.ts, through
+ * parseTrafficBodyPacked in ./traffic.ts). JSON.parse of a 22 MB body (15k resources) builds the whole object
+ * tree at once, and the worker's heap grows to hold it (about 150 MB); here a byte scan finds where each top-level member and each `data` element starts and ends, and only
+ * one element at a time is decoded, parsed (JSON.parse of its bytes) and packed (./traffic.ts), so the live heap
  * is about one record.
  *
- * The result is the one parseTrafficBody (./parse.ts) gives, issues and unknown keys included. The scan takes
- * only the plain shape: a top-level object with exactly one `data` member, an array; between the pieces it hands
- * to JSON.parse, only JSON's own whitespace, commas, colons and brackets. A body that is valid JSON of that shape
+ * The result is the one parseTrafficBody (src/traffic/parse.ts) gives, issues and unknown keys included. The
+ * scan takes only the plain shape: a top-level object with exactly one `data` member, an array; between the
+ * pieces it hands to JSON.parse, only JSON's own whitespace, commas, colons and brackets. A body that is valid JSON of that shape
  * parses piece by piece to what it parses to whole (each piece is a JSON value, and so is the whole). Anything
  * else (not JSON, a byte order mark, `data` twice, an error of the top level) goes to parseTrafficBody, which says
  * what it says today: those bodies are rare, and exact wording matters more than their memory.
  */
 import { type Json, parseBoundedJson } from '../http/parse.js';
-import { type PackedTrafficResponse, packTrafficResponse, TrafficPacker } from './packed.js';
-import { ElementReader, type ParseMetricsOptions, parseTrafficBody, readHead } from './parse.js';
-import type { TrafficRecord, TrafficResponse } from './response.js';
+import { ElementReader, type ParseMetricsOptions, readHead } from '../traffic/parse.js';
+import type { TrafficRecord, TrafficResponse } from '../traffic/response.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -228,26 +227,4 @@ export function parseTrafficElements(
   }
   out.unknownKeys = report.unknownKeys;
   return out;
-}
-
-/**
- * parseTrafficBody, packed: element by element when the body allows it, else whole (and then whatever that
- * throws, it throws).
- */
-export function parseTrafficBodyPacked(bytes: Uint8Array, opts: ParseMetricsOptions): PackedTrafficResponse {
-  let packer = new TrafficPacker();
-  let head: TrafficResponse | undefined;
-  try {
-    head = parseTrafficElements(bytes, opts, {
-      reserve: (n) => {
-        packer = new TrafficPacker(n);
-      },
-      add: (record) => packer.add(record),
-    });
-  } catch {
-    // A top level parseMetricsResponse refuses: the whole body says how (and whether it is JSON at all).
-    head = undefined;
-  }
-  if (head) return packer.finish(head);
-  return packTrafficResponse(parseTrafficBody(bytes, opts));
 }

@@ -1,6 +1,6 @@
 /**
- * Building blocks to carry a parsed answer from a worker thread to the event loop cheaply (src/answers/). A
- * structured clone of an answer object by object costs the receiving thread about what parsing it cost (a 10 MB
+ * How a parsed answer crosses from the parse worker to the event loop: the contract each API's packing follows
+ * (AnswerCodec: ./traffic.ts, ./dvr.ts, ./recordings.ts) and the building blocks they share. A structured clone of an answer object by object costs the receiving thread about what parsing it cost (a 10 MB
  * DVR answer: ~300k range objects, 70-130 ms in one piece, on the event loop). Packed, an answer is a few typed
  * arrays (transferred, not copied) and ONE string holding every text value (copied as one block); the event loop
  * then rebuilds the objects in slices of a few milliseconds (Slicer).
@@ -10,7 +10,24 @@
  * strings are held.
  */
 
-import type { FieldIssue } from './parse.js';
+import type { ApiName } from '../http/errors.js';
+import type { FieldIssue } from '../http/parse.js';
+
+/**
+ * One API's answers, off the event loop: `pack` runs in the worker (./worker.ts), parsing the body as `parse`
+ * does and packing the result (throwing what `parse` throws); `unpack` rebuilds that result on the event loop, in
+ * slices. `parse` is the inline parser, for small bodies and when there is no worker. `arg` is what the parser
+ * checks the answer against (traffic: the window asked for; DVR: the stream; recordings: the account).
+ */
+export interface AnswerCodec<Arg, Answer, Packed> {
+  /** For `malformed` errors. */
+  readonly api: ApiName;
+  parse(bytes: Uint8Array, arg: Arg): Answer;
+  pack(bytes: Uint8Array, arg: Arg): Packed;
+  /** The buffers a postMessage of `p` hands over instead of copying. */
+  transferables(p: Packed): ArrayBuffer[];
+  unpack(p: Packed): Promise<Answer>;
+}
 
 /** Marks in `ends` for a value that is not a string. */
 const UNDEFINED = -1;

@@ -5,30 +5,26 @@
  *
  * The worker runs from the build (dist/), which `npm test` makes before the tests run.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { METRIC_NAMES } from '../../src/api/vocabulary.js';
 import { MINUTE } from '../../src/clock.js';
 import { ApiError } from '../../src/http/errors.js';
-import { metricValues, TrafficModel } from '../../src/simulator/traffic.js';
-import { SeriesStore } from '../../src/store/series-store.js';
-import { createTrafficFamilies } from '../../src/traffic/metrics.js';
+import { type ParsePoolOptions, TRAFFIC_POOL } from '../../src/offloop/pool.js';
 import {
   packTrafficResponse,
   unpackTrafficResponse,
   unpackTrafficResponseSliced,
-} from '../../src/traffic/packed.js';
-import { parseInline, WorkerTrafficParser } from '../../src/traffic/parse-pool.js';
+} from '../../src/offloop/traffic.js';
+import { metricValues, TrafficModel } from '../../src/simulator/traffic.js';
+import { SeriesStore } from '../../src/store/series-store.js';
+import { createTrafficFamilies } from '../../src/traffic/metrics.js';
+import { parseTrafficBody } from '../../src/traffic/parse.js';
 import { TrafficProcess } from '../../src/traffic/process.js';
 import type { TrafficResponse } from '../../src/traffic/response.js';
 import { captureLog } from '../exporter/failure-checks.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { BUILT_WORKER, builtPools } from '../helpers/parse-pools.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const WORKER = join(ROOT, 'dist', 'src', 'traffic', 'parse-worker.js');
 const T0 = Date.UTC(2026, 0, 1, 18, 0);
 const OPTS = { account: 'acme', breakdown: 'resource' as const };
 const utf8 = new TextEncoder();
@@ -73,25 +69,14 @@ async function exposed(r: TrafficResponse): Promise<string> {
   return store.render('text').toString();
 }
 
-const parsers: WorkerTrafficParser[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const p of parsers.splice(0)) await p.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function workerParser(opts: { minBytes?: number; workerUrl?: URL; idleMs?: number; clock?: FakeClock } = {}) {
-  expect(existsSync(WORKER), `${WORKER} is missing: run npm run build (npm test does)`).toBe(true);
-  const p = new WorkerTrafficParser({ minBytes: 0, workerUrl: pathToFileURL(WORKER), ...opts });
-  parsers.push(p);
-  return p;
-}
+const { pool, crashingWorker } = builtPools();
+const workerParser = (opts: ParsePoolOptions = {}) => pool(TRAFFIC_POOL, opts);
 
 describe('packed responses', () => {
   it.each(['object', 'flat', 'number'] as const)(
     'unpack(pack(r)) reads as r (request times as %s)',
     async (shape) => {
-      const r = await parseInline(body(60, shape), OPTS);
+      const r = await parseTrafficBody(body(60, shape), OPTS);
       const back = unpackTrafficResponse(packTrafficResponse(r));
       expect(plain(back)).toEqual(plain(r));
       expect(await exposed(back)).toBe(await exposed(r));
@@ -99,7 +84,7 @@ describe('packed responses', () => {
   );
 
   it('unpacks in slices to the same answer, yielding between them', async () => {
-    const r = await parseInline(body(2000, 'object'), OPTS);
+    const r = await parseTrafficBody(body(2000, 'object'), OPTS);
     const packed = packTrafficResponse(r);
     let clock = 0;
     let yields = 0;
@@ -141,12 +126,12 @@ describe('packed responses', () => {
   });
 });
 
-describe('WorkerTrafficParser', () => {
+describe('the traffic parse pool', () => {
   it('gives what inline parsing gives, and the same series when counted', async () => {
     const p = workerParser();
     const bytes = body(400);
-    const inline = await parseInline(bytes.slice(), OPTS);
-    const viaWorker = await p.parse(bytes, OPTS);
+    const inline = await parseTrafficBody(bytes.slice(), OPTS);
+    const viaWorker = await p.traffic(bytes, OPTS);
     expect(p.started).toBe(1);
     expect(viaWorker.issues.map((i) => i.path)).toEqual(['data[4].edge_status_200']);
     expect(viaWorker.unknownKeys).toEqual(['extra']);
@@ -156,60 +141,49 @@ describe('WorkerTrafficParser', () => {
 
   it('parses small bodies inline and big ones in the worker', async () => {
     const p = workerParser({ minBytes: 50_000 });
-    await p.parse(body(2), OPTS);
+    await p.traffic(body(2), OPTS);
     expect(p.started).toBe(0);
-    await p.parse(body(200), OPTS);
+    await p.traffic(body(200), OPTS);
     expect(p.started).toBe(1);
   });
 
   it('refuses a body that is not JSON, or not of the documented shape, as malformed with the reason', async () => {
     const p = workerParser();
-    const notJson = p.parse(utf8.encode('{"data": [1, 2'), OPTS);
+    const notJson = p.traffic(utf8.encode('{"data": [1, 2'), OPTS);
     await expect(notJson).rejects.toBeInstanceOf(ApiError);
     await expect(notJson).rejects.toMatchObject({ kind: 'malformed', api: 'metrics' });
     await expect(notJson).rejects.toThrow(/body is not JSON/);
-    await expect(p.parse(utf8.encode('[1, 2]'), OPTS)).rejects.toMatchObject({
+    await expect(p.traffic(utf8.encode('[1, 2]'), OPTS)).rejects.toMatchObject({
       kind: 'malformed',
       detail: expect.stringMatching(/top level/),
     });
     // The worker is still there for the next answer.
-    expect((await p.parse(body(3), OPTS)).records).toHaveLength(3);
+    expect((await p.traffic(body(3), OPTS)).records).toHaveLength(3);
     expect(p.started).toBe(1);
   });
 
   it('fails only the parses a dying worker held, then starts a new one', async () => {
-    // A worker that dies on a body holding "CRASH", and otherwise is the real one.
-    const dir = mkdtempSync(join(tmpdir(), 'cdn-worker-'));
-    dirs.push(dir);
-    const script = join(dir, 'crashing-worker.mjs');
-    writeFileSync(
-      script,
-      `import { parentPort } from 'node:worker_threads';
-parentPort.on('message', (m) => { if (new TextDecoder().decode(m.bytes).includes('CRASH')) process.exit(3); });
-await import(${JSON.stringify(pathToFileURL(WORKER).href)});
-`,
-    );
-    const p = workerParser({ workerUrl: pathToFileURL(script) });
-    expect((await p.parse(body(2), OPTS)).records).toHaveLength(2);
-    await expect(p.parse(utf8.encode('"CRASH"'), OPTS)).rejects.toThrow(
+    const p = workerParser({ workerUrl: crashingWorker() });
+    expect((await p.traffic(body(2), OPTS)).records).toHaveLength(2);
+    await expect(p.traffic(utf8.encode('"CRASH"'), OPTS)).rejects.toThrow(
       /traffic parse worker stopped: exit code 3/,
     );
-    expect((await p.parse(body(2), OPTS)).records).toHaveLength(2);
+    expect((await p.traffic(body(2), OPTS)).records).toHaveLength(2);
     expect(p.started).toBe(2);
   });
 
   it('recycle drops the idle worker at once, a busy one after its last parse, and the next body starts a new one', async () => {
     const p = workerParser();
-    expect((await p.parse(body(2), OPTS)).records).toHaveLength(2);
+    expect((await p.traffic(body(2), OPTS)).records).toHaveLength(2);
     p.recycle();
-    expect((await p.parse(body(3), OPTS)).records).toHaveLength(3);
+    expect((await p.traffic(body(3), OPTS)).records).toHaveLength(3);
     expect(p.started).toBe(2);
     // Asked while two parses are in flight: both complete in the worker that had them, then it goes.
-    const inFlight = [p.parse(body(40), OPTS), p.parse(body(41), OPTS)];
+    const inFlight = [p.traffic(body(40), OPTS), p.traffic(body(41), OPTS)];
     p.recycle();
     expect((await Promise.all(inFlight)).map((r) => r.records.length)).toEqual([40, 41]);
     expect(p.started).toBe(2);
-    expect((await p.parse(body(4), OPTS)).records).toHaveLength(4);
+    expect((await p.traffic(body(4), OPTS)).records).toHaveLength(4);
     expect(p.started).toBe(3);
     // Nothing to drop: no worker is started by it.
     await p.close();
@@ -220,17 +194,12 @@ await import(${JSON.stringify(pathToFileURL(WORKER).href)});
   it('parses inline once closed, and when its worker file is missing (saying so once)', async () => {
     const p = workerParser();
     await p.close();
-    expect((await p.parse(body(2), OPTS)).records).toHaveLength(2);
+    expect((await p.traffic(body(2), OPTS)).records).toHaveLength(2);
     expect(p.started).toBe(0);
 
     const { log, lines } = captureLog();
-    const missing = new WorkerTrafficParser({
-      minBytes: 0,
-      workerUrl: pathToFileURL(join(ROOT, 'nope.js')),
-      log,
-    });
-    parsers.push(missing);
-    expect((await missing.parse(body(2), OPTS)).records).toHaveLength(2);
+    const missing = workerParser({ workerUrl: new URL('./missing-worker.js', BUILT_WORKER), log });
+    expect((await missing.traffic(body(2), OPTS)).records).toHaveLength(2);
     expect(missing.started).toBe(0);
     expect(lines.filter((l) => l.includes('traffic parse worker not found'))).toHaveLength(1);
   });
@@ -238,27 +207,27 @@ await import(${JSON.stringify(pathToFileURL(WORKER).href)});
   it('stops a worker idle for idleMs, and starts a new one for the next big body', async () => {
     const clock = new FakeClock();
     const p = workerParser({ idleMs: 5000, clock });
-    expect((await p.parse(body(3), OPTS)).records).toHaveLength(3);
+    expect((await p.traffic(body(3), OPTS)).records).toHaveLength(3);
     await clock.advance(4999);
     expect(p.retired).toBe(0);
     // A parse within idleMs keeps the worker, and its idle time starts again from its answer.
-    expect((await p.parse(body(2), OPTS)).records).toHaveLength(2);
+    expect((await p.traffic(body(2), OPTS)).records).toHaveLength(2);
     expect(p.started).toBe(1);
     await clock.advance(4999);
     expect(p.retired).toBe(0);
     await clock.advance(1);
     expect(p.retired).toBe(1);
-    const again = await p.parse(body(4), OPTS);
+    const again = await p.traffic(body(4), OPTS);
     expect(again.records).toHaveLength(4);
-    expect(plain(again)).toEqual(plain(await parseInline(body(4), OPTS)));
+    expect(plain(again)).toEqual(plain(await parseTrafficBody(body(4), OPTS)));
     expect(p.started).toBe(2);
   });
 
   it('does not stop a worker while it still holds a parse', async () => {
     const clock = new FakeClock();
     const p = workerParser({ idleMs: 0, clock });
-    const a = p.parse(body(300), OPTS);
-    const b = p.parse(body(5), OPTS);
+    const a = p.traffic(body(300), OPTS);
+    const b = p.traffic(body(5), OPTS);
     expect((await a).records).toHaveLength(300);
     await clock.advance(0);
     expect((await b).records).toHaveLength(5);

@@ -1,11 +1,13 @@
 /**
- * A DvrStreamResponse packed to cross from the answer worker (src/answers/) to the event loop (see
- * src/http/packing.ts for why): the entries' numbers in one array, every range as a (from, duration) pair in
- * another, every text in one string. Unpacked, it is the object the parser made, key for key and in the same key
- * order (a test compares their JSON).
+ * A DvrStreamResponse packed to cross from the parse worker (./worker.ts) to the event loop (see ./packing.ts
+ * for why): the entries' numbers in one array, every range as a (from, duration) pair in another, every text in
+ * one string. Unpacked, it is the object the parser made, key for key and in the same key order (a test compares
+ * their JSON).
  */
 
+import { type DvrHostEntry, type DvrRange, type DvrStreamResponse, parseDvrBody } from '../dvr/response.js';
 import {
+  type AnswerCodec,
   type PackedTexts,
   readReport,
   type SliceOptions,
@@ -13,8 +15,7 @@ import {
   TextReader,
   TextWriter,
   writeReport,
-} from '../http/packing.js';
-import type { DvrHostEntry, DvrRange, DvrStreamResponse } from './response.js';
+} from './packing.js';
 
 /** Per entry: alive, enabled, window, duration, from (NaN: absent; the parser never keeps a NaN), ranges. */
 const PER_ENTRY = 6;
@@ -65,7 +66,7 @@ export function dvrTransferables(p: PackedDvrStreamResponse): ArrayBuffer[] {
   return [p.texts.ends.buffer, p.entries.buffer, p.ranges.buffer] as ArrayBuffer[];
 }
 
-/** Unpacks on the event loop, yielding every `sliceMs` (src/http/packing.ts). */
+/** Unpacks on the event loop, yielding every `sliceMs` (./packing.ts). */
 export async function unpackDvrStreamResponse(
   p: PackedDvrStreamResponse,
   opts: SliceOptions = {},
@@ -101,3 +102,12 @@ export async function unpackDvrStreamResponse(
   }
   return { streamName, entries, issues, unknownKeys };
 }
+
+/** `arg`: the stream asked for. */
+export const dvrCodec: AnswerCodec<string | undefined, DvrStreamResponse, PackedDvrStreamResponse> = {
+  api: 'dvr-net',
+  parse: parseDvrBody,
+  pack: (bytes, stream) => packDvrStreamResponse(parseDvrBody(bytes, stream)),
+  transferables: dvrTransferables,
+  unpack: (p) => unpackDvrStreamResponse(p),
+};

@@ -1,5 +1,5 @@
 /**
- * The parse worker reads an answer element by element (src/traffic/parse-elements.ts). Whatever the body, the
+ * The parse worker reads an answer element by element (src/offloop/elements.ts). Whatever the body, the
  * result must be the one the whole-body parser gives: the same records, issues and unknown keys, or the same
  * error, word for word. Checked on the simulator's answers (over loopback), on hand-made bodies that stress the
  * byte scan (escapes, nesting, duplicate keys, odd whitespace, bad UTF-8), on every prefix of such a body (a cut
@@ -8,11 +8,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import { ApiError } from '../../src/http/errors.js';
+import { parseTrafficElements, scanBody } from '../../src/offloop/elements.js';
+import { parseTrafficBodyPacked, unpackTrafficResponse } from '../../src/offloop/traffic.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { formatApiTime } from '../../src/simulator/traffic.js';
-import { unpackTrafficResponse } from '../../src/traffic/packed.js';
 import { type ParseMetricsOptions, parseTrafficBody } from '../../src/traffic/parse.js';
-import { parseTrafficBodyPacked, parseTrafficElements, scanBody } from '../../src/traffic/parse-elements.js';
 import type { TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 

@@ -1,5 +1,5 @@
 /**
- * A TrafficResponse as a handful of arrays, to cross from the parse worker (./parse-worker.ts) to the event loop.
+ * A TrafficResponse as a handful of arrays, to cross from the parse worker (./worker.ts) to the event loop.
  * Structured-cloning 15k records object by object costs the receiving thread about as much as parsing them did;
  * these arrays cost it a few milliseconds, and their buffers are transferred, not copied.
  *
@@ -8,8 +8,11 @@
  */
 
 import type { FieldIssue } from '../http/parse.js';
-import { KeyedNumbers, NO_KEYS } from './keyed.js';
-import type { SideRecord, TrafficRecord, TrafficResponse } from './response.js';
+import { KeyedNumbers, NO_KEYS } from '../traffic/keyed.js';
+import { type ParseMetricsOptions, parseTrafficBody } from '../traffic/parse.js';
+import type { SideRecord, TrafficRecord, TrafficResponse } from '../traffic/response.js';
+import { parseTrafficElements } from './elements.js';
+import { type AnswerCodec, type SliceOptions, Slicer } from './packing.js';
 
 const SIDES = ['edge', 'origin'] as const;
 const SCALARS = ['requests', 'bandwidthBitsPerSecond', 'hitBytes', 'hitRatio'] as const;
@@ -52,7 +55,7 @@ export function packTrafficResponse(r: TrafficResponse): PackedTrafficResponse {
 
 /**
  * Packs records one at a time, so that a parser can let each record go as soon as it is read (the parse worker
- * reads an answer element by element: ./parse-elements.ts). `capacity` is how many records to make room for
+ * reads an answer element by element: ./elements.ts). `capacity` is how many records to make room for
  * first; more only cost a copy.
  */
 export class TrafficPacker {
@@ -64,7 +67,7 @@ export class TrafficPacker {
   private offsets: Int32Array;
   private values: Float64Array;
   private total = 0;
-  // Records of one answer share their key lists (./keyed.ts): one entry per distinct list, found by identity.
+  // Records of one answer share their key lists (src/traffic/keyed.ts): one entry per distinct list, found by identity.
   private readonly listIndex = new Map<readonly string[], number>();
   private readonly keyLists: string[][] = [];
 
@@ -162,37 +165,19 @@ export function unpackTrafficResponse(p: PackedTrafficResponse): TrafficResponse
   return response(p, records);
 }
 
-export interface SlicedUnpackOptions {
-  /** Work between two yields, ms (default 8). */
-  sliceMs?: number;
-  /** Default: setImmediate. */
-  yieldToLoop?: () => Promise<void>;
-  /** Monotonic ms (default performance.now). */
-  now?: () => number;
-}
-
-/** Records between two looks at the time. */
-const UNPACK_CHECK_EVERY = 256;
-
 /**
  * The same as unpackTrafficResponse, yielding to the event loop every `sliceMs`: at 15k resources the whole
  * unpack is ~26 ms of CPU in one task, which a loaded machine stretches past 100 ms.
  */
 export async function unpackTrafficResponseSliced(
   p: PackedTrafficResponse,
-  opts: SlicedUnpackOptions = {},
+  opts: SliceOptions = {},
 ): Promise<TrafficResponse> {
-  const sliceMs = opts.sliceMs ?? 8;
-  const yieldToLoop = opts.yieldToLoop ?? (() => new Promise<void>((resolve) => setImmediate(resolve)));
-  const now = opts.now ?? (() => performance.now());
+  const slicer = new Slicer(opts);
   const records: TrafficRecord[] = new Array(p.count);
-  let until = now() + sliceMs;
   for (let i = 0; i < p.count; i++) {
     records[i] = unpackRecord(p, i);
-    if (i % UNPACK_CHECK_EVERY === UNPACK_CHECK_EVERY - 1 && i + 1 < p.count && now() >= until) {
-      await yieldToLoop();
-      until = now() + sliceMs;
-    }
+    if (i + 1 < p.count && slicer.due()) await slicer.yieldNow();
   }
   return response(p, records);
 }
@@ -239,3 +224,33 @@ function unpackSide(p: PackedTrafficResponse, i: number, s: number): SideRecord 
   }
   return side;
 }
+
+/**
+ * parseTrafficBody, packed: element by element when the body allows it (./elements.ts), else whole (and then
+ * whatever that throws, it throws).
+ */
+export function parseTrafficBodyPacked(bytes: Uint8Array, opts: ParseMetricsOptions): PackedTrafficResponse {
+  let packer = new TrafficPacker();
+  let head: TrafficResponse | undefined;
+  try {
+    head = parseTrafficElements(bytes, opts, {
+      reserve: (n) => {
+        packer = new TrafficPacker(n);
+      },
+      add: (record) => packer.add(record),
+    });
+  } catch {
+    // A top level parseMetricsResponse refuses: the whole body says how (and whether it is JSON at all).
+    head = undefined;
+  }
+  if (head) return packer.finish(head);
+  return packTrafficResponse(parseTrafficBody(bytes, opts));
+}
+
+export const trafficCodec: AnswerCodec<ParseMetricsOptions, TrafficResponse, PackedTrafficResponse> = {
+  api: 'metrics',
+  parse: parseTrafficBody,
+  pack: parseTrafficBodyPacked,
+  transferables,
+  unpack: (p) => unpackTrafficResponseSliced(p),
+};

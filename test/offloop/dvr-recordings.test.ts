@@ -1,5 +1,5 @@
 /**
- * Big DVR and recordings answers are parsed in a worker thread and come back packed (src/answers/). Whatever path
+ * Big DVR and recordings answers are parsed in a worker thread and come back packed (src/offloop/). Whatever path
  * an answer takes, the exporter must get the same object, key for key (a key the parser set to undefined
  * included), the same issues and unknown keys, and for a bad body the same `malformed` error; a worker that dies
  * costs only the parses it held. The bodies below are the shapes the parser tests use (test/api/dvr-parse.test.ts,
@@ -7,26 +7,23 @@
  *
  * The worker runs from the build (dist/), which `npm test` makes before the tests run.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseDvrInline, parseRecordingsInline, WorkerAnswerParser } from '../../src/answers/parse-pool.js';
 import { parseInventoryBody } from '../../src/discovery/response.js';
 import { DvrClient } from '../../src/dvr/client.js';
-import { packDvrStreamResponse, unpackDvrStreamResponse } from '../../src/dvr/packed.js';
+import { parseDvrBody } from '../../src/dvr/response.js';
 import { ApiError } from '../../src/http/errors.js';
 import { HttpClient } from '../../src/http/request.js';
+import { packDvrStreamResponse, unpackDvrStreamResponse } from '../../src/offloop/dvr.js';
+import { ANSWER_POOL, type ParsePoolOptions } from '../../src/offloop/pool.js';
+import { packRecordingList, unpackRecordingList } from '../../src/offloop/recordings.js';
 import { RecorderClient } from '../../src/recordings/client.js';
-import { packRecordingList, unpackRecordingList } from '../../src/recordings/packed.js';
+import { parseRecordingsBody } from '../../src/recordings/response.js';
 import { captureLog } from '../exporter/failure-checks.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { BUILT_WORKER, builtPools } from '../helpers/parse-pools.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const WORKER = join(ROOT, 'dist', 'src', 'answers', 'parse-worker.js');
 const utf8 = new TextEncoder();
 const json = (v: unknown) => utf8.encode(JSON.stringify(v));
 
@@ -151,27 +148,19 @@ const RECORDINGS_BODIES: Record<string, string> = {
   empty: '',
 };
 
-const parsers: WorkerAnswerParser[] = [];
-const dirs: string[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
-  for (const p of parsers.splice(0)) await p.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   for (const s of servers.splice(0)) {
     s.closeAllConnections();
     await new Promise((resolve) => s.close(resolve));
   }
 });
 
-function workerParser(opts: { minBytes?: number; workerUrl?: URL; idleMs?: number; clock?: FakeClock } = {}) {
-  expect(existsSync(WORKER), `${WORKER} is missing: run npm run build (npm test does)`).toBe(true);
-  const p = new WorkerAnswerParser({ minBytes: 0, workerUrl: pathToFileURL(WORKER), ...opts });
-  parsers.push(p);
-  return p;
-}
+const { pool, crashingWorker } = builtPools();
+const workerParser = (opts: ParsePoolOptions = {}) => pool(ANSWER_POOL, opts);
 
-/** What a parse gives: the value, or the error's class, kind, api and detail. */
-async function outcome(parse: () => Promise<unknown>): Promise<unknown> {
+/** What a parse (inline or off the loop) gives: the value, or the error's class, kind, api and detail. */
+async function outcome(parse: () => unknown): Promise<unknown> {
   try {
     const value = await parse();
     return { value, text: JSON.stringify(value) };
@@ -181,7 +170,7 @@ async function outcome(parse: () => Promise<unknown>): Promise<unknown> {
   }
 }
 
-describe('WorkerAnswerParser', () => {
+describe('the DVR and recordings parse pool', () => {
   it('stops a worker idle for idleMs (its heap is not kept between polls) and starts one for the next body', async () => {
     const clock = new FakeClock();
     const p = workerParser({ idleMs: 5000, clock });
@@ -193,7 +182,7 @@ describe('WorkerAnswerParser', () => {
     expect(p.started).toBe(1);
     await clock.advance(5000);
     const listing = utf8.encode(RECORDINGS_BODIES[Object.keys(RECORDINGS_BODIES)[0]!]!);
-    const inline = await outcome(() => parseRecordingsInline(listing.slice(), 'acme'));
+    const inline = await outcome(() => parseRecordingsBody(listing.slice(), 'acme'));
     expect(await outcome(() => p.recordings(listing, 'acme'))).toStrictEqual(inline);
     expect(p.started).toBe(2);
   });
@@ -201,7 +190,7 @@ describe('WorkerAnswerParser', () => {
   it.each(Object.keys(DVR_BODIES))('DVR %s: the same answer or error as inline', async (name) => {
     const p = workerParser();
     const bytes = utf8.encode(DVR_BODIES[name]!);
-    const inline = await outcome(() => parseDvrInline(bytes.slice(), 'live/main'));
+    const inline = await outcome(() => parseDvrBody(bytes.slice(), 'live/main'));
     const off = await outcome(() => p.dvr(bytes, 'live/main'));
     expect(off).toStrictEqual(inline);
     expect(p.started).toBe(1);
@@ -233,7 +222,7 @@ describe('WorkerAnswerParser', () => {
     async (name) => {
       const p = workerParser();
       const bytes = utf8.encode(RECORDINGS_BODIES[name]!);
-      const inline = await outcome(() => parseRecordingsInline(bytes.slice(), 'acme'));
+      const inline = await outcome(() => parseRecordingsBody(bytes.slice(), 'acme'));
       const off = await outcome(() => p.recordings(bytes, 'acme'));
       expect(off).toStrictEqual(inline);
       expect(p.started).toBe(1);
@@ -241,14 +230,14 @@ describe('WorkerAnswerParser', () => {
   );
 
   it('the bodies above do what their names say (issues, unknown keys, malformed)', async () => {
-    const dvr = await parseDvrInline(
+    const dvr = await parseDvrBody(
       utf8.encode(DVR_BODIES['bad fields, unknown keys, dropped entries']!),
       'live/main',
     );
     expect(dvr.issues.length).toBeGreaterThan(10);
     expect(dvr.unknownKeys).toEqual(['extra', 'data[].more', 'data[].dvr.speed', 'data[].dvr.ranges[].why']);
     expect(dvr.entries.map((e) => e.host)).toEqual(['h1', 'h2', 'h3', 'h5', '\ud83d\ude00 \ud800 host']);
-    const rec = await parseRecordingsInline(
+    const rec = await parseRecordingsBody(
       utf8.encode(RECORDINGS_BODIES['bad fields, unknown keys, dropped settings']!),
       'acme',
     );
@@ -257,10 +246,9 @@ describe('WorkerAnswerParser', () => {
     // A bad value leaves its key set to undefined: the packed answer must keep that too.
     expect(Object.hasOwn(rec.settings[1]!, 'resourceId')).toBe(true);
     expect(rec.settings[1]!.resourceId).toBeUndefined();
-    await expect(parseDvrInline(utf8.encode(DVR_BODIES['not JSON']!), 's')).rejects.toMatchObject({
-      kind: 'malformed',
-      detail: expect.stringMatching(/^body is not JSON/),
-    });
+    expect(() => parseDvrBody(utf8.encode(DVR_BODIES['not JSON']!), 's')).toThrow(
+      expect.objectContaining({ kind: 'malformed', detail: expect.stringMatching(/^body is not JSON/) }),
+    );
   });
 
   it('parses small bodies inline and big ones in the worker', async () => {
@@ -277,18 +265,7 @@ describe('WorkerAnswerParser', () => {
   });
 
   it('fails only the parses a dying worker held, then starts a new one', async () => {
-    // A worker that dies on a body holding "CRASH", and otherwise is the real one.
-    const dir = mkdtempSync(join(tmpdir(), 'cdn-answer-worker-'));
-    dirs.push(dir);
-    const script = join(dir, 'crashing-worker.mjs');
-    writeFileSync(
-      script,
-      `import { parentPort } from 'node:worker_threads';
-parentPort.on('message', (m) => { if (new TextDecoder().decode(m.bytes).includes('CRASH')) process.exit(3); });
-await import(${JSON.stringify(pathToFileURL(WORKER).href)});
-`,
-    );
-    const p = workerParser({ workerUrl: pathToFileURL(script) });
+    const p = workerParser({ workerUrl: crashingWorker() });
     expect((await p.dvr(utf8.encode(DVR_BODIES.good!), 'live/main')).entries).toHaveLength(2);
     await expect(p.recordings(utf8.encode('"CRASH"'), 'acme')).rejects.toThrow(
       /parse worker stopped: exit code 3/,
@@ -304,12 +281,7 @@ await import(${JSON.stringify(pathToFileURL(WORKER).href)});
     expect(p.started).toBe(0);
 
     const { log, lines } = captureLog();
-    const missing = new WorkerAnswerParser({
-      minBytes: 0,
-      workerUrl: pathToFileURL(join(ROOT, 'nope.js')),
-      log,
-    });
-    parsers.push(missing);
+    const missing = workerParser({ workerUrl: new URL('./missing-worker.js', BUILT_WORKER), log });
     expect((await missing.recordings(utf8.encode(RECORDINGS_BODIES.good!), 'acme')).settings).toHaveLength(3);
     expect(missing.started).toBe(0);
     expect(lines.filter((l) => l.includes('parse worker not found'))).toHaveLength(1);
@@ -319,12 +291,12 @@ await import(${JSON.stringify(pathToFileURL(WORKER).href)});
 describe('packed answers', () => {
   it('unpack in slices, yielding between them, to the same answer', async () => {
     const many = Array.from({ length: 5000 }, (_, i) => range(1_767_000_000 + 20 * i, 15));
-    const dvr = await parseDvrInline(
+    const dvr = await parseDvrBody(
       json({ stream_name: 'live/main', data: [entry('h1', {}, { ranges: many }), entry('h2')] }),
       'live/main',
     );
     const records = Array.from({ length: 3000 }, () => ({ start: '2026-01-01T10:00:00Z', status: 'finish' }));
-    const rec = await parseRecordingsInline(json([setting({ records }), setting({ id: 'b' })]), 'acme');
+    const rec = await parseRecordingsBody(json([setting({ records }), setting({ id: 'b' })]), 'acme');
     let clock = 0;
     let yields = 0;
     // Every look at the time costs 1 ms: each look ends a slice.

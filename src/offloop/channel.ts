@@ -1,7 +1,6 @@
 /**
- * One worker thread that parses answer bodies off the event loop, as the traffic parser (src/traffic/parse-pool.ts)
- * and the DVR and recordings parser (src/answers/parse-pool.ts) use it. What they share is here: the worker starts
- * with the first body sent, a body's buffer moves to it (transferred, not copied), each reply settles the request
+ * One worker thread that parses answer bodies off the event loop: the life of a parse pool's worker (./pool.ts).
+ * The worker starts with the first body sent, a body's buffer moves to it (transferred, not copied), each reply settles the request
  * of its id, and the worker is let go when it is not needed:
  *
  * - it dies: the requests it held fail (the clients make them `malformed` answers, retried at the next poll) and
