@@ -103,7 +103,7 @@ async function row1(): Promise<string> {
     `10 MB token: ${a.status.state} "${a.status.detail}" in ${a.ms.toFixed(0)} ms, +${mb(a.grown)} RSS`,
     `1 MB token: ${b.status.state} in ${b.ms.toFixed(0)} ms, +${mb(b.grown)}`,
     `60 kB token: ${c.status.state} "${c.status.detail}" in ${c.ms.toFixed(0)} ms`,
-    `secret registry +${SECRETS.size - before} (the password); after ${kept.issued} logins in 20 min: ${kept.live} token registered`,
+    `secret registry +${SECRETS.size - before} (the password, the live token); after ${kept.issued} logins in 20 min: ${kept.live} token registered`,
   ].join('; ');
 }
 
@@ -184,7 +184,7 @@ async function discovering(body: string, discovery: Record<string, unknown> = {}
     defaultMetrics: false,
     // The built worker (this script runs bundled, away from dist/): big answers are parsed off the loop, as in
     // production. Run `npm run build` first.
-    answerParser: { workerUrl: new URL('dist/src/answers/parse-worker.js', `file://${process.cwd()}/`) },
+    answerParser: { workerUrl: new URL('dist/src/offloop/worker.js', `file://${process.cwd()}/`) },
   });
   const server = await listen(exporter.app, { host: '127.0.0.1', port: 0 });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
