@@ -50,6 +50,7 @@ export const CEILINGS = {
   minConnections: 8,
   maxScrapesInFlight: 10_000,
   serverTimeoutMs: 60 * MINUTE,
+  maxDiscoveredAccounts: 1_000_000,
 } as const;
 
 interface DurationRule {
@@ -210,10 +211,22 @@ export const DEFAULTS = {
     counter_retention: '1d',
   },
   interval: '1m',
-  accounts_discovery: { enabled: false, interval: '10m', include: '.*', recordings: false },
+  accounts_discovery: {
+    enabled: false,
+    interval: '10m',
+    include: '.*',
+    recordings: false,
+    max_accounts: 10_000,
+  },
   sharding: { shard: 0, shards: 1 },
   limits: { max_series: 2_000_000, max_label_length: 1024 },
-  server: { max_connections: 512, max_scrapes_in_flight: 100, idle_timeout: '30s', write_timeout: '60s' },
+  server: {
+    max_connections: 512,
+    max_scrapes_in_flight: 100,
+    idle_timeout: '30s',
+    write_timeout: '60s',
+    auth_failure_limit: { burst: 10, interval: '1m' },
+  },
 } as const;
 
 /** A password is taken as it is (spaces may be part of it); only an empty one is refused. */
@@ -249,6 +262,17 @@ const discoverySchema = z.strictObject({
   recordings: z.boolean().default(DEFAULTS.accounts_discovery.recordings),
   /** The commit of every discovered account. */
   commit: commitSchema.optional(),
+  /**
+   * Most discovered accounts one replica polls; the rest are refused (sorted by name, the first kept). The
+   * default, 10,000, holds a large reseller's inventory, and is already more than one replica keeps up with at the
+   * default 5 requests a second (one request per account is 33 minutes); a larger inventory belongs on more
+   * shards. What it bounds is a broken or hostile inventory (100,000 accounts took 471 MB and minutes of CPU).
+   */
+  max_accounts: z
+    .int()
+    .min(1)
+    .max(CEILINGS.maxDiscoveredAccounts)
+    .default(DEFAULTS.accounts_discovery.max_accounts),
 });
 
 const apiSchema = z.strictObject({
@@ -334,6 +358,19 @@ const serverSchema = z.strictObject({
   write_timeout: duration({ min: 1000, max: CEILINGS.serverTimeoutMs }).prefault(
     DEFAULTS.server.write_timeout,
   ),
+  /**
+   * Failed basic-auth attempts per client address (src/web/auth.ts): `burst` at once, then one more every
+   * `interval`; past that, 429 without a password check. As exporter-toolkit's `rate_limit`, but per client and
+   * counting failures only.
+   */
+  auth_failure_limit: z
+    .strictObject({
+      burst: z.int().min(1).max(100_000).default(DEFAULTS.server.auth_failure_limit.burst),
+      interval: duration({ min: 1, max: CEILINGS.intervalMs }).prefault(
+        DEFAULTS.server.auth_failure_limit.interval,
+      ),
+    })
+    .prefault({}),
 });
 
 /** The YAML document, snake_case. Sections may be left out; their keys then take their defaults. */
@@ -435,6 +472,8 @@ export interface DiscoveryConfig {
   recordings: boolean;
   /** The commit of every discovered account; absent: none. */
   commit?: CommitConfig;
+  /** Most discovered accounts this replica polls (accounts_discovery.max_accounts). */
+  maxAccounts: number;
 }
 
 export interface Config {
@@ -471,6 +510,9 @@ export interface ServerConfig {
   idleTimeoutMs: number;
   /** A response not written within this long (a client that does not read) is cut. */
   writeTimeoutMs: number;
+  /** Failed basic-auth attempts one client address may make at once, then one more per authFailureIntervalMs. */
+  authFailureBurst: number;
+  authFailureIntervalMs: number;
 }
 
 /** Optional keys are left out rather than set to undefined, so a printed or compared Config shows only what is set. */
@@ -539,6 +581,7 @@ export function toConfig(file: FileConfig): Config {
           intervalMs: file.accounts_discovery.interval,
           include: file.accounts_discovery.include,
           recordings: file.accounts_discovery.recordings,
+          maxAccounts: file.accounts_discovery.max_accounts,
         } as DiscoveryConfig,
         { exclude: file.accounts_discovery.exclude, commit: toCommit(file.accounts_discovery.commit) },
       ),
@@ -556,6 +599,8 @@ export function toConfig(file: FileConfig): Config {
         maxScrapesInFlight: file.server.max_scrapes_in_flight,
         idleTimeoutMs: file.server.idle_timeout,
         writeTimeoutMs: file.server.write_timeout,
+        authFailureBurst: file.server.auth_failure_limit.burst,
+        authFailureIntervalMs: file.server.auth_failure_limit.interval,
       },
     } as Config,
     { stateFile: file.state_file },

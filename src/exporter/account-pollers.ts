@@ -48,17 +48,33 @@ export interface AccountPollersDeps {
 interface Running {
   account: AccountConfig;
   walker: AccountWalker;
+  /** Ends its loops (the exporter's stop does, for all, through one listener). */
+  abort(): void;
   stop(): Promise<void>;
 }
 
 export class AccountPollers {
-  /** The walkers of the accounts now polled (tests read their cursors). */
-  walkers: AccountWalker[] = [];
   private readonly running = new Map<string, Running>();
   /** Per (api, account), the reasons its last poll refused series for (sorted, joined; '' for none). */
   private readonly refusing = new Map<string, string>();
 
-  constructor(private readonly d: AccountPollersDeps) {}
+  constructor(private readonly d: AccountPollersDeps) {
+    // One listener for all accounts: an EventTarget checks its listeners on every add and remove, so one per
+    // account made starting and stopping N accounts cost O(N^2) (100,000 discovered accounts: minutes).
+    d.signal.addEventListener('abort', () => {
+      for (const r of this.running.values()) r.abort();
+    });
+  }
+
+  /** The walkers of the accounts now polled (tests read their cursors). */
+  get walkers(): AccountWalker[] {
+    return [...this.running.values()].map((r) => r.walker);
+  }
+
+  /** Accounts polled now. */
+  get size(): number {
+    return this.running.size;
+  }
 
   /**
    * Starts one account's poll loops under its own stop signal, so it can be stopped alone (stop). The exporter's
@@ -70,9 +86,7 @@ export class AccountPollers {
     const { traffic, dvr, recordings } = d.processes;
     const name = account.name;
     const ctl = new AbortController();
-    const main = d.signal;
-    const onMainAbort = () => ctl.abort();
-    main.addEventListener('abort', onMainAbort, { once: true });
+    if (d.signal.aborted) ctl.abort();
     const signal = ctl.signal;
     const loops: Promise<void>[] = [];
     let active = true;
@@ -95,7 +109,7 @@ export class AccountPollers {
       random: d.random,
       startCursor: d.cursors.get(name),
       givenUp: d.clamped.get(name),
-      fetchTraffic: (o, priority) => up.call(() => up.metrics.fetchTraffic(o), priority),
+      fetchTraffic: (o, priority) => up.call(() => up.metrics.fetchTraffic(o), priority, signal),
       // The cursor is saved by the scrapes that show its windows (./cursor-book.ts), not here.
       onStatus: (s) => {
         // A stopped account's last status must not bring back the rows stop() removed.
@@ -116,7 +130,6 @@ export class AccountPollers {
     const { walker } = poller;
     board.expect('metrics', name);
     d.commits?.set(name, account.commit);
-    this.walkers.push(walker);
     // A renewed token ends the walker's slow auth backoff at once.
     const unsubscribe =
       token instanceof LoginToken ? token.onToken(() => poller.authRestored()) : () => undefined;
@@ -129,7 +142,7 @@ export class AccountPollers {
         streams: account.dvrStreams,
         clock,
         log: alog,
-        getStream: (a, s) => up.call(() => up.dvr.getStream(a, s)),
+        getStream: (a, s) => up.call(() => up.dvr.getStream(a, s), undefined, signal),
         process: dvr,
         report: this.reporter('dvr-net', name, up, alog),
         health: (rows, failed) => {
@@ -145,7 +158,12 @@ export class AccountPollers {
       const round = recordingsRound({
         account: name,
         log: alog,
-        list: (a) => up.call(() => up.recorder.listSettings(a, { all: true, extraFields: ['status'] })),
+        list: (a) =>
+          up.call(
+            () => up.recorder.listSettings(a, { all: true, extraFields: ['status'] }),
+            undefined,
+            signal,
+          ),
         process: recordings,
         report: this.reporter('recorder-cloud', name, up, alog),
         summary: (rows) => {
@@ -160,10 +178,10 @@ export class AccountPollers {
     this.running.set(name, {
       account,
       walker,
+      abort: () => ctl.abort(),
       stop: async () => {
         active = false;
         ctl.abort();
-        main.removeEventListener('abort', onMainAbort);
         unsubscribe();
         await Promise.allSettled(loops);
       },
@@ -193,7 +211,6 @@ export class AccountPollers {
     d.commits?.remove(name);
     d.history?.remove(name);
     for (const api of APIS) this.refusing.delete(`${api}\u0000${name}`);
-    this.walkers = this.walkers.filter((w) => w !== pollers.walker);
     d.storeChanged();
   }
 

@@ -5,7 +5,7 @@
 import type { Agent } from 'undici';
 import type { Clock } from '../clock.js';
 import type { TokenSource } from '../config/index.js';
-import { InventoryClient } from '../discovery/client.js';
+import { type InventoryBodyParser, InventoryClient } from '../discovery/client.js';
 import { type DvrBodyParser, DvrClient } from '../dvr/client.js';
 import type { ApiName } from '../http/errors.js';
 import { type ApiError, isApiError } from '../http/errors.js';
@@ -23,9 +23,10 @@ export interface Upstream {
   inventory: InventoryClient;
   /**
    * Runs one request through the gate; a 429 pauses and slows the gate, a success lets it climb back. `priority`:
-   * see RequestGate.run (default 0).
+   * see RequestGate.run (default 0). `signal` (default: the exporter's stop) drops the request while it waits
+   * for its turn: an account stopped alone must not wait for the turns of its queued requests.
    */
-  call<T>(fn: () => Promise<T>, priority?: number): Promise<T>;
+  call<T>(fn: () => Promise<T>, priority?: number, signal?: AbortSignal): Promise<T>;
 }
 
 export interface UpstreamOptions {
@@ -48,6 +49,7 @@ export interface UpstreamOptions {
   /** Read DVR and recordings answers (default: inline). One is shared by every upstream: src/offloop/pool.ts. */
   parseDvr?: DvrBodyParser;
   parseRecordings?: RecordingsBodyParser;
+  parseInventory?: InventoryBodyParser;
 }
 
 export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstream {
@@ -71,8 +73,8 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
     metrics: new MetricsClient(http, opts.parseTraffic),
     dvr: new DvrClient(http, opts.parseDvr),
     recorder: new RecorderClient(http, opts.parseRecordings),
-    inventory: new InventoryClient(http),
-    async call<T>(fn: () => Promise<T>, priority?: number): Promise<T> {
+    inventory: new InventoryClient(http, opts.parseInventory),
+    async call<T>(fn: () => Promise<T>, priority?: number, signal?: AbortSignal): Promise<T> {
       for (let attempt = 0; ; attempt++) {
         // No token (a login refused or not done yet): fail before taking a place in the gate.
         token.get();
@@ -85,7 +87,7 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
               generation = token.generation;
               return reportingSends(ticket.sent, fn);
             },
-            opts.signal,
+            signal ?? opts.signal,
             priority,
           );
           gate.succeeded();

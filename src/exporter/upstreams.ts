@@ -25,8 +25,8 @@ export interface UpstreamsDeps {
   /** The login metrics; read only when a login is made or reports. */
   auth: () => AuthMetrics;
   parseTraffic: TrafficBodyParser;
-  /** Reads DVR and recordings answers, big ones off the event loop (default: inline). */
-  parseAnswers?: Pick<ParsePool, 'dvr' | 'recordings'>;
+  /** Reads DVR, recordings and inventory answers, big ones off the event loop (default: inline). */
+  parseAnswers?: Pick<ParsePool, 'dvr' | 'recordings' | 'inventory'>;
   random?: () => number;
   tokenFs?: TokenFs;
 }
@@ -67,6 +67,7 @@ export class Upstreams {
       parseTraffic: this.d.parseTraffic,
       parseDvr: this.d.parseAnswers?.dvr,
       parseRecordings: this.d.parseAnswers?.recordings,
+      parseInventory: this.d.parseAnswers?.inventory,
     });
     this.all.add(upstream);
     return upstream;
@@ -81,6 +82,7 @@ export class Upstreams {
       clock: this.d.clock,
       log: this.d.log,
       dispatcher: this.d.agent,
+      timeoutMs: this.d.api.timeoutMs,
       random: this.d.random,
       fs: this.d.tokenFs,
       onLogin: (result) => this.d.auth().logins.inc({ login, result }),

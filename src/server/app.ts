@@ -95,6 +95,10 @@ export function createApp(deps: AppDeps): Express {
 
   const app = express();
   app.disable('x-powered-by');
+  // Paths are matched exactly: `/METRICS` and `/metrics/` are not `/metrics` (express matches both by default),
+  // so what a proxy or the web config's open paths (src/web) see is what the app serves.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   // ETags would hash every (large) /metrics body; nothing here is worth revalidating.
   app.set('etag', false);
 
