@@ -14,13 +14,13 @@ import type { RefusalReason } from '../store/limits.js';
 import type { AccountWalker } from '../traffic/walker.js';
 import type { CursorBook } from './cursor-book.js';
 import { dvrRound, type RoundReporter, recordingsRound } from './pollers.js';
-import type { Processes } from './processes.js';
+import type { Sinks } from './sinks.js';
 import { APIS, type Api, type StatusBoard } from './status-board.js';
 import { rereadIfRefused, rereadToken } from './token-refresh.js';
 import type { Upstream } from './upstream.js';
 
 export interface AccountPollersDeps {
-  processes: Processes;
+  sinks: Sinks;
   board: StatusBoard;
   cursors: Pick<CursorBook, 'get' | 'touch'>;
   /** Per account, the span the state file's cursor was moved over at start (older than metrics.max_catch_up). */
@@ -61,7 +61,7 @@ export class AccountPollers {
   start(account: AccountConfig, up: Upstream, discovered: boolean): void {
     const { d } = this;
     const { clock, board } = d;
-    const { traffic, dvr, recordings } = d.processes;
+    const { traffic, dvr, recordings } = d.sinks;
     const name = account.name;
     const ctl = new AbortController();
     const main = d.signal;
@@ -172,7 +172,7 @@ export class AccountPollers {
     this.running.delete(name);
     await pollers.stop();
     const { d } = this;
-    const { traffic, dvr, recordings } = d.processes;
+    const { traffic, dvr, recordings } = d.sinks;
     // Windows handed over before the stop are counted first, so none lands after the removal.
     await traffic.removeAccount(name);
     // Its windows awaiting a re-read went with it: the state file's revisit part follows.

@@ -1,6 +1,6 @@
 /**
  * The exporter without the process: the composition root. Configuration in; one upstream per token source (a fixed
- * token or a login, src/auth), one TrafficPipeline (src/traffic/poller.ts) with a poller per account, the DVR and
+ * token or a login, src/auth), one TrafficPipeline (src/traffic/pipeline.ts) with a poller per account, the DVR and
  * recordings rounds, account discovery (src/discovery), the status board, the cursor book, the series store, the
  * registry and the HTTP app out. It wires them and does nothing else: one account's loops are ./account-pollers.ts,
  * discovery's ./discovered-accounts.ts, the upstreams and logins ./upstreams.ts. `main` owns listen, signals and
@@ -34,9 +34,9 @@ import type { AccountWalker } from '../traffic/walker.js';
 import { AccountPollers } from './account-pollers.js';
 import { CursorBook } from './cursor-book.js';
 import { startDiscovery } from './discovered-accounts.js';
-import { createProcesses, type Processes } from './processes.js';
 import { lastResortGc, ShrinkReclaim } from './reclaim.js';
 import { settledWithin } from './settle.js';
+import { createSinks, type Sinks } from './sinks.js';
 import { APIS, type Api, StatusBoard, settingsSummary } from './status-board.js';
 import type { Upstream } from './upstream.js';
 import { Upstreams } from './upstreams.js';
@@ -87,7 +87,7 @@ export class Exporter {
   private readonly storeChanged: () => void;
   private readonly controller = new AbortController();
   private loops: Promise<void>[] = [];
-  private processes: Processes | undefined;
+  private sinks: Sinks | undefined;
   /** Each polled account's loops (./account-pollers.ts); made in start(). */
   private pollers: AccountPollers | undefined;
   private readonly tokens: TokenSources;
@@ -213,7 +213,7 @@ export class Exporter {
       this.loops.push(login.run(signal));
     }
     await Promise.all(logins.map((l) => l.firstAttempt));
-    const processes = createProcesses({
+    const sinks = createSinks({
       store: this.store,
       config,
       cursors: this.cursors,
@@ -221,9 +221,9 @@ export class Exporter {
       backoff: this.opts.backoff,
       authBackoff: this.opts.authBackoff,
     });
-    this.processes = processes;
+    this.sinks = sinks;
     const pollers = new AccountPollers({
-      processes,
+      sinks,
       board: this.board,
       cursors: this.cursors,
       clamped: loaded.clamped,
@@ -288,7 +288,7 @@ export class Exporter {
     await settledWithin(this.parser.close(), 250);
     await settledWithin(this.answerParser.close(), 250);
     // Counting what the applier holds helps only a scrape that still comes; never past the grace.
-    const traffic = this.processes?.traffic;
+    const traffic = this.sinks?.traffic;
     if (traffic) await settledWithin(traffic.idle(), Math.max(0, until - Date.now()));
     await settledWithin(this.cursors.close(), 250);
   }

@@ -3,12 +3,12 @@
  * counted (cdn_up 0, parse errors) and retried at the next interval.
  */
 import type { Clock } from '../clock.js';
-import type { DvrProcess, StreamHealth } from '../dvr/process.js';
+import type { DvrMapping, StreamHealth } from '../dvr/mapping.js';
 import type { DvrStreamResponse } from '../dvr/response.js';
 import type { ParsedAnswer } from '../http/answers.js';
 import { describeError, isApiError, isRefusal } from '../http/errors.js';
 import type { Logger } from '../log.js';
-import type { RecordingSummary, RecordingsProcess } from '../recordings/process.js';
+import type { RecordingSummary, RecordingsMapping } from '../recordings/mapping.js';
 import type { RecordingListResponse } from '../recordings/response.js';
 
 /** The outcome of one round. */
@@ -34,7 +34,7 @@ export interface DvrRoundDeps {
   /** The account's logger (a child carrying `account`); the round's lines do not repeat the key. */
   log: Logger;
   getStream: (account: string, stream: string) => Promise<DvrStreamResponse>;
-  process: DvrProcess;
+  process: DvrMapping;
   report: RoundReporter;
   /**
    * After every round, for the landing page: the health of every host, and the configured streams whose poll
@@ -129,7 +129,7 @@ export interface RecordingsRoundDeps {
   /** The account's logger (a child carrying `account`); the round's lines do not repeat the key. */
   log: Logger;
   list: (account: string) => Promise<RecordingListResponse>;
-  process: RecordingsProcess;
+  process: RecordingsMapping;
   report: RoundReporter;
   summary: (rows: RecordingSummary[]) => void;
 }

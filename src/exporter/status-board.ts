@@ -5,8 +5,8 @@
  */
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
-import type { StreamHealth } from '../dvr/process.js';
-import type { RecordingSummary } from '../recordings/process.js';
+import type { StreamHealth } from '../dvr/mapping.js';
+import type { RecordingSummary } from '../recordings/mapping.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
 import type {
   AccountStatus,

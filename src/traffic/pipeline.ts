@@ -1,10 +1,10 @@
 /**
  * The traffic pipeline, wired in one place. One TrafficPipeline per exporter owns the traffic families, the
- * TrafficProcess that maps answers onto them and the TrafficApplier that counts windows in order; `poller()` builds
+ * TrafficMapping that maps answers onto them and the TrafficApplier that counts windows in order; `poller()` builds
  * the AccountWalker of one account. A window enters here and leaves through the store:
  *
  *   walker (which window, when) -> fetchTraffic (gate, HTTP, parse: ./client.ts, ./parse.ts, src/offloop/)
- *   -> walker.handOver -> applier (in order, in time slices: ./applier.ts) -> process (./process.ts) -> store.
+ *   -> walker.handOver -> applier (in order, in time slices: ./applier.ts) -> mapping (./mapping.ts) -> store.
  *
  * What leaves traffic/ besides the store goes through the narrow TrafficPollerDeps below: the walker's status (for
  * the status board and the cursor book), an audit of what an answer could not give, "the store changed", and
@@ -20,8 +20,8 @@ import { REVISIT_PRIORITY } from '../poll/request-gate.js';
 import type { CountingLock, SeriesStoreApi } from '../store/types.js';
 import { TrafficApplier } from './applier.js';
 import type { FetchTrafficOptions } from './client.js';
+import { type ApplyResult, type SeriesLimits, TrafficMapping } from './mapping.js';
 import { createTrafficFamilies, type TrafficFamilies } from './metrics.js';
-import { type ApplyResult, type SeriesLimits, TrafficProcess } from './process.js';
 import type { TrafficResponse } from './response.js';
 import {
   CountedBook,
@@ -76,7 +76,7 @@ export interface TrafficPollerDeps {
   fetchTraffic(o: FetchTrafficOptions, priority?: number): Promise<TrafficResponse>;
   /** The walker's status after every change (cursor, up, window size, errors). */
   onStatus(s: WalkerStatus): void;
-  /** A counted answer: what it had that could not be used (`dropped`: records the process could not attribute). */
+  /** A counted answer: what it had that could not be used (`dropped`: records the mapping could not attribute). */
   audit(answer: ParsedAnswer, dropped: number): void;
   /**
    * What the caps refused or truncated in a counted window (`refused` absent: nothing refused). Called for every
@@ -102,7 +102,7 @@ export interface AccountPoller {
 }
 
 export class TrafficPipeline {
-  readonly process: TrafficProcess;
+  readonly mapping: TrafficMapping;
   /** With revisit on: what was counted for each window awaiting its re-read. */
   readonly book: CountedBook | undefined;
   private readonly families: TrafficFamilies;
@@ -155,25 +155,25 @@ export class TrafficPipeline {
       this.book = book;
     }
     this.families = f;
-    this.process = new TrafficProcess(f, {
+    this.mapping = new TrafficMapping(f, {
       metrics: opts.metrics,
       resources: opts.resources,
       limits: opts.limits,
       ...(opts.counterRetentionMs === undefined ? {} : { counterRetentionMs: opts.counterRetentionMs }),
       keepSeenSince: (account) => this.queues.get(account)?.oldestCountedAt ?? Number.POSITIVE_INFINITY,
     });
-    this.applier = new TrafficApplier(this.process, { lock });
+    this.applier = new TrafficApplier(this.mapping, { lock });
     this.asked = opts.metrics.length ? opts.metrics : opts.allMetrics;
     this.onlyResource = opts.resources.length === 1 ? opts.resources[0] : undefined;
   }
 
   /** The poller of one account: run it with `run(signal)`. */
   poller(account: string, d: TrafficPollerDeps): AccountPoller {
-    const { opts, process, applier, book } = this;
-    process.initAccount(account, 10);
+    const { opts, mapping, applier, book } = this;
+    mapping.initAccount(account, 10);
     // The span the state file's cursor was moved over at start: counted as skipped at once. The counted cursor
     // starts past it (startAt below), at the walker's first cursor.
-    if (d.givenUp) process.skip(account, (d.givenUp.to - d.givenUp.from) / MINUTE, 'catch_up_limit');
+    if (d.givenUp) mapping.skip(account, (d.givenUp.to - d.givenUp.from) / MINUTE, 'catch_up_limit');
     const revisitMs = opts.revisitMs ?? 0;
     const fetchWindow = (start: number, end: number, priority?: number) =>
       d.fetchTraffic(
@@ -240,12 +240,12 @@ export class TrafficPipeline {
         // In its turn after the windows queued before it: the counted cursor moves in order.
         skip: (start, end, reason) =>
           applier.skip(account, start, end, () => {
-            process.skip(account, (end - start) / MINUTE, reason);
+            mapping.skip(account, (end - start) / MINUTE, reason);
             d.storeChanged();
           }),
         onStatus: (s) => {
           d.onStatus(s);
-          process.setWindowSize(s.account, s.maxWindowMinutes);
+          mapping.setWindowSize(s.account, s.maxWindowMinutes);
         },
         authFailed: d.refused,
       },
@@ -270,7 +270,7 @@ export class TrafficPipeline {
     book: CountedBook,
     fetchWindow: (start: number, end: number, priority?: number) => Promise<TrafficResponse>,
   ): RevisitQueue {
-    const { opts, process, applier, families: f } = this;
+    const { opts, mapping, applier, families: f } = this;
     f.revisions?.slot([account, 'up']);
     f.revisions?.slot([account, 'down']);
     f.revisions?.slot([account, 'none']);
@@ -334,7 +334,7 @@ export class TrafficPipeline {
             },
           ),
         skip: (start, end) => {
-          process.skip(account, (end - start) / MINUTE, 'revisit');
+          mapping.skip(account, (end - start) / MINUTE, 'revisit');
           d.storeChanged();
         },
         changed: () => d.revisitsChanged?.(),
@@ -444,7 +444,7 @@ export class TrafficPipeline {
     // In the counting lock, with its counted cursor: an exposition either shows the account's series with its
     // cursor or neither. A cursor left behind would let a later scrape save windows it never showed.
     await this.applier.remove(account, () => {
-      this.process.removeAccount(account);
+      this.mapping.removeAccount(account);
       this.book?.forget(account);
     });
   }

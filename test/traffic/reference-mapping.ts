@@ -1,6 +1,6 @@
 /**
- * TEST ORACLE: the straightforward TrafficProcess as it was before the slot caches (src/traffic/process.ts),
- * kept only so process-cache.test.ts can check that the cached one exposes exactly the same series.
+ * TEST ORACLE: the straightforward TrafficMapping as it was before the series caches (src/traffic/mapping.ts),
+ * kept only so series-cache.test.ts can check that the cached one exposes exactly the same series.
  *
  * Maps traffic answers onto the traffic families: counters once per window, gauges from the newest window.
  * No I/O: time comes in as an argument.
@@ -56,7 +56,7 @@ interface ApplyResult {
 
 const DAY_MS = 86_400_000;
 
-export class ReferenceTrafficProcess {
+export class ReferenceTrafficMapping {
   private readonly metricAllow: Set<string> | undefined;
   private readonly resourceAllow: Set<string> | undefined;
   private readonly retentionMs: number;

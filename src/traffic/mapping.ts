@@ -15,7 +15,16 @@ import { overLength, type RefusalReason, truncateLabel } from '../store/limits.j
 import type { Family, Slot } from '../store/types.js';
 import type { SideFamilies, TrafficFamilies } from './metrics.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from './response.js';
-import { addOne, deleteKeyed, type Keyed, type KeyedCall, KeyIndex, keyed, NONE, setOne } from './slots.js';
+import {
+  addOne,
+  deleteKeyed,
+  type Keyed,
+  type KeyedCall,
+  KeyIndex,
+  keyed,
+  NONE,
+  setOne,
+} from './series-cache.js';
 
 export interface ProcessOptions {
   /** API metric names to keep; empty: all. Applied before a series exists. */
@@ -146,7 +155,7 @@ function emptySide(windowGauges: boolean): SideSlots {
   };
 }
 
-export class TrafficProcess {
+export class TrafficMapping {
   private readonly metricAllow: Set<string> | undefined;
   private readonly resourceAllow: Set<string> | undefined;
   private readonly retentionMs: number;

@@ -1,25 +1,25 @@
 /**
  * What every account's pollers feed: the traffic pipeline (tied to the cursor book's revisit part), the DVR and the
- * recordings processes, all writing the one series store.
+ * recordings sinks, all writing the one series store.
  */
 import { MINUTE } from '../clock.js';
 import { type Config, METRIC_NAMES } from '../config/index.js';
+import { DvrMapping } from '../dvr/mapping.js';
 import { createDvrFamilies } from '../dvr/metrics.js';
-import { DvrProcess } from '../dvr/process.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
+import { RecordingsMapping } from '../recordings/mapping.js';
 import { createRecordingFamilies } from '../recordings/metrics.js';
-import { RecordingsProcess } from '../recordings/process.js';
 import type { SeriesStore } from '../store/series-store.js';
-import { TrafficPipeline } from '../traffic/poller.js';
+import { TrafficPipeline } from '../traffic/pipeline.js';
 import type { CursorBook } from './cursor-book.js';
 
-export interface Processes {
+export interface Sinks {
   traffic: TrafficPipeline;
-  dvr: DvrProcess;
-  recordings: RecordingsProcess;
+  dvr: DvrMapping;
+  recordings: RecordingsMapping;
 }
 
-export interface ProcessesDeps {
+export interface SinksDeps {
   store: SeriesStore;
   config: Pick<Config, 'metrics' | 'api' | 'limits'>;
   /** Loaded already: its revisit part restores the windows awaiting a re-read. */
@@ -31,9 +31,9 @@ export interface ProcessesDeps {
   authBackoff?: BackoffPolicy;
 }
 
-export function createProcesses(d: ProcessesDeps): Processes {
+export function createSinks(d: SinksDeps): Sinks {
   const { store, config, cursors } = d;
-  const processes: Processes = {
+  const sinks: Sinks = {
     // The store is the counting lock: each exposition shows whole windows and carries their counted cursors.
     traffic: new TrafficPipeline(
       store,
@@ -55,13 +55,13 @@ export function createProcesses(d: ProcessesDeps): Processes {
       },
       store,
     ),
-    dvr: new DvrProcess(createDvrFamilies(store), { ...config.limits, storeSize: () => store.size }),
-    recordings: new RecordingsProcess(createRecordingFamilies(store), {
+    dvr: new DvrMapping(createDvrFamilies(store), { ...config.limits, storeSize: () => store.size }),
+    recordings: new RecordingsMapping(createRecordingFamilies(store), {
       ...config.limits,
       storeSize: () => store.size,
     }),
   };
-  const { traffic } = processes;
+  const { traffic } = sinks;
   traffic.restoreRevisits(cursors.loadedRevisits, d.now);
   if (traffic.book) {
     traffic.shownCursor = (account) => cursors.shown(account);
@@ -70,5 +70,5 @@ export function createProcesses(d: ProcessesDeps): Processes {
       shown: (rereads) => traffic.rereadsShown(rereads),
     };
   }
-  return processes;
+  return sinks;
 }
