@@ -1,23 +1,28 @@
 /**
- * One account's poll loops (traffic walker, DVR round, recordings round), started and stopped as one: configured
- * accounts are started by the exporter, discovered ones are started and stopped by discovery
- * (./discovered-accounts.ts). Each account runs under its own stop signal, tied to the exporter's.
+ * Each account's pollers (src/poll/poller.ts: traffic from src/traffic/pipeline.ts, DVR and recordings from
+ * src/dvr/poller.ts and src/recordings/poller.ts), made from the account's upstream and started and stopped as
+ * one: configured accounts are started by the exporter, discovered ones are started and stopped by discovery
+ * (./discovered-accounts.ts). Each account runs under its own stop signal, tied to the exporter's. What they
+ * report lands here: the status board, the series refused by limits, the token re-read after a refusal.
  */
 import { LoginToken } from '../auth/login-token.js';
 import type { Clock } from '../clock.js';
 import type { AccountConfig, Config } from '../config/index.js';
+import type { DvrBodyParser } from '../dvr/client.js';
+import { dvrPoller } from '../dvr/poller.js';
 import type { AnswerAudit } from '../http/answers.js';
 import type { Logger } from '../log.js';
-import { pollEvery } from '../poll/interval.js';
+import type { Poller, PollReporter } from '../poll/poller.js';
+import type { Upstream } from '../poll/upstream.js';
+import type { RecordingsBodyParser } from '../recordings/client.js';
+import { recordingsPoller } from '../recordings/poller.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
 import type { RefusalReason } from '../store/limits.js';
 import type { AccountWalker } from '../traffic/walker.js';
 import type { CursorBook } from './cursor-book.js';
-import { dvrRound, type RoundReporter, recordingsRound } from './pollers.js';
 import type { Sinks } from './sinks.js';
 import { APIS, type Api, type StatusBoard } from './status-board.js';
 import { rereadIfRefused, rereadToken } from './token-refresh.js';
-import type { Upstream } from './upstream.js';
 
 export interface AccountPollersDeps {
   sinks: Sinks;
@@ -29,6 +34,8 @@ export interface AccountPollersDeps {
   log: Logger;
   random?: () => number;
   intervals: { dvrMs: number; recordingsMs: number };
+  /** Reads DVR and recordings answers, big ones off the event loop (default: inline; src/offloop/pool.ts). */
+  parse?: { dvr: DvrBodyParser; recordings: RecordingsBodyParser };
   limits: Config['limits'];
   self: Pick<SelfMetrics, 'seriesRefused' | 'parseErrors'>;
   audit: Pick<AnswerAudit, 'check'>;
@@ -83,13 +90,12 @@ export class AccountPollers {
         return undefined;
       },
     });
-    const poller = traffic.poller(name, {
+    const poller = traffic.poller(name, up, {
       clock,
       log: alog,
       random: d.random,
       startCursor: d.cursors.get(name),
       givenUp: d.clamped.get(name),
-      fetchTraffic: (o, priority) => up.call(() => up.metrics.fetchTraffic(o), priority),
       // The cursor is saved by the scrapes that show its windows (./cursor-book.ts), not here.
       onStatus: (s) => {
         // A stopped account's last status must not bring back the rows stop() removed.
@@ -110,43 +116,48 @@ export class AccountPollers {
     // A renewed token ends the walker's slow auth backoff at once.
     const unsubscribe =
       token instanceof LoginToken ? token.onToken(() => poller.authRestored()) : () => undefined;
-    loops.push(poller.run(signal));
-
+    const pollers: Poller[] = [poller];
     if (account.dvrStreams.length) {
       board.expect('dvr-net', name);
-      const round = dvrRound({
-        account: name,
-        streams: account.dvrStreams,
-        clock,
-        log: alog,
-        getStream: (a, s) => up.call(() => up.dvr.getStream(a, s)),
-        process: dvr,
-        report: this.reporter('dvr-net', name, up, alog),
-        health: (rows, failed) => {
-          board.dvr(name, rows, failed);
-          this.countRefused(name, 'dvr-net', { refused: dvr.refused(name) }, alog);
-          d.storeChanged();
-        },
-      });
-      loops.push(pollEvery(d.intervals.dvrMs, clock, signal, round, alog));
+      pollers.push(
+        dvrPoller(name, account.dvrStreams, up, {
+          clock,
+          log: alog,
+          intervalMs: d.intervals.dvrMs,
+          parse: d.parse?.dvr,
+          mapping: dvr,
+          report: this.reporter('dvr-net', name, up, alog),
+          health: (rows, failed) => {
+            board.dvr(name, rows, failed);
+            this.countRefused(name, 'dvr-net', { refused: dvr.refused(name) }, alog);
+            d.storeChanged();
+          },
+        }),
+      );
     }
     if (account.recordings) {
       board.expect('recorder-cloud', name);
-      const round = recordingsRound({
-        account: name,
-        log: alog,
-        list: (a) => up.call(() => up.recorder.listSettings(a, { all: true, extraFields: ['status'] })),
-        process: recordings,
-        report: this.reporter('recorder-cloud', name, up, alog),
-        summary: (rows) => {
-          board.recordings(name, rows);
-          this.countRefused(name, 'recorder-cloud', recordings, alog);
-          d.storeChanged();
-        },
-      });
-      loops.push(pollEvery(d.intervals.recordingsMs, clock, signal, round, alog));
+      pollers.push(
+        recordingsPoller(name, up, {
+          clock,
+          log: alog,
+          intervalMs: d.intervals.recordingsMs,
+          parse: d.parse?.recordings,
+          mapping: recordings,
+          report: this.reporter('recorder-cloud', name, up, alog),
+          summary: (rows) => {
+            board.recordings(name, rows);
+            this.countRefused(name, 'recorder-cloud', recordings, alog);
+            d.storeChanged();
+          },
+        }),
+      );
     }
-    for (const loop of loops) d.track(loop);
+    for (const p of pollers) {
+      const loop = p.run(signal);
+      loops.push(loop);
+      d.track(loop);
+    }
     this.running.set(name, {
       account,
       walker,
@@ -222,7 +233,7 @@ export class AccountPollers {
   }
 
   /** Where a DVR or recordings round reports: the status board, and a refusal of the token re-reads it. */
-  private reporter(api: Api, account: string, up: Upstream, log: Logger): RoundReporter {
+  private reporter(api: Api, account: string, up: Upstream, log: Logger): PollReporter {
     return {
       result: ({ ok, error, failures }) => {
         this.d.board.round(api, account, ok, error);

@@ -6,13 +6,14 @@ import { LoginToken } from '../auth/login-token.js';
 import type { AuthMetrics } from '../auth/metrics.js';
 import type { Clock } from '../clock.js';
 import type { AccountConfig, Config, TokenSource, TokenSources } from '../config/index.js';
+import { InventoryClient } from '../discovery/client.js';
 import { type DiscoverySource, discoveryRound } from '../discovery/discovery.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { pollEvery } from '../poll/interval.js';
+import type { Upstream } from '../poll/upstream.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
 import { accountsForShard } from '../sharding.js';
-import type { Upstream } from './upstream.js';
 
 export interface DiscoveredAccountsDeps {
   config: Pick<Config, 'accounts' | 'discovery' | 'sharding'>;
@@ -46,8 +47,8 @@ export function startDiscovery(d: DiscoveredAccountsDeps): Promise<void> {
     return owner === undefined ? 'token' : `token:${owner}`;
   };
   const sources: DiscoverySource[] = tokens.all.map((token) => {
-    const up = d.upstreamFor(token);
-    return { label: labelOf(token), token, list: () => up.call(() => up.inventory.listAccounts()) };
+    const inventory = new InventoryClient(d.upstreamFor(token));
+    return { label: labelOf(token), token, list: () => inventory.listAccounts() };
   });
 
   const apply = async (wanted: Map<string, TokenSource>): Promise<void> => {

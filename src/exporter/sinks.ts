@@ -1,6 +1,6 @@
 /**
- * What every account's pollers feed: the traffic pipeline (tied to the cursor book's revisit part), the DVR and the
- * recordings sinks, all writing the one series store.
+ * What every account's pollers write into: the traffic pipeline (tied to the cursor book's revisit part), the DVR
+ * and the recordings mappings, all writing the one series store.
  */
 import { MINUTE } from '../clock.js';
 import { type Config, METRIC_NAMES } from '../config/index.js';
@@ -10,6 +10,7 @@ import type { BackoffPolicy } from '../poll/backoff.js';
 import { RecordingsMapping } from '../recordings/mapping.js';
 import { createRecordingFamilies } from '../recordings/metrics.js';
 import type { SeriesStore } from '../store/series-store.js';
+import type { TrafficBodyParser } from '../traffic/client.js';
 import { TrafficPipeline } from '../traffic/pipeline.js';
 import type { CursorBook } from './cursor-book.js';
 
@@ -29,6 +30,8 @@ export interface SinksDeps {
   backoff?: BackoffPolicy;
   /** Probing while a token is refused (default 1 min doubling to 10 min). */
   authBackoff?: BackoffPolicy;
+  /** Reads traffic answers, big ones off the event loop (default: inline; src/offloop/pool.ts). */
+  parseTraffic?: TrafficBodyParser;
 }
 
 export function createSinks(d: SinksDeps): Sinks {
@@ -52,6 +55,7 @@ export function createSinks(d: SinksDeps): Sinks {
         backoff: d.backoff ?? { baseMs: 1000, capMs: 120_000 },
         authBackoff: d.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
         limits: { ...config.limits, storeSize: () => store.size },
+        parse: d.parseTraffic,
       },
       store,
     ),

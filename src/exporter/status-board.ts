@@ -6,6 +6,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import type { StreamHealth } from '../dvr/mapping.js';
+import type { StreamFailure } from '../dvr/poller.js';
 import type { RecordingSummary } from '../recordings/mapping.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
 import type {
@@ -16,7 +17,6 @@ import type {
   SettingsSummary,
 } from '../server/status.js';
 import type { WalkerStatus } from '../traffic/walker.js';
-import type { StreamFailure } from './pollers.js';
 
 export const APIS = ['metrics', 'dvr-net', 'recorder-cloud'] as const;
 export type Api = (typeof APIS)[number];

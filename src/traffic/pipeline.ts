@@ -1,10 +1,12 @@
 /**
  * The traffic pipeline, wired in one place. One TrafficPipeline per exporter owns the traffic families, the
- * TrafficMapping that maps answers onto them and the TrafficApplier that counts windows in order; `poller()` builds
- * the AccountWalker of one account. A window enters here and leaves through the store:
+ * TrafficMapping that maps answers onto them and the TrafficApplier that counts windows in order; `poller()` makes
+ * the traffic poller of one account (the contract: src/poll/poller.ts) from the account's upstream. A window
+ * enters here and leaves through the store:
  *
- *   walker (which window, when) -> fetchTraffic (gate, HTTP, parse: ./client.ts, ./parse.ts, src/offloop/)
- *   -> walker.handOver -> applier (in order, in time slices: ./applier.ts) -> mapping (./mapping.ts) -> store.
+ *   walker (which window, when) -> MetricsClient.fetchTraffic (./client.ts) -> the account's upstream (gate, HTTP:
+ *   src/poll/upstream.ts) -> parse (./parse.ts, or src/offloop/) -> walker.handOver -> applier (in order, in time
+ *   slices: ./applier.ts) -> mapping (./mapping.ts) -> store.
  *
  * What leaves traffic/ besides the store goes through the narrow TrafficPollerDeps below: the walker's status (for
  * the status board and the cursor book), an audit of what an answer could not give, "the store changed", and
@@ -16,10 +18,12 @@ import type { ParsedAnswer } from '../http/answers.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
+import type { Poller } from '../poll/poller.js';
 import { REVISIT_PRIORITY } from '../poll/request-gate.js';
+import type { Requester } from '../poll/upstream.js';
 import type { CountingLock, SeriesStoreApi } from '../store/types.js';
 import { TrafficApplier } from './applier.js';
-import type { FetchTrafficOptions } from './client.js';
+import { MetricsClient, type TrafficBodyParser } from './client.js';
 import { type ApplyResult, type SeriesLimits, TrafficMapping } from './mapping.js';
 import { createTrafficFamilies, type TrafficFamilies } from './metrics.js';
 import type { TrafficResponse } from './response.js';
@@ -55,6 +59,8 @@ export interface TrafficPipelineOptions {
   authBackoff: BackoffPolicy;
   /** Caps on new series (limits.*); none when absent. */
   limits?: SeriesLimits;
+  /** Reads a 2xx answer (default: inline; big ones off the event loop: src/offloop/pool.ts). */
+  parse?: TrafficBodyParser;
 }
 
 /** What one account's poller needs from outside traffic/. */
@@ -69,11 +75,6 @@ export interface TrafficPollerDeps {
    * metrics.max_catch_up was moved up to it. Counted as skipped (reason catch_up_limit), not lost silently.
    */
   givenUp?: { from: number; to: number };
-  /**
-   * One metrics API request, through the token's request gate; failures are ApiError values. `priority`: the
-   * gate's (re-reads of late data ask for REVISIT_PRIORITY, everything else leaves it out).
-   */
-  fetchTraffic(o: FetchTrafficOptions, priority?: number): Promise<TrafficResponse>;
   /** The walker's status after every change (cursor, up, window size, errors). */
   onStatus(s: WalkerStatus): void;
   /** A counted answer: what it had that could not be used (`dropped`: records the mapping could not attribute). */
@@ -91,12 +92,13 @@ export interface TrafficPollerDeps {
   revisitsChanged?(): void;
 }
 
-/** One account's traffic poller: the walker, and with revisit on the queue of re-reads. */
-export interface AccountPoller {
+/**
+ * One account's traffic poller: the walker, and with revisit on the queue of re-reads. `run` runs until `signal`
+ * aborts (see AccountWalker.run and RevisitQueue.run).
+ */
+export interface TrafficPoller extends Poller {
   readonly walker: AccountWalker;
   readonly revisits: RevisitQueue | undefined;
-  /** Runs until `signal` aborts (see AccountWalker.run and RevisitQueue.run). */
-  run(signal: AbortSignal): Promise<void>;
   /** A new token arrived: first reads and re-reads waiting out the auth backoff are tried now. */
   authRestored(): void;
 }
@@ -167,16 +169,20 @@ export class TrafficPipeline {
     this.onlyResource = opts.resources.length === 1 ? opts.resources[0] : undefined;
   }
 
-  /** The poller of one account: run it with `run(signal)`. */
-  poller(account: string, d: TrafficPollerDeps): AccountPoller {
+  /**
+   * The poller of one account, asking through `upstream` (the account's: its token's gate and HTTP client,
+   * src/poll/upstream.ts): run it with `run(signal)`.
+   */
+  poller(account: string, upstream: Requester, d: TrafficPollerDeps): TrafficPoller {
     const { opts, mapping, applier, book } = this;
     mapping.initAccount(account, 10);
     // The span the state file's cursor was moved over at start: counted as skipped at once. The counted cursor
     // starts past it (startAt below), at the walker's first cursor.
     if (d.givenUp) mapping.skip(account, (d.givenUp.to - d.givenUp.from) / MINUTE, 'catch_up_limit');
     const revisitMs = opts.revisitMs ?? 0;
+    const client = new MetricsClient(upstream, opts.parse);
     const fetchWindow = (start: number, end: number, priority?: number) =>
-      d.fetchTraffic(
+      client.fetchTraffic(
         {
           account,
           start,
@@ -206,7 +212,7 @@ export class TrafficPipeline {
         clock: d.clock,
         log: d.log,
         random: d.random,
-        fetchWindow: (start, end) => fetchWindow(start, end),
+        fetchWindow,
         // Counted in time slices, in order (a big answer must not stall /metrics); see ./applier.ts.
         backlog: () => uncounted,
         handOver: (start, end, response, readAt) => {

@@ -173,16 +173,19 @@ describe('CountedBook', () => {
       ],
     };
     pipeline.restoreRevisits({ version: 1, families: pipeline.book!.familyNames(), accounts: { other } }, T);
-    pipeline.poller('acme', {
-      clock: { now: () => T, sleep: () => new Promise(() => {}) },
-      log: silentLogger,
-      startCursor: undefined,
-      fetchTraffic: () => new Promise(() => {}),
-      onStatus: () => {},
-      audit: () => {},
-      storeChanged: () => {},
-      refused: () => {},
-    });
+    pipeline.poller(
+      'acme',
+      { request: () => new Promise(() => {}) },
+      {
+        clock: { now: () => T, sleep: () => new Promise(() => {}) },
+        log: silentLogger,
+        startCursor: undefined,
+        onStatus: () => {},
+        audit: () => {},
+        storeChanged: () => {},
+        refused: () => {},
+      },
+    );
     expect(pipeline.savedRevisits()?.accounts).toEqual({ other });
   });
 });

@@ -6,9 +6,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE, systemClock } from '../../src/clock.js';
 import type { TokenSource } from '../../src/config/index.js';
-import { createUpstream } from '../../src/exporter/upstream.js';
 import { createAgent } from '../../src/http/request.js';
+import { Upstream } from '../../src/poll/upstream.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { MetricsClient } from '../../src/traffic/client.js';
 
 let sim: Simulator | undefined;
 afterEach(async () => {
@@ -37,7 +38,7 @@ async function setup(token: Rotating) {
   // Every request is held 300 ms before the API looks at it, so the token can change while it is in flight.
   sim = await startSimulator({ seed: 2, faults: { slow: 1 }, slowMs: 300 });
   const agent = createAgent();
-  const up = createUpstream(token, {
+  const up = new Upstream(token, {
     baseUrl: sim.url,
     requestsPerSecond: 50,
     concurrency: 4,
@@ -46,10 +47,9 @@ async function setup(token: Rotating) {
     onRequest: () => undefined,
   });
   const start = Math.floor((Date.now() - 60 * MINUTE) / MINUTE) * MINUTE;
+  const metrics = new MetricsClient(up);
   const fetch = () =>
-    up.call(() =>
-      up.metrics.fetchTraffic({ account: 'demo', start, end: start + 5 * MINUTE, breakdown: 'resource' }),
-    );
+    metrics.fetchTraffic({ account: 'demo', start, end: start + 5 * MINUTE, breakdown: 'resource' });
   return { agent, fetch };
 }
 

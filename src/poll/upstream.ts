@@ -1,0 +1,108 @@
+/**
+ * One upstream per API token: the token source, the HTTP client that sends it, and the request gate every request
+ * of that token passes through. Accounts sharing a token share all of it. The API clients (src/traffic,
+ * src/dvr, src/recordings, src/discovery) take it as a value, a Requester, and send through `request`.
+ */
+import type { Agent } from 'undici';
+import type { Clock } from '../clock.js';
+import type { TokenSource } from '../config/index.js';
+import type { ApiName } from '../http/errors.js';
+import { type ApiError, isApiError } from '../http/errors.js';
+import { HttpClient, type HttpResult, type RequestSpec, reportingSends } from '../http/request.js';
+import { RequestGate } from './request-gate.js';
+
+/**
+ * What an API client sends its requests through: an Upstream (gate, token, HTTP), or an HttpClient alone where
+ * no gate is wanted (tests of a client). Failures are ApiError values.
+ */
+export interface Requester {
+  /** `priority`: see RequestGate.run (re-reads of late data ask for REVISIT_PRIORITY; default: the normal one). */
+  request(spec: RequestSpec, priority?: number): Promise<HttpResult>;
+}
+
+export interface UpstreamOptions {
+  baseUrl: string;
+  requestsPerSecond: number;
+  concurrency: number;
+  clock: Clock;
+  agent: Agent;
+  /** api.timeout: deadline of a whole answer. */
+  timeoutMs?: number;
+  /** api.max_body_bytes. */
+  maxBodyBytes?: number;
+  onRequest: (api: ApiName, code: string, seconds: number) => void;
+  /** Aborting it drops every request still waiting in the gate (they reject); requests already sent go on. */
+  signal?: AbortSignal;
+  /** Every failed request, after the gate has seen it (for counting malformed answers). */
+  onError?: (err: ApiError) => void;
+}
+
+export class Upstream implements Requester {
+  readonly gate: RequestGate;
+  private readonly http: HttpClient;
+
+  constructor(
+    readonly token: TokenSource,
+    private readonly opts: UpstreamOptions,
+  ) {
+    this.http = new HttpClient({
+      baseUrl: opts.baseUrl,
+      token: () => token.get(),
+      clock: opts.clock,
+      dispatcher: opts.agent,
+      onRequest: opts.onRequest,
+      timeoutMs: opts.timeoutMs,
+      maxBodyBytes: opts.maxBodyBytes,
+    });
+    this.gate = new RequestGate({
+      requestsPerSecond: opts.requestsPerSecond,
+      concurrency: opts.concurrency,
+      clock: opts.clock,
+    });
+  }
+
+  /**
+   * Sends one request through the gate; a 429 pauses and slows the gate, a success lets it climb back.
+   * `priority`: see RequestGate.run (default 0).
+   */
+  async request(spec: RequestSpec, priority?: number): Promise<HttpResult> {
+    const { token, gate, opts } = this;
+    for (let attempt = 0; ; attempt++) {
+      // No token (a login refused or not done yet): fail before taking a place in the gate.
+      token.get();
+      let releasedAt: number | undefined;
+      let generation = token.generation;
+      try {
+        const result = await gate.run(
+          (ticket) => {
+            releasedAt = ticket.releasedAt;
+            generation = token.generation;
+            return reportingSends(ticket.sent, () => this.http.request(spec));
+          },
+          opts.signal,
+          priority,
+        );
+        gate.succeeded();
+        return result;
+      } catch (err) {
+        // Refused, but sent with a token that has been renewed since: the same request once more, with the new
+        // one (a window in flight across a renewal is neither skipped nor counted twice).
+        if (
+          isApiError(err) &&
+          err.kind === 'auth' &&
+          attempt === 0 &&
+          token.generation !== undefined &&
+          token.generation !== generation
+        ) {
+          opts.onError?.(err);
+          continue;
+        }
+        if (isApiError(err)) {
+          if (err.kind === 'rate-limited') gate.rateLimited(err.retryAfterMs, releasedAt);
+          opts.onError?.(err);
+        }
+        throw err;
+      }
+    }
+  }
+}
