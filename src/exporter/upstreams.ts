@@ -9,7 +9,7 @@ import type { AuthMetrics } from '../auth/metrics.js';
 import type { Clock } from '../clock.js';
 import type { Config, LoginCredential, TokenFs, TokenSource } from '../config/index.js';
 import type { Logger } from '../log.js';
-import { Upstream } from '../poll/upstream.js';
+import { createUpstream, type Upstream } from '../poll/upstream.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
 
 export interface UpstreamsDeps {
@@ -44,7 +44,7 @@ export class Upstreams {
   for(token: TokenSource): Upstream {
     for (const u of this.all) if (u.token === token) return u;
     const { api, self } = this.d;
-    const upstream = new Upstream(token, {
+    const upstream = createUpstream(token, {
       baseUrl: api.baseUrl,
       requestsPerSecond: api.requestsPerSecond,
       concurrency: api.concurrency,

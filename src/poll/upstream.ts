@@ -1,7 +1,7 @@
 /**
- * One upstream per API token: the token source, the HTTP client that sends it, and the request gate every request
- * of that token passes through. Accounts sharing a token share all of it. The API clients (src/traffic,
- * src/dvr, src/recordings, src/discovery) take it as a value, a Requester, and send through `request`.
+ * One upstream per API token: the token source, an HTTP client reading it, and the request gate every request of
+ * that token passes through. Accounts sharing a token share all of it. The API clients (src/traffic, src/dvr,
+ * src/recordings, src/discovery) take it as a value, a Requester, and send through `request`.
  */
 import type { Agent } from 'undici';
 import type { Clock } from '../clock.js';
@@ -16,8 +16,16 @@ import { RequestGate } from './request-gate.js';
  * no gate is wanted (tests of a client). Failures are ApiError values.
  */
 export interface Requester {
-  /** `priority`: see RequestGate.run (re-reads of late data ask for REVISIT_PRIORITY; default: the normal one). */
+  /**
+   * Sends one request; through an Upstream, it waits its turn in the gate, a 429 pauses and slows the gate, a
+   * success lets it climb back. `priority`: see RequestGate.run (default 0).
+   */
   request(spec: RequestSpec, priority?: number): Promise<HttpResult>;
+}
+
+export interface Upstream extends Requester {
+  token: TokenSource;
+  gate: RequestGate;
 }
 
 export interface UpstreamOptions {
@@ -37,72 +45,62 @@ export interface UpstreamOptions {
   onError?: (err: ApiError) => void;
 }
 
-export class Upstream implements Requester {
-  readonly gate: RequestGate;
-  private readonly http: HttpClient;
-
-  constructor(
-    readonly token: TokenSource,
-    private readonly opts: UpstreamOptions,
-  ) {
-    this.http = new HttpClient({
-      baseUrl: opts.baseUrl,
-      token: () => token.get(),
-      clock: opts.clock,
-      dispatcher: opts.agent,
-      onRequest: opts.onRequest,
-      timeoutMs: opts.timeoutMs,
-      maxBodyBytes: opts.maxBodyBytes,
-    });
-    this.gate = new RequestGate({
-      requestsPerSecond: opts.requestsPerSecond,
-      concurrency: opts.concurrency,
-      clock: opts.clock,
-    });
-  }
-
-  /**
-   * Sends one request through the gate; a 429 pauses and slows the gate, a success lets it climb back.
-   * `priority`: see RequestGate.run (default 0).
-   */
-  async request(spec: RequestSpec, priority?: number): Promise<HttpResult> {
-    const { token, gate, opts } = this;
-    for (let attempt = 0; ; attempt++) {
-      // No token (a login refused or not done yet): fail before taking a place in the gate.
-      token.get();
-      let releasedAt: number | undefined;
-      let generation = token.generation;
-      try {
-        const result = await gate.run(
-          (ticket) => {
-            releasedAt = ticket.releasedAt;
-            generation = token.generation;
-            return reportingSends(ticket.sent, () => this.http.request(spec));
-          },
-          opts.signal,
-          priority,
-        );
-        gate.succeeded();
-        return result;
-      } catch (err) {
-        // Refused, but sent with a token that has been renewed since: the same request once more, with the new
-        // one (a window in flight across a renewal is neither skipped nor counted twice).
-        if (
-          isApiError(err) &&
-          err.kind === 'auth' &&
-          attempt === 0 &&
-          token.generation !== undefined &&
-          token.generation !== generation
-        ) {
-          opts.onError?.(err);
-          continue;
+export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstream {
+  const http = new HttpClient({
+    baseUrl: opts.baseUrl,
+    token: () => token.get(),
+    clock: opts.clock,
+    dispatcher: opts.agent,
+    onRequest: opts.onRequest,
+    timeoutMs: opts.timeoutMs,
+    maxBodyBytes: opts.maxBodyBytes,
+  });
+  const gate = new RequestGate({
+    requestsPerSecond: opts.requestsPerSecond,
+    concurrency: opts.concurrency,
+    clock: opts.clock,
+  });
+  return {
+    token,
+    gate,
+    async request(spec: RequestSpec, priority?: number): Promise<HttpResult> {
+      for (let attempt = 0; ; attempt++) {
+        // No token (a login refused or not done yet): fail before taking a place in the gate.
+        token.get();
+        let releasedAt: number | undefined;
+        let generation = token.generation;
+        try {
+          const result = await gate.run(
+            (ticket) => {
+              releasedAt = ticket.releasedAt;
+              generation = token.generation;
+              return reportingSends(ticket.sent, () => http.request(spec));
+            },
+            opts.signal,
+            priority,
+          );
+          gate.succeeded();
+          return result;
+        } catch (err) {
+          // Refused, but sent with a token that has been renewed since: the same request once more, with the new
+          // one (a window in flight across a renewal is neither skipped nor counted twice).
+          if (
+            isApiError(err) &&
+            err.kind === 'auth' &&
+            attempt === 0 &&
+            token.generation !== undefined &&
+            token.generation !== generation
+          ) {
+            opts.onError?.(err);
+            continue;
+          }
+          if (isApiError(err)) {
+            if (err.kind === 'rate-limited') gate.rateLimited(err.retryAfterMs, releasedAt);
+            opts.onError?.(err);
+          }
+          throw err;
         }
-        if (isApiError(err)) {
-          if (err.kind === 'rate-limited') gate.rateLimited(err.retryAfterMs, releasedAt);
-          opts.onError?.(err);
-        }
-        throw err;
       }
-    }
-  }
+    },
+  };
 }

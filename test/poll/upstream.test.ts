@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE, systemClock } from '../../src/clock.js';
 import type { TokenSource } from '../../src/config/index.js';
 import { createAgent } from '../../src/http/request.js';
-import { Upstream } from '../../src/poll/upstream.js';
+import { createUpstream } from '../../src/poll/upstream.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { MetricsClient } from '../../src/traffic/client.js';
 
@@ -38,7 +38,7 @@ async function setup(token: Rotating) {
   // Every request is held 300 ms before the API looks at it, so the token can change while it is in flight.
   sim = await startSimulator({ seed: 2, faults: { slow: 1 }, slowMs: 300 });
   const agent = createAgent();
-  const up = new Upstream(token, {
+  const up = createUpstream(token, {
     baseUrl: sim.url,
     requestsPerSecond: 50,
     concurrency: 4,
