@@ -26,7 +26,7 @@ import {
   setOne,
 } from './series-cache.js';
 
-export interface ProcessOptions {
+export interface MappingOptions {
   /** API metric names to keep; empty: all. Applied before a series exists. */
   metrics: readonly string[];
   /** Resource ids to keep; empty: all. */
@@ -175,7 +175,7 @@ export class TrafficMapping {
 
   constructor(
     private readonly f: TrafficFamilies,
-    opts: ProcessOptions,
+    opts: MappingOptions,
   ) {
     this.metricAllow = opts.metrics.length ? new Set(opts.metrics) : undefined;
     this.resourceAllow = opts.resources.length ? new Set(opts.resources) : undefined;

@@ -39,7 +39,7 @@ function counterFamilies(f: TrafficFamilies): Family[] {
   return out;
 }
 
-interface ProcessOptions {
+interface MappingOptions {
   /** API metric names to keep; empty: all. Applied before a series exists. */
   metrics: readonly string[];
   /** Resource ids to keep; empty: all. */
@@ -69,7 +69,7 @@ export class ReferenceTrafficMapping {
 
   constructor(
     private readonly f: TrafficFamilies,
-    opts: ProcessOptions,
+    opts: MappingOptions,
   ) {
     this.metricAllow = opts.metrics.length ? new Set(opts.metrics) : undefined;
     this.resourceAllow = opts.resources.length ? new Set(opts.resources) : undefined;
