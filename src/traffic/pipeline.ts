@@ -9,8 +9,8 @@
  *   slices: ./applier.ts) -> mapping (./mapping.ts) -> store.
  *
  * What leaves traffic/ besides the store goes through the narrow TrafficPollerDeps below: the walker's status (for
- * the status board and the cursor book), an audit of what an answer could not give, "the store changed", and
- * "the token was refused".
+ * the status board), an audit of what an answer could not give, what the caps refused, "the store changed", "the
+ * token was refused", and "the windows awaiting a re-read changed" (for the cursor book).
  */
 import type { Breakdown } from '../api/vocabulary.js';
 import { type Clock, MINUTE } from '../clock.js';
