@@ -58,7 +58,7 @@ export interface ExporterOptions extends Pick<SinksDeps, 'backoff' | 'authBackof
 
 export class Exporter {
   readonly registry = new Registry();
-  readonly store = new SeriesStore();
+  readonly store: SeriesStore;
   readonly self: SelfMetrics;
   readonly app: Express;
   readonly accounts: readonly string[];
@@ -97,6 +97,7 @@ export class Exporter {
   constructor(private readonly opts: ExporterOptions) {
     this.config = opts.config;
     this.clock = opts.clock ?? systemClock;
+    this.store = new SeriesStore({ clock: this.clock });
     this.log = opts.log;
     this.self = createSelfMetrics(this.registry, {
       version: opts.version,

@@ -83,6 +83,8 @@ function releaseWhenOver(req: Request, res: Response, release: (written: boolean
 export function createApp(deps: AppDeps): Express {
   const { registry, store, log } = deps;
   const clock = deps.clock ?? systemClock;
+  /** The registry's counters count from here: their created timestamp (made with the registry, at startup). */
+  const startedMs = clock.now();
   const secrets = (): string[] => [...(deps.secrets?.() ?? [])];
   assertDistinctFamilies(registry, store);
   let reportedDuplicates = '';
@@ -108,7 +110,7 @@ export function createApp(deps: AppDeps): Express {
 
       const format = negotiateFormat(req);
       const gzip = acceptsGzip(req);
-      const body = await renderMetrics(registry, store, format, gzip);
+      const body = await renderMetrics(registry, store, format, gzip, startedMs);
       releaseWhenOver(req, res, body.release);
       const counted = body.counted;
       // A HEAD sends no counts: it must not mark them as seen.

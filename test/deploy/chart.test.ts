@@ -511,6 +511,7 @@ describe('ServiceMonitor values (templates/servicemonitor.yaml)', () => {
     const monitor = render(withValues(chartValues(), { serviceMonitor: { enabled: true } }));
     expect(monitor.spec.jobLabel).toBeUndefined();
     expect(monitor.spec.targetLabels).toBeUndefined();
+    expect(monitor.spec.scrapeProtocols).toBeUndefined();
     expect(monitor.spec.endpoints).toHaveLength(1);
     const endpoint = monitor.spec.endpoints[0]!;
     expect(endpoint).toMatchObject({
@@ -527,6 +528,15 @@ describe('ServiceMonitor values (templates/servicemonitor.yaml)', () => {
     const monitor = render(monitoringOn());
     expect(monitor.spec.jobLabel).toBe('app.kubernetes.io/name');
     expect(monitor.spec.targetLabels).toEqual(['team']);
+  });
+
+  it('asks for the protobuf format first when scrapeProtocols says so (created timestamps)', () => {
+    const scrapeProtocols = ['PrometheusProto', 'OpenMetricsText1.0.0', 'PrometheusText0.0.4'];
+    const values = withValues(monitoringOn(), { serviceMonitor: { scrapeProtocols } });
+    expect(errorsOf(values)).toBe('');
+    expect(render(values).spec.scrapeProtocols).toEqual(scrapeProtocols);
+    const unknown = withValues(monitoringOn(), { serviceMonitor: { scrapeProtocols: ['Protobuf'] } });
+    expect(errorsOf(unknown)).toContain('/serviceMonitor/scrapeProtocols/0');
   });
 
   it('passes scheme, honorLabels, tlsConfig and basicAuth through as written', () => {

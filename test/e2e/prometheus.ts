@@ -24,6 +24,8 @@ export interface PrometheusOptions {
   readyTimeoutMs?: number;
   /** More keys for the scrape job (scheme, tls_config, basic_auth, ...). */
   scrape?: Record<string, unknown>;
+  /** More command-line flags (`--enable-feature=...`). */
+  flags?: string[];
   /** More scrape jobs, each with its own name, target and keys. */
   extraJobs?: { job: string; target: string; scrape?: Record<string, unknown> }[];
 }
@@ -137,6 +139,7 @@ async function launch(o: PrometheusOptions, dir: string, configFile: string): Pr
       `--storage.tsdb.path=${join(dir, `data-${port}`)}`,
       `--web.listen-address=127.0.0.1:${port}`,
       '--log.level=warn',
+      ...(o.flags ?? []),
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
