@@ -87,6 +87,27 @@ export class SecretRegistry {
     if (REDACTED.includes(secret)) return;
     this.secrets.add(secret);
     this.clean.clear();
+    this.index(secret);
+  }
+
+  /**
+   * Forgets a secret no longer in use (a login token replaced by its renewal): the slices and hash table are built
+   * again from the secrets left, so the registry's memory and scan cost follow the live secrets only. The cost is
+   * that of adding the secrets left (each bounded in length by its source: a login token by MAX_TOKEN_LENGTH).
+   */
+  remove(secret: string): void {
+    if (!this.secrets.delete(secret)) return;
+    this.slices.clear();
+    this.short = [];
+    this.table = undefined;
+    for (const s of this.secrets) this.index(s);
+  }
+
+  has(secret: string): boolean {
+    return this.secrets.has(secret);
+  }
+
+  private index(secret: string): void {
     for (const form of encodedForms(secret)) {
       if (form.length < SLICE) {
         if (form.length >= MIN_SECRET_LENGTH && !this.short.includes(form)) this.short.push(form);
@@ -190,11 +211,21 @@ export class SecretRegistry {
 export const SECRETS = new SecretRegistry();
 
 /**
- * `text` with every secret known to SECRETS, and each of `secrets` (registered now), masked in all its forms.
+ * `text` with every secret known to SECRETS, and each of `secrets`, masked in all their forms. A secret of
+ * `secrets` not in SECRETS is masked here without being registered: a token a request carried may have been
+ * replaced (and dropped from SECRETS) by the time its error is written.
  */
 export function redactSecrets(text: string, secrets: Iterable<string> = [], where?: string): string {
-  for (const s of secrets) SECRETS.add(s);
-  return SECRETS.redact(text, where);
+  let extra: SecretRegistry | undefined;
+  for (const s of secrets) {
+    if (SECRETS.has(s)) continue;
+    extra ??= new SecretRegistry();
+    extra.add(s);
+  }
+  const out = SECRETS.redact(text, where);
+  if (extra === undefined || !extra.contains(out)) return out;
+  SECRETS.count(where ?? 'other');
+  return extra.redact(out, where);
 }
 
 /** `https://user:pw@host/x` -> `https://<redacted>@host/x`; a URL without credentials as it is. */

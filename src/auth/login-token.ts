@@ -6,8 +6,14 @@
  * - Renewal: a token obtained with a request sent at `t` and a `lifetime` of `L` ms is renewed at `t + 0.85 L`
  *   (the lifetime is counted from the moment the request was sent, so the answer's own travel time is margin too).
  *   That works from lifetimes of seconds (renewed after 85 % of them) to the documented 6 hours (renewed 54 minutes
- *   before expiry). Two logins are never closer than MIN_GAP_MS (the API allows 20 logins per minute), so a
- *   lifetime under about 4 s cannot be covered.
+ *   before expiry), and never sooner than MIN_RENEW_MS after the login: with `lifetime` clamped to 1 minute ..
+ *   30 days (./login.ts), scheduled renewals come at most about once a minute, far below the API's 20 logins per
+ *   minute. Two logins are never closer than MIN_GAP_MS whatever the cause.
+ * - A login answer whose token cannot be used (too long, characters no header may carry) is a refused login with
+ *   its own log line, retried on the ban-safe schedule below (the endpoint said yes to these credentials, but
+ *   retrying at once brings the same answer).
+ * - Secrets: the token in use is registered in src/redact.ts; the one it replaces is dropped from the registry,
+ *   and so is a password read before the file changed: the registry holds only live secrets.
  * - `refresh()` (called after a 401/403 of any API) asks for a renewal at once, at most once per minute (after 3
  *   such renewals in a row, once per 15 minutes), and never while the login is refused (the ban rule decides then).
  * - The ban rule (7 wrong passwords ban the user for hours, from the API and the web portal): a refused login is
@@ -38,6 +44,8 @@ import { type LoginOutcome, login as sendLogin } from './login.js';
 export const RENEW_FRACTION = 0.85;
 /** Two login requests are never closer than this (the API documents at most 20 per minute). */
 export const MIN_GAP_MS = 3_000;
+/** A scheduled renewal never comes sooner than this after the login it renews. */
+export const MIN_RENEW_MS = 30_000;
 /** After a 401/403 of an API, a renewal at once, at most this often. */
 export const FORCED_RENEWAL_MS = 60_000;
 /**
@@ -101,6 +109,8 @@ export interface LoginTokenOptions {
   onLogin?: (result: LoginResult) => void;
   /** When the current token expires (ms), or undefined when there is none (cdn_auth_token_expiry_timestamp_seconds). */
   onExpiry?: (expiresAt: number | undefined) => void;
+  /** Deadline of a login answer (api.timeout), real ms. */
+  timeoutMs?: number;
   /** Sends one login; default: ./login.ts over HTTP. */
   send?: (username: string, password: string, signal: AbortSignal) => Promise<LoginOutcome>;
 }
@@ -165,6 +175,7 @@ export class LoginToken implements TokenSource {
           password,
           dispatcher: opts.dispatcher,
           now: opts.clock.now(),
+          timeoutMs: opts.timeoutMs,
           signal,
         }));
   }
@@ -302,9 +313,10 @@ export class LoginToken implements TokenSource {
     if (outcome.ok) {
       const renewed = this.#token !== undefined;
       SECRETS.add(outcome.token);
+      if (this.#token !== undefined && this.#token !== outcome.token) SECRETS.remove(this.#token);
       this.#token = outcome.token;
       this.#expiresAt = sentAt + outcome.lifetimeMs;
-      this.#renewAt = sentAt + Math.max(MIN_GAP_MS, Math.floor(outcome.lifetimeMs * RENEW_FRACTION));
+      this.#renewAt = sentAt + Math.max(MIN_RENEW_MS, Math.floor(outcome.lifetimeMs * RENEW_FRACTION));
       this.#state = 'ok';
       this.#detail = undefined;
       this.#status = undefined;
@@ -322,6 +334,9 @@ export class LoginToken implements TokenSource {
             login: this.username,
             expires: new Date(this.#expiresAt).toISOString(),
             ...(outcome.lifetimeAssumed ? { lifetime: 'not in the answer; 6h assumed' } : {}),
+            ...(outcome.lifetimeClamped !== undefined
+              ? { lifetime: `${outcome.lifetimeClamped} ms out of range; ${outcome.lifetimeMs} ms used` }
+              : {}),
           },
           'logged in',
         ),
@@ -338,16 +353,25 @@ export class LoginToken implements TokenSource {
       this.#status = outcome.status;
       this.opts.onLogin?.('refused');
       const retry = REFUSED_RETRY_MS[Math.min(this.#refusals, REFUSED_RETRY_MS.length) - 1]!;
-      this.#note(`refused:${outcome.detail}`, () =>
-        log.error(
-          {
-            login: this.username,
-            error: outcome.detail,
-            retry: `with the same password in ${retry / 60_000} min, at once when the password changes`,
-          },
-          'login refused: check the username and password (7 wrong passwords ban the user for hours)',
-        ),
-      );
+      const retryText = `in ${retry / 60_000} min, at once when the password changes`;
+      if (outcome.unusable)
+        this.#note(`unusable:${outcome.detail}`, () =>
+          log.error(
+            { login: this.username, error: outcome.detail, retry: retryText },
+            'login answer unusable: the token it gave cannot be sent; retried on the ban-safe schedule',
+          ),
+        );
+      else
+        this.#note(`refused:${outcome.detail}`, () =>
+          log.error(
+            {
+              login: this.username,
+              error: outcome.detail,
+              retry: `with the same password in ${retry / 60_000} min, at once when the password changes`,
+            },
+            'login refused: check the username and password (7 wrong passwords ban the user for hours)',
+          ),
+        );
     } else {
       this.#errors++;
       const wait = Math.max(
@@ -387,6 +411,7 @@ export class LoginToken implements TokenSource {
         const text = this.#fs.read(path).replace(/[\r\n]+$/, '');
         if (text === '') throw Object.assign(new Error('empty'), { code: 'is empty' });
         SECRETS.add(text);
+        if (this.#password !== undefined && this.#password !== text) SECRETS.remove(this.#password);
         this.#password = text;
         this.#passwordStamp = stamp;
       }

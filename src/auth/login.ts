@@ -12,21 +12,50 @@
  *   wrong password counts towards the user's ban. 429, 5xx, a network failure and a 200 without a usable token
  *   are errors that are retried with backoff.
  *
+ * Bounds (a hostile or broken login endpoint must not take the exporter down):
+ * - the answer is read like every upstream answer (src/http/request.ts `readAnswer`): within `api.timeout` whole,
+ *   and at most LOGIN_MAX_BYTES (a real answer is about 150 bytes), else it is an error retried with backoff;
+ * - a token longer than MAX_TOKEN_LENGTH, or with a character other than visible ASCII (a header cannot carry CR,
+ *   LF, NUL, spaces or non-ASCII), is `refused` with `unusable: true`: the endpoint says yes with something no
+ *   request can use, and retrying at once would not help (the caller retries on the ban-safe schedule);
+ * - `lifetime` is clamped to MIN_LIFETIME_MS .. MAX_LIFETIME_MS (`lifetimeClamped` then): 1 ms would mean a login
+ *   every few seconds, 1e16 ms a date JavaScript cannot represent.
+ *
  * Nothing here puts the password or the token into an error: messages carry the HTTP status and our own words.
  */
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { parseRetryAfter } from '../http/errors.js';
+import { parseBoundedJson } from '../http/parse.js';
+import { AnswerFailure, DEFAULT_ANSWER_TIMEOUT_MS, readAnswer } from '../http/request.js';
 
 export const LOGIN_PATH = '/app/oauth/v1/token/';
 /** The documented validity of a token, assumed when an answer gives no readable `lifetime`. */
 export const DEFAULT_LIFETIME_MS = 6 * 3600_000;
+/** Largest login answer read (a real one is about 150 bytes). */
+export const LOGIN_MAX_BYTES = 64 * 1024;
+/** Longest token accepted (a real one is 35 characters); the secret registry costs about 1 KiB per character. */
+export const MAX_TOKEN_LENGTH = 8 * 1024;
+/** `lifetime` is clamped to this range: a minute to 30 days. */
+export const MIN_LIFETIME_MS = 60_000;
+export const MAX_LIFETIME_MS = 30 * 24 * 3600_000;
+/** What a header value may carry of a token: visible ASCII, no space. */
+const TOKEN_CHARS = /^[\x21-\x7e]+$/;
 
 export type LoginOutcome =
-  | { ok: true; token: string; lifetimeMs: number; lifetimeAssumed: boolean }
+  | {
+      ok: true;
+      token: string;
+      lifetimeMs: number;
+      lifetimeAssumed: boolean;
+      /** The answer's lifetime (ms) when it was out of range and `lifetimeMs` is the clamped one. */
+      lifetimeClamped?: number;
+    }
   | {
       ok: false;
       /** `refused`: the API said no to these credentials; `error`: no usable answer (retry with backoff). */
       result: 'refused' | 'error';
+      /** Refused because the token given cannot be used (too long, characters no header may carry). */
+      unusable?: boolean;
       /** HTTP status, or the body's `status` when that is what refused. Undefined: no answer. */
       status?: number;
       retryAfterMs?: number;
@@ -63,7 +92,7 @@ export function parseLoginAnswer(httpStatus: number, text: string, retryAfterMs?
   }
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = parseBoundedJson(text);
   } catch {
     return { ok: false, result: 'error', status: httpStatus, detail: 'login answer is not JSON' };
   }
@@ -79,10 +108,24 @@ export function parseLoginAnswer(httpStatus: number, text: string, retryAfterMs?
   if (token === undefined) {
     return { ok: false, result: 'error', status: httpStatus, detail: 'login answer has no token' };
   }
+  const unusable = (detail: string): LoginOutcome => ({
+    ok: false,
+    result: 'refused',
+    unusable: true,
+    status: httpStatus,
+    detail,
+  });
+  if (token.length > MAX_TOKEN_LENGTH)
+    return unusable(`login answer has a token of ${token.length} characters (at most ${MAX_TOKEN_LENGTH})`);
+  if (!TOKEN_CHARS.test(token))
+    return unusable('login answer has a token with characters a header cannot carry (only visible ASCII)');
   const lifetime = numberOf(body.lifetime ?? inner.lifetime);
   if (lifetime === undefined || lifetime <= 0) {
     return { ok: true, token, lifetimeMs: DEFAULT_LIFETIME_MS, lifetimeAssumed: true };
   }
+  const clamped = Math.min(MAX_LIFETIME_MS, Math.max(MIN_LIFETIME_MS, lifetime));
+  if (clamped !== lifetime)
+    return { ok: true, token, lifetimeMs: clamped, lifetimeAssumed: false, lifetimeClamped: lifetime };
   return { ok: true, token, lifetimeMs: lifetime, lifetimeAssumed: false };
 }
 
@@ -93,6 +136,8 @@ export interface LoginRequest {
   dispatcher?: Dispatcher;
   /** For Retry-After dates. */
   now: number;
+  /** Deadline of the whole answer (api.timeout), real ms. */
+  timeoutMs?: number;
   signal?: AbortSignal;
 }
 
@@ -100,20 +145,40 @@ export interface LoginRequest {
 export async function login(req: LoginRequest): Promise<LoginOutcome> {
   const body = new URLSearchParams({ username: req.username, password: req.password }).toString();
   try {
-    const res = await request(`${req.baseUrl.replace(/\/+$/, '')}${LOGIN_PATH}`, {
+    const answer = await readAnswer({
+      url: `${req.baseUrl.replace(/\/+$/, '')}${LOGIN_PATH}`,
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+        'accept-encoding': 'gzip, deflate, br',
+      },
       body,
       dispatcher: req.dispatcher,
       signal: req.signal,
+      timeoutMs: req.timeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS,
+      maxBodyBytes: LOGIN_MAX_BYTES,
+      limitName: 'the login answer limit',
     });
-    const text = await res.body.text();
-    const ra = res.headers['retry-after'];
-    return parseLoginAnswer(res.statusCode, text, parseRetryAfter(Array.isArray(ra) ? ra[0] : ra, req.now));
+    const text = answer.status >= 200 && answer.status < 300 ? utf8.decode(answer.bytes) : '';
+    return parseLoginAnswer(answer.status, text, parseRetryAfter(answer.retryAfter, req.now));
   } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    // Only the error's code or name: an undici message may quote the request.
-    const what = typeof code === 'string' ? code : err instanceof Error ? err.name : 'failed';
-    return { ok: false, result: 'error', detail: `login request failed (${what})` };
+    if (!(err instanceof AnswerFailure))
+      return { ok: false, result: 'error', detail: 'login request failed' };
+    // Only our words and the error's code: an undici message may quote the request.
+    if (err.code === 'ANSWER_TIMEOUT')
+      return { ok: false, result: 'error', detail: 'login answer not received within api.timeout' };
+    if (err.kind === 'too_large')
+      return {
+        ok: false,
+        result: 'error',
+        status: err.status,
+        detail: `login answer larger than ${LOGIN_MAX_BYTES} bytes`,
+      };
+    if (err.kind === 'malformed')
+      return { ok: false, result: 'error', status: err.status, detail: 'login answer does not decode' };
+    return { ok: false, result: 'error', detail: `login request failed (${err.code ?? 'network'})` };
   }
 }
+
+const utf8 = new TextDecoder();

@@ -13,6 +13,8 @@ export interface AuthMetrics {
   readonly logins: Counter<'login' | 'result'>;
   /** cdn_discovered_accounts{login}: accounts the inventory lists and the filters keep. */
   readonly discovered: Gauge<'login'>;
+  /** cdn_discovered_accounts_refused{reason}: accounts the inventory lists that are not polled, by reason. */
+  readonly refusedAccounts: Gauge<'reason'>;
   /** Starts a login's counters at 0, so `increase()` sees its first refusal. */
   addLogin(login: string): void;
   setExpiry(login: string, expiresAt: number | undefined): void;
@@ -38,10 +40,20 @@ export function createAuthMetrics(registry: Registry): AuthMetrics {
     labelNames: ['login'] as const,
     registers,
   });
+  const refusedAccounts = new Gauge({
+    name: 'cdn_discovered_accounts_refused',
+    help:
+      'Accounts the inventory lists (active, kept by the filters) that are not polled, by reason: name_too_long ' +
+      '(over limits.max_label_length), name_invalid (. or .. or a control character), max_accounts ' +
+      '(over accounts_discovery.max_accounts).',
+    labelNames: ['reason'] as const,
+    registers,
+  });
   return {
     expiry,
     logins,
     discovered,
+    refusedAccounts,
     addLogin(login) {
       for (const result of LOGIN_RESULTS) logins.inc({ login, result }, 0);
     },

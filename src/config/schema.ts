@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import { BREAKDOWNS, type Breakdown, METRIC_NAMES } from '../api/vocabulary.js';
 import { isRecord } from '../http/parse.js';
+import { parseBitRate } from './bit-rate.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { formatSize, parseSize } from './size.js';
 
@@ -49,6 +50,7 @@ export const CEILINGS = {
   minConnections: 8,
   maxScrapesInFlight: 10_000,
   serverTimeoutMs: 60 * MINUTE,
+  maxDiscoveredAccounts: 1_000_000,
 } as const;
 
 interface DurationRule {
@@ -108,6 +110,45 @@ function size(min: number, max: number) {
 }
 
 const nonEmpty = z.string().min(1, { error: 'must not be empty' });
+
+/** What a value in the file is, for a message that quotes it. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null) return 'null';
+  return typeof value === 'object' ? 'a list or mapping' : String(value);
+}
+
+/** A monthly transfer volume: a size (./size.ts) above 0; decimal units are the contract's (`50TB` = 50e12 B). */
+const transferVolume = z.unknown().transform((value, ctx) => {
+  const bytes = typeof value === 'string' || typeof value === 'number' ? parseSize(value) : undefined;
+  if (bytes === undefined || bytes === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be a volume above 0 like 50TB, 800GB or 2PB (decimal; TiB also read), got ${shown(value)}`,
+    });
+    return z.NEVER;
+  }
+  return bytes;
+});
+
+/** A bandwidth (./bit-rate.ts) above 0, in bits per second. */
+const bandwidth = z.unknown().transform((value, ctx) => {
+  const bits = typeof value === 'string' ? parseBitRate(value) : undefined;
+  if (bits === undefined || bits === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be a bandwidth above 0 like 2Gbps, 500Mbps or 1.5Tbps (bits per second), got ${shown(value)}`,
+    });
+    return z.NEVER;
+  }
+  return bits;
+});
+
+/** What the contract commits to per calendar month (src/server/commit.ts exposes it); either or both. */
+const commitSchema = z.strictObject({
+  monthly_transfer: transferVolume.optional(),
+  bandwidth_p95: bandwidth.optional(),
+});
 
 /** Inline tokens are trimmed: surrounding whitespace is never part of an HTTP header value. */
 const token = z
@@ -170,10 +211,22 @@ export const DEFAULTS = {
     counter_retention: '1d',
   },
   interval: '1m',
-  accounts_discovery: { enabled: false, interval: '10m', include: '.*', recordings: false },
+  accounts_discovery: {
+    enabled: false,
+    interval: '10m',
+    include: '.*',
+    recordings: false,
+    max_accounts: 10_000,
+  },
   sharding: { shard: 0, shards: 1 },
   limits: { max_series: 2_000_000, max_label_length: 1024 },
-  server: { max_connections: 512, max_scrapes_in_flight: 100, idle_timeout: '30s', write_timeout: '60s' },
+  server: {
+    max_connections: 512,
+    max_scrapes_in_flight: 100,
+    idle_timeout: '30s',
+    write_timeout: '60s',
+    auth_failure_limit: { burst: 10, interval: '1m' },
+  },
 } as const;
 
 /** A password is taken as it is (spaces may be part of it); only an empty one is refused. */
@@ -207,6 +260,19 @@ const discoverySchema = z.strictObject({
   /** Absent: nothing is excluded. */
   exclude: accountPattern.optional(),
   recordings: z.boolean().default(DEFAULTS.accounts_discovery.recordings),
+  /** The commit of every discovered account. */
+  commit: commitSchema.optional(),
+  /**
+   * Most discovered accounts one replica polls; the rest are refused (sorted by name, the first kept). The
+   * default, 10,000, holds a large reseller's inventory, and is already more than one replica keeps up with at the
+   * default 5 requests a second (one request per account is 33 minutes); a larger inventory belongs on more
+   * shards. What it bounds is a broken or hostile inventory (100,000 accounts took 471 MB and minutes of CPU).
+   */
+  max_accounts: z
+    .int()
+    .min(1)
+    .max(CEILINGS.maxDiscoveredAccounts)
+    .default(DEFAULTS.accounts_discovery.max_accounts),
 });
 
 const apiSchema = z.strictObject({
@@ -254,6 +320,7 @@ const accountSchema = z.strictObject({
   ...credentialKeys,
   dvr_streams: z.array(nonEmpty).default([]).transform(unique),
   recordings: z.boolean().default(false),
+  commit: commitSchema.optional(),
 });
 
 const shardingSchema = z.strictObject({
@@ -291,6 +358,19 @@ const serverSchema = z.strictObject({
   write_timeout: duration({ min: 1000, max: CEILINGS.serverTimeoutMs }).prefault(
     DEFAULTS.server.write_timeout,
   ),
+  /**
+   * Failed basic-auth attempts per client address (src/web/auth.ts): `burst` at once, then one more every
+   * `interval`; past that, 429 without a password check. As exporter-toolkit's `rate_limit`, but per client and
+   * counting failures only.
+   */
+  auth_failure_limit: z
+    .strictObject({
+      burst: z.int().min(1).max(100_000).default(DEFAULTS.server.auth_failure_limit.burst),
+      interval: duration({ min: 1, max: CEILINGS.intervalMs }).prefault(
+        DEFAULTS.server.auth_failure_limit.interval,
+      ),
+    })
+    .prefault({}),
 });
 
 /** The YAML document, snake_case. Sections may be left out; their keys then take their defaults. */
@@ -359,6 +439,14 @@ export interface MetricsConfig {
   counterRetentionMs: number;
 }
 
+/** A contract's monthly commit; a key left out is no commit of that kind. */
+export interface CommitConfig {
+  /** Bytes transferred at the edge per calendar month. */
+  monthlyTransferBytes?: number;
+  /** The 95th percentile of the month's 5-minute average edge bandwidths, bits per second. */
+  bandwidthP95BitsPerSecond?: number;
+}
+
 export interface AccountConfig {
   name: string;
   /** Per-account override of the api credential; at most one of token / tokenFile / a login. */
@@ -369,6 +457,8 @@ export interface AccountConfig {
   passwordFile?: string;
   dvrStreams: string[];
   recordings: boolean;
+  /** Absent: no commit (no cdn_commit_* series). */
+  commit?: CommitConfig;
 }
 
 export interface DiscoveryConfig {
@@ -380,6 +470,10 @@ export interface DiscoveryConfig {
   exclude?: RegExp;
   /** Discovered accounts' recordings are polled too. */
   recordings: boolean;
+  /** The commit of every discovered account; absent: none. */
+  commit?: CommitConfig;
+  /** Most discovered accounts this replica polls (accounts_discovery.max_accounts). */
+  maxAccounts: number;
 }
 
 export interface Config {
@@ -416,13 +510,25 @@ export interface ServerConfig {
   idleTimeoutMs: number;
   /** A response not written within this long (a client that does not read) is cut. */
   writeTimeoutMs: number;
+  /** Failed basic-auth attempts one client address may make at once, then one more per authFailureIntervalMs. */
+  authFailureBurst: number;
+  authFailureIntervalMs: number;
 }
 
 /** Optional keys are left out rather than set to undefined, so a printed or compared Config shows only what is set. */
-function withOptional<T extends object>(base: T, extra: Record<string, string | undefined>): T {
+function withOptional<T extends object>(base: T, extra: Record<string, unknown>): T {
   const out = { ...base } as Record<string, unknown>;
   for (const [key, value] of Object.entries(extra)) if (value !== undefined) out[key] = value;
   return out as T;
+}
+
+/** The file's commit section as Config holds it; undefined when absent or empty. */
+function toCommit(c: FileConfig['accounts_discovery']['commit']): CommitConfig | undefined {
+  if (!c || (c.monthly_transfer === undefined && c.bandwidth_p95 === undefined)) return undefined;
+  return withOptional({} as CommitConfig, {
+    monthlyTransferBytes: c.monthly_transfer,
+    bandwidthP95BitsPerSecond: c.bandwidth_p95,
+  });
 }
 
 export function toConfig(file: FileConfig): Config {
@@ -466,15 +572,19 @@ export function toConfig(file: FileConfig): Config {
           username: a.username,
           password: a.password,
           passwordFile: a.password_file,
+          commit: toCommit(a.commit),
         }),
       ),
-      discovery: {
-        enabled: file.accounts_discovery.enabled,
-        intervalMs: file.accounts_discovery.interval,
-        include: file.accounts_discovery.include,
-        recordings: file.accounts_discovery.recordings,
-        ...(file.accounts_discovery.exclude ? { exclude: file.accounts_discovery.exclude } : {}),
-      },
+      discovery: withOptional(
+        {
+          enabled: file.accounts_discovery.enabled,
+          intervalMs: file.accounts_discovery.interval,
+          include: file.accounts_discovery.include,
+          recordings: file.accounts_discovery.recordings,
+          maxAccounts: file.accounts_discovery.max_accounts,
+        } as DiscoveryConfig,
+        { exclude: file.accounts_discovery.exclude, commit: toCommit(file.accounts_discovery.commit) },
+      ),
       sharding: { shard: file.sharding.shard, shards: file.sharding.shards },
       limits: {
         maxSeries: file.limits.max_series,
@@ -489,6 +599,8 @@ export function toConfig(file: FileConfig): Config {
         maxScrapesInFlight: file.server.max_scrapes_in_flight,
         idleTimeoutMs: file.server.idle_timeout,
         writeTimeoutMs: file.server.write_timeout,
+        authFailureBurst: file.server.auth_failure_limit.burst,
+        authFailureIntervalMs: file.server.auth_failure_limit.interval,
       },
     } as Config,
     { stateFile: file.state_file },

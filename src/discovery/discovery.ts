@@ -8,7 +8,12 @@
  *   never answered contributes nothing yet.
  * - An account listed by several credentials is polled with the first of them, in configuration order (the api's
  *   own first).
- * - One log line per change of a credential's outcome; the round never throws.
+ * - A name is refused (counted by reason, never polled) when it is longer than `limits.max_label_length`
+ *   (`name_too_long`: it would be a label of every series of the account), or when it is `.` or `..` or holds a
+ *   control character (`name_invalid`): encodeURIComponent leaves dots alone, so `..` as a path segment would send
+ *   the token to a path outside the API's prefix on the same host.
+ * - One log line per change of a credential's outcome; a list is logged by its size and a few names, never whole
+ *   (100,000 names of 10 kB would be one line of a gigabyte). The round never throws.
  */
 import type { TokenSource } from '../config/token.js';
 import type { Logger } from '../log.js';
@@ -26,10 +31,40 @@ export interface DiscoveryFilter {
   exclude?: RegExp;
 }
 
+/** Why a listed account is not polled. `max_accounts` is the cap's (src/exporter/discovered-accounts.ts). */
+export const ACCOUNT_REFUSALS = ['name_too_long', 'name_invalid', 'max_accounts'] as const;
+export type AccountRefusal = (typeof ACCOUNT_REFUSALS)[number];
+
+/** Names shown in a log line about a list; the rest are counted. */
+export const LOGGED_NAMES = 10;
+/** Longest name shown in a log line. */
+const LOGGED_NAME_LENGTH = 64;
+
+/** A few names of a list, each clipped, for a log line. */
+export function someNames(names: readonly string[]): string[] {
+  return names
+    .slice(0, LOGGED_NAMES)
+    .map((n) => (n.length > LOGGED_NAME_LENGTH ? `${n.slice(0, LOGGED_NAME_LENGTH)}…` : n));
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** Why an account name cannot be polled, or undefined when it can. */
+export function nameRefusal(name: string, maxLength: number): AccountRefusal | undefined {
+  if (name.length > maxLength) return 'name_too_long';
+  if (name === '.' || name === '..' || CONTROL.test(name)) return 'name_invalid';
+  return undefined;
+}
+
 export interface DiscoveryDeps {
   log: Logger;
   sources: readonly DiscoverySource[];
   filter: DiscoveryFilter;
+  /** limits.max_label_length: longer names are refused. */
+  maxNameLength: number;
+  /** After every round: the names refused by reason, over all credentials (cdn_discovered_accounts_refused). */
+  refused(counts: ReadonlyMap<AccountRefusal, string[]>): void;
   /** After every round: every wanted account and the credential to poll it with. */
   apply(wanted: Map<string, TokenSource>): void;
   /** Accounts kept from one credential's list (cdn_discovered_accounts). */
@@ -45,6 +80,7 @@ export function keeps(filter: DiscoveryFilter, name: string): boolean {
 
 export function discoveryRound(d: DiscoveryDeps): () => Promise<void> {
   const last = new Map<DiscoverySource, string[]>();
+  const lastRefused = new Map<DiscoverySource, Map<AccountRefusal, string[]>>();
   const lastError = new Map<DiscoverySource, string | undefined>();
   return async () => {
     await Promise.all(
@@ -53,12 +89,37 @@ export function discoveryRound(d: DiscoveryDeps): () => Promise<void> {
         try {
           const res = await source.list();
           if (res.issues > 0) d.issues(res.issues);
-          const names = res.accounts.filter((a) => a.active && keeps(d.filter, a.name)).map((a) => a.name);
+          const names: string[] = [];
+          const refused = new Map<AccountRefusal, string[]>();
+          for (const a of res.accounts) {
+            if (!a.active || !keeps(d.filter, a.name)) continue;
+            const why = nameRefusal(a.name, d.maxNameLength);
+            if (why === undefined) names.push(a.name);
+            else {
+              const list = refused.get(why) ?? [];
+              list.push(a.name);
+              refused.set(why, list);
+            }
+          }
           const before = last.get(source);
           last.set(source, names);
           d.count(source.label, names.length);
           if (!before || before.join('\n') !== names.join('\n'))
-            d.log.info({ login: source.label, accounts: names }, 'discovered accounts');
+            d.log.info(
+              { login: source.label, count: names.length, accounts: someNames(names) },
+              'discovered accounts',
+            );
+          const was = lastRefused.get(source);
+          lastRefused.set(source, refused);
+          if (refusalsText(was) !== refusalsText(refused) && refused.size > 0)
+            d.log.warn(
+              {
+                login: source.label,
+                refused: Object.fromEntries([...refused].map(([why, list]) => [why, list.length])),
+                examples: someNames([...refused.values()].flat()),
+              },
+              'discovered accounts refused: names that cannot be polled (limits.max_label_length, . or ..)',
+            );
         } catch (err) {
           error = d.describe(err);
         }
@@ -77,6 +138,15 @@ export function discoveryRound(d: DiscoveryDeps): () => Promise<void> {
     for (const source of d.sources) {
       for (const name of last.get(source) ?? []) if (!wanted.has(name)) wanted.set(name, source.token);
     }
+    const refused = new Map<AccountRefusal, string[]>();
+    for (const byReason of lastRefused.values())
+      for (const [why, list] of byReason) refused.set(why, [...(refused.get(why) ?? []), ...list]);
+    d.refused(refused);
     d.apply(wanted);
   };
+}
+
+function refusalsText(r: ReadonlyMap<AccountRefusal, string[]> | undefined): string {
+  if (r === undefined) return '';
+  return [...r].map(([why, list]) => `${why}:${list.join('\n')}`).join('\u0000');
 }

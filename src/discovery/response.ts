@@ -7,6 +7,7 @@
  * issue and skipped. `utoken` is never read or kept: it is not explained publicly and must not be exposed.
  */
 import { ApiError } from '../http/errors.js';
+import { parseJsonBody } from '../http/parse.js';
 
 export interface InventoryAccount {
   name: string;
@@ -46,4 +47,9 @@ export function parseInventory(body: unknown): InventoryResponse {
     accounts.push({ name, active: status === 'active' });
   }
   return { accounts, issues };
+}
+
+/** A 2xx inventory body as it came off the wire -> InventoryResponse (inline, or in the answer worker). */
+export function parseInventoryBody(bytes: Uint8Array): InventoryResponse {
+  return parseInventory(parseJsonBody('inventory', bytes));
 }

@@ -16,7 +16,9 @@ import type { Poller, PollReporter } from '../poll/poller.js';
 import type { Upstream } from '../poll/upstream.js';
 import type { RecordingsBodyParser } from '../recordings/client.js';
 import { recordingsPoller } from '../recordings/poller.js';
+import type { CommitMetrics } from '../server/commit-metrics.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
+import type { TrafficHistory } from '../server/traffic-history.js';
 import type { RefusalReason } from '../store/limits.js';
 import type { AccountWalker } from '../traffic/walker.js';
 import type { CursorBook } from './cursor-book.js';
@@ -33,11 +35,15 @@ export interface AccountPollersDeps {
   clock: Clock;
   log: Logger;
   random?: () => number;
-  intervals: { dvrMs: number; recordingsMs: number };
   /** Reads DVR and recordings answers, big ones off the event loop (default: inline; src/offloop/pool.ts). */
   parse?: { dvr: DvrBodyParser; recordings: RecordingsBodyParser };
-  limits: Config['limits'];
+  /** dvr.interval, recordings.interval, and the limits whose refusals are logged. */
+  config: Pick<Config, 'dvr' | 'recordings' | 'limits'>;
   self: Pick<SelfMetrics, 'seriesRefused' | 'parseErrors'>;
+  /** Where each polled account's commit is exposed (none in tests that do not look at it). */
+  commits?: Pick<CommitMetrics, 'set' | 'remove'>;
+  /** Where each counted window's figures go for the landing page (none in tests that do not look at it). */
+  history?: Pick<TrafficHistory, 'record' | 'remove'>;
   audit: Pick<AnswerAudit, 'check'>;
   storeChanged: () => void;
   /** The exporter's stop signal: it stops every account's loops. */
@@ -49,17 +55,33 @@ export interface AccountPollersDeps {
 interface Running {
   account: AccountConfig;
   walker: AccountWalker;
+  /** Ends its loops (the exporter's stop does, for all, through one listener). */
+  abort(): void;
   stop(): Promise<void>;
 }
 
 export class AccountPollers {
-  /** The walkers of the accounts now polled (tests read their cursors). */
-  walkers: AccountWalker[] = [];
   private readonly running = new Map<string, Running>();
   /** Per (api, account), the reasons its last poll refused series for (sorted, joined; '' for none). */
   private readonly refusing = new Map<string, string>();
 
-  constructor(private readonly d: AccountPollersDeps) {}
+  constructor(private readonly d: AccountPollersDeps) {
+    // One listener for all accounts: an EventTarget checks its listeners on every add and remove, so one per
+    // account made starting and stopping N accounts cost O(N^2) (100,000 discovered accounts: minutes).
+    d.signal.addEventListener('abort', () => {
+      for (const r of this.running.values()) r.abort();
+    });
+  }
+
+  /** The walkers of the accounts now polled (tests read their cursors). */
+  get walkers(): AccountWalker[] {
+    return [...this.running.values()].map((r) => r.walker);
+  }
+
+  /** Accounts polled now. */
+  get size(): number {
+    return this.running.size;
+  }
 
   /**
    * Starts one account's poll loops under its own stop signal, so it can be stopped alone (stop). The exporter's
@@ -71,10 +93,10 @@ export class AccountPollers {
     const { traffic, dvr, recordings } = d.sinks;
     const name = account.name;
     const ctl = new AbortController();
-    const main = d.signal;
-    const onMainAbort = () => ctl.abort();
-    main.addEventListener('abort', onMainAbort, { once: true });
+    if (d.signal.aborted) ctl.abort();
     const signal = ctl.signal;
+    // The account's requests, through its token's upstream: those waiting for their turn go when it stops alone.
+    const requests = up.forAccount(signal);
     const loops: Promise<void>[] = [];
     let active = true;
     const alog = d.log.child({ account: name });
@@ -90,7 +112,7 @@ export class AccountPollers {
         return undefined;
       },
     });
-    const poller = traffic.poller(name, up, {
+    const poller = traffic.poller(name, requests, {
       clock,
       log: alog,
       random: d.random,
@@ -109,10 +131,13 @@ export class AccountPollers {
       storeChanged: d.storeChanged,
       refused: () => rereadToken(token, alog),
       revisitsChanged: () => d.cursors.touch(),
+      windowCounted: (start, end, response) => {
+        if (active) d.history?.record(name, start, end, response);
+      },
     });
     const { walker } = poller;
     board.expect('metrics', name);
-    this.walkers.push(walker);
+    d.commits?.set(name, account.commit);
     // A renewed token ends the walker's slow auth backoff at once.
     const unsubscribe =
       token instanceof LoginToken ? token.onToken(() => poller.authRestored()) : () => undefined;
@@ -120,10 +145,10 @@ export class AccountPollers {
     if (account.dvrStreams.length) {
       board.expect('dvr-net', name);
       pollers.push(
-        dvrPoller(name, account.dvrStreams, up, {
+        dvrPoller(name, account.dvrStreams, requests, {
           clock,
           log: alog,
-          intervalMs: d.intervals.dvrMs,
+          intervalMs: d.config.dvr.intervalMs,
           parse: d.parse?.dvr,
           mapping: dvr,
           report: this.reporter('dvr-net', name, up, alog),
@@ -138,10 +163,10 @@ export class AccountPollers {
     if (account.recordings) {
       board.expect('recorder-cloud', name);
       pollers.push(
-        recordingsPoller(name, up, {
+        recordingsPoller(name, requests, {
           clock,
           log: alog,
-          intervalMs: d.intervals.recordingsMs,
+          intervalMs: d.config.recordings.intervalMs,
           parse: d.parse?.recordings,
           mapping: recordings,
           report: this.reporter('recorder-cloud', name, up, alog),
@@ -161,10 +186,10 @@ export class AccountPollers {
     this.running.set(name, {
       account,
       walker,
+      abort: () => ctl.abort(),
       stop: async () => {
         active = false;
         ctl.abort();
-        main.removeEventListener('abort', onMainAbort);
         unsubscribe();
         await Promise.allSettled(loops);
       },
@@ -191,8 +216,9 @@ export class AccountPollers {
     dvr.removeAccount(name, pollers.account.dvrStreams);
     recordings.removeAccount(name);
     d.board.removeAccount(name);
+    d.commits?.remove(name);
+    d.history?.remove(name);
     for (const api of APIS) this.refusing.delete(`${api}\u0000${name}`);
-    this.walkers = this.walkers.filter((w) => w !== pollers.walker);
     d.storeChanged();
   }
 
@@ -207,7 +233,8 @@ export class AccountPollers {
     r: { refused?: Partial<Record<RefusalReason, number>>; truncated?: number },
     log: Logger,
   ): void {
-    const { self, limits } = this.d;
+    const { self } = this.d;
+    const { limits } = this.d.config;
     const refused = r.refused ?? {};
     const reasons = (Object.keys(refused) as RefusalReason[]).sort();
     for (const reason of reasons) self.seriesRefused.inc({ account, reason }, refused[reason]!);

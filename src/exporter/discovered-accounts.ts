@@ -1,27 +1,43 @@
 /**
  * accounts_discovery: lists accounts with every credential the configuration names and starts or stops the
  * pollers of the accounts this shard owns to match (an explicitly listed account is never touched).
+ *
+ * Bounds (an inventory may list 100,000 accounts, by mistake or worse):
+ * - at most `accounts_discovery.max_accounts` discovered accounts are polled by this replica: sorted by name, the
+ *   first are kept, the rest refused (`max_accounts`), counted in cdn_discovered_accounts_refused and logged once
+ *   per change;
+ * - starting and stopping N accounts costs O(N), done in slices of SLICE_MS with a yield to the event loop
+ *   between (so /healthz and /metrics answer meanwhile), and ends at the exporter's stop whatever is left;
+ * - log lines name how many accounts started or stopped and a few of them, not one line per account.
  */
 import { LoginToken } from '../auth/login-token.js';
 import type { AuthMetrics } from '../auth/metrics.js';
 import type { Clock } from '../clock.js';
 import type { AccountConfig, Config, TokenSource, TokenSources } from '../config/index.js';
-import { InventoryClient } from '../discovery/client.js';
-import { type DiscoverySource, discoveryRound } from '../discovery/discovery.js';
+import { type InventoryBodyParser, InventoryClient } from '../discovery/client.js';
+import {
+  ACCOUNT_REFUSALS,
+  type AccountRefusal,
+  type DiscoverySource,
+  discoveryRound,
+  someNames,
+} from '../discovery/discovery.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { pollEvery } from '../poll/interval.js';
 import type { Upstream } from '../poll/upstream.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
-import { accountsForShard } from '../sharding.js';
+import { shardOf } from '../sharding.js';
 
 export interface DiscoveredAccountsDeps {
-  config: Pick<Config, 'accounts' | 'discovery' | 'sharding'>;
+  config: Pick<Config, 'accounts' | 'discovery' | 'sharding' | 'limits'>;
   clock: Clock;
   log: Logger;
   tokens: TokenSources;
   /** The upstream of a token source (one per source). */
   upstreamFor: (token: TokenSource) => Upstream;
+  /** Reads inventory answers, big ones off the event loop (default: inline; src/offloop/pool.ts). */
+  parseInventory?: InventoryBodyParser;
   auth: () => AuthMetrics;
   self: Pick<SelfMetrics, 'parseErrors'>;
   /** Start or stop one account's pollers (./account-pollers.ts). */
@@ -31,6 +47,22 @@ export interface DiscoveredAccountsDeps {
   };
   /** The exporter's stop signal: no account is started after it. */
   signal: AbortSignal;
+}
+
+/** Work between two yields to the event loop while starting or stopping accounts (the traffic applier's slice). */
+export const SLICE_MS = 10;
+
+/** Calls `fn` for each item, yielding to the event loop every SLICE_MS; stops early once `signal` aborts. */
+async function inSlices<T>(items: Iterable<T>, signal: AbortSignal, fn: (item: T) => unknown): Promise<void> {
+  let sliceStart = performance.now();
+  for (const item of items) {
+    if (signal.aborted) return;
+    await fn(item);
+    if (performance.now() - sliceStart >= SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
 }
 
 /** Starts the discovery loop; returns it (it ends when `signal` aborts). */
@@ -47,33 +79,74 @@ export function startDiscovery(d: DiscoveredAccountsDeps): Promise<void> {
     return owner === undefined ? 'token' : `token:${owner}`;
   };
   const sources: DiscoverySource[] = tokens.all.map((token) => {
-    const inventory = new InventoryClient(d.upstreamFor(token));
+    const inventory = new InventoryClient(d.upstreamFor(token), d.parseInventory);
     return { label: labelOf(token), token, list: () => inventory.listAccounts() };
   });
 
+  let refusedByCap: string[] = [];
+  let loggedCap = '';
+  /** The last round's refusals by name (from the round); the cap's are `refusedByCap` (from apply). */
+  let byName: ReadonlyMap<AccountRefusal, string[]> = new Map();
+  const setRefused = () => {
+    const gauge = d.auth().refusedAccounts;
+    for (const reason of ACCOUNT_REFUSALS) {
+      const n = reason === 'max_accounts' ? refusedByCap.length : (byName.get(reason)?.length ?? 0);
+      gauge.set({ reason }, n);
+    }
+  };
   const apply = async (wanted: Map<string, TokenSource>): Promise<void> => {
-    if (d.signal.aborted) return;
+    const { signal } = d;
+    if (signal.aborted) return;
     const { shard, shards } = config.sharding;
-    const mine = new Set(
-      accountsForShard(
-        [...wanted.keys()].filter((n) => !listed.has(n)).map((name) => ({ name })),
-        shard,
-        shards,
-      ).map((a) => a.name),
-    );
-    for (const name of [...discovered]) {
-      if (mine.has(name)) continue;
+    const owned: string[] = [];
+    await inSlices(wanted.keys(), signal, (name) => {
+      if (!listed.has(name) && (shards === 1 || shardOf(name, shards) === shard)) owned.push(name);
+    });
+    if (signal.aborted) return;
+    const max = config.discovery.maxAccounts;
+    let mine = owned;
+    refusedByCap = [];
+    if (owned.length > max) {
+      const sorted = [...owned].sort();
+      mine = sorted.slice(0, max);
+      refusedByCap = sorted.slice(max);
+    }
+    setRefused();
+    const capText = refusedByCap.length === 0 ? '' : `${refusedByCap.length}:${refusedByCap[0]}`;
+    if (capText !== loggedCap) {
+      loggedCap = capText;
+      if (refusedByCap.length > 0)
+        log.warn(
+          { max_accounts: max, refused: refusedByCap.length, examples: someNames(refusedByCap) },
+          'more discovered accounts than accounts_discovery.max_accounts: the rest are not polled',
+        );
+    }
+    const keep = new Set(mine);
+    const gone = [...discovered].filter((name) => !keep.has(name));
+    await inSlices(gone, signal, async (name) => {
       discovered.delete(name);
-      log.info({ account: name }, 'discovered account gone or inactive: polling stopped');
       await d.pollers.stop(name);
-    }
-    for (const name of mine) {
-      if (discovered.has(name)) continue;
+    });
+    if (gone.length > 0)
+      log.info(
+        { count: gone.length, accounts: someNames(gone) },
+        'discovered accounts gone, inactive or refused: polling stopped',
+      );
+    const started: string[] = [];
+    await inSlices(mine, signal, (name) => {
+      if (discovered.has(name)) return;
       discovered.add(name);
+      started.push(name);
       const up = d.upstreamFor(wanted.get(name)!);
-      log.info({ account: name }, 'discovered account: polling started');
-      d.pollers.start({ name, dvrStreams: [], recordings: config.discovery.recordings }, up, true);
-    }
+      const account: AccountConfig = { name, dvrStreams: [], recordings: config.discovery.recordings };
+      if (config.discovery.commit) account.commit = config.discovery.commit;
+      d.pollers.start(account, up, true);
+    });
+    if (started.length > 0)
+      log.info(
+        { count: started.length, accounts: someNames(started) },
+        'discovered accounts: polling started',
+      );
   };
 
   let applying = Promise.resolve();
@@ -81,6 +154,11 @@ export function startDiscovery(d: DiscoveredAccountsDeps): Promise<void> {
     log,
     sources,
     filter: config.discovery,
+    maxNameLength: config.limits.maxLabelLength,
+    refused: (r) => {
+      byName = r;
+      setRefused();
+    },
     count: (label, n) => d.auth().discovered.set({ login: label }, n),
     issues: (n) => d.self.parseErrors.inc({ api: 'inventory' }, n),
     describe: describeError,

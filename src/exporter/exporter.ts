@@ -23,8 +23,10 @@ import { type AgentOptions, createAgent } from '../http/request.js';
 import type { Logger } from '../log.js';
 import { ANSWER_POOL, ParsePool, type ParsePoolOptions, TRAFFIC_POOL } from '../offloop/pool.js';
 import { createApp } from '../server/app.js';
+import { CommitMetrics } from '../server/commit-metrics.js';
 import { createSelfMetrics, type SelfMetrics } from '../server/self-metrics.js';
 import type { ExporterStatus } from '../server/status.js';
+import { TrafficHistory } from '../server/traffic-history.js';
 import { accountsForShard } from '../sharding.js';
 import { SeriesStore } from '../store/series-store.js';
 import type { AccountWalker } from '../traffic/walker.js';
@@ -62,6 +64,8 @@ export class Exporter {
   readonly self: SelfMetrics;
   readonly app: Express;
   readonly accounts: readonly string[];
+  /** The landing page's per-account traffic history (memory only). */
+  readonly history = new TrafficHistory();
 
   private readonly clock: Clock;
   private readonly log: Logger;
@@ -156,6 +160,7 @@ export class Exporter {
       store: this.store,
       beforeServe: (counted) => this.cursors.commit(counted),
       status: () => this.status(),
+      history: this.history,
       log: this.log,
       maxScrapesInFlight: this.config.server.maxScrapesInFlight,
       // Every token and password is in the registry of src/redact.ts: the token sources and the logins register
@@ -198,10 +203,11 @@ export class Exporter {
       clock: this.clock,
       log,
       random: this.opts.random,
-      intervals: { dvrMs: config.dvr.intervalMs, recordingsMs: config.recordings.intervalMs },
+      config,
       parse: this.answerParser,
-      limits: config.limits,
       self: this.self,
+      commits: new CommitMetrics(this.registry),
+      history: this.history,
       audit: this.audit,
       storeChanged: this.storeChanged,
       signal,
@@ -219,6 +225,7 @@ export class Exporter {
           log,
           tokens: this.tokens,
           upstreamFor: (token) => this.sources.for(token),
+          parseInventory: this.answerParser.inventory,
           auth: () => this.auth,
           self: this.self,
           pollers,

@@ -16,6 +16,7 @@ import type {
   RecordingProblem,
   SettingsSummary,
 } from '../server/status.js';
+import { waitingOnLogin } from '../server/status.js';
 import type { WalkerStatus } from '../traffic/walker.js';
 
 export const APIS = ['metrics', 'dvr-net', 'recorder-cloud'] as const;
@@ -194,7 +195,8 @@ export class StatusBoard {
     }
     return {
       // Before start() there are no statuses yet, and every() of nothing is true: not ready until started.
-      ready: this.started && accounts.every((a) => a.tried),
+      // An account waiting on a login for its token cannot be polled: not ready until it has one.
+      ready: this.started && accounts.every((a) => a.tried) && !accounts.some(waitingOnLogin),
       version: this.version,
       startedAt: this.startedAt,
       accounts,

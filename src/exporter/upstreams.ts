@@ -91,6 +91,7 @@ export class Upstreams {
       clock: this.d.clock,
       log: this.d.log,
       dispatcher: this.d.agent,
+      timeoutMs: this.d.api.timeoutMs,
       random: this.d.random,
       fs: this.d.tokenFs,
       onLogin: (result) => this.d.auth().logins.inc({ login, result }),

@@ -60,15 +60,58 @@ export function withDataArray(api: ApiName, raw: unknown): Json & { data: unknow
 const utf8 = new TextDecoder();
 
 /**
+ * Bounds of any JSON text the exporter parses from an upstream, checked before JSON.parse: V8's parser keeps a
+ * frame per open bracket and ~100 bytes per object, so a body of the allowed size could otherwise take GBs (50 MB
+ * of `[` took 2.8 GB; 16M empty objects 1.7 GB). No answer of the APIs nests deeper than 5 levels; the largest
+ * plausible (a 64 MiB DVR answer) holds about 2M objects and arrays.
+ */
+export const MAX_JSON_DEPTH = 64;
+export const MAX_JSON_CONTAINERS = 4_000_000;
+
+/**
+ * Why `text` must not go to JSON.parse (nested deeper than MAX_JSON_DEPTH, or more than MAX_JSON_CONTAINERS
+ * objects and arrays), or undefined. One pass over the text, brackets inside strings skipped; it does not check
+ * that the text is JSON (JSON.parse does, in bounded memory once this passed).
+ */
+export function jsonBoundsProblem(text: string): string | undefined {
+  let depth = 0;
+  let containers = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // a string: skip to its closing quote (an escape skips the character after it)
+      for (i++; i < n; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_JSON_DEPTH) return `nested deeper than ${MAX_JSON_DEPTH} levels`;
+      if (++containers > MAX_JSON_CONTAINERS) return `more than ${MAX_JSON_CONTAINERS} objects and arrays`;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return undefined;
+}
+
+/** JSON.parse of an upstream's text within the bounds above; throws a SyntaxError-like Error otherwise. */
+export function parseBoundedJson(text: string): unknown {
+  const problem = jsonBoundsProblem(text);
+  if (problem !== undefined) throw new Error(problem);
+  return JSON.parse(text) as unknown;
+}
+
+/**
  * A 2xx body as it came off the wire -> its JSON value, as the HTTP client reads one (./request.ts): UTF-8, an
- * empty or blank body is undefined, a body that is not JSON is `malformed` with the JSON error in its detail (the
- * HTTP client scrubs the token from it). For parsers that run inline or in a worker thread (src/offloop/).
+ * empty or blank body is undefined, a body that is not JSON (or not within the bounds above) is `malformed` with
+ * the JSON error in its detail (the HTTP client scrubs the token from it). For parsers that run inline or in a
+ * worker thread (src/offloop/).
  */
 export function parseJsonBody(api: ApiName, bytes: Uint8Array): unknown {
   const text = utf8.decode(bytes);
   if (text.trim() === '') return undefined;
   try {
-    return JSON.parse(text) as unknown;
+    return parseBoundedJson(text);
   } catch (err) {
     throw malformed(api, `body is not JSON (${err instanceof Error ? err.message : String(err)})`);
   }

@@ -29,6 +29,7 @@ import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 import { type Clock, systemClock } from '../clock.js';
 import { redactSecrets } from '../redact.js';
 import { ApiError, type ApiName, kindForStatus, parseRetryAfter } from './errors.js';
+import { parseBoundedJson } from './parse.js';
 
 export type RequestObserver = (api: ApiName, code: string, seconds: number) => void;
 
@@ -147,6 +148,106 @@ const reportSends: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts
   return dispatch(opts, onSent ? reportingHandler(handler, onSent) : handler);
 };
 
+/** One request to send through `readAnswer`: the HTTP part of every upstream answer, the login's included. */
+export interface AnswerRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** Undefined: undici's global dispatcher. */
+  dispatcher?: Dispatcher;
+  signal?: AbortSignal;
+  /** Deadline of the whole answer, headers and body (real ms). */
+  timeoutMs: number;
+  /** Largest body read, as sent and once decoded. */
+  maxBodyBytes: number;
+  /** The setting that sets `maxBodyBytes`, for messages (`api.max_body_bytes`). */
+  limitName: string;
+}
+
+/** An answer read whole: its status, the headers callers use, and the body as decoded. */
+export interface RawAnswer {
+  status: number;
+  contentType: string;
+  retryAfter: string | undefined;
+  bytes: Uint8Array;
+}
+
+/**
+ * Why `readAnswer` has no answer: `network` (no answer, cut off, or the deadline missed: code `ANSWER_TIMEOUT`),
+ * `too_large` or `malformed` (a body given up on for what it is). `message` is our words; the caller scrubs it.
+ */
+export class AnswerFailure extends Error {
+  constructor(
+    readonly kind: 'network' | 'too_large' | 'malformed',
+    message: string,
+    readonly status?: number,
+    readonly code?: string,
+    readonly contentType = '',
+    readonly retryAfter?: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Sends one request and reads its answer whole, bounded: one deadline for the whole answer (`timeoutMs`), the
+ * body read as a stream and given up at `maxBodyBytes` as sent or once decoded. Every upstream answer goes
+ * through here: the API clients (HttpClient) and the login (src/auth/login.ts) alike. Throws AnswerFailure only.
+ */
+export async function readAnswer(req: AnswerRequest): Promise<RawAnswer> {
+  let status: number | undefined;
+  let contentType = '';
+  let retryAfter: string | undefined;
+  const { timeoutMs } = req;
+  // One controller per request, aborted by the deadline or the caller's signal; its listener and timer are
+  // removed when the answer is in, so a long-lived caller signal collects nothing.
+  const controller = new AbortController();
+  let late = false;
+  const timer = setTimeout(() => {
+    late = true;
+    controller.abort(new Error(`whole answer not received within ${timeoutMs}ms`));
+  }, timeoutMs);
+  timer.unref();
+  const callerAborted = () => controller.abort(req.signal?.reason);
+  if (req.signal?.aborted) callerAborted();
+  else req.signal?.addEventListener('abort', callerAborted, { once: true });
+  try {
+    const res = await undiciRequest(req.url, {
+      method: req.method,
+      headers: req.headers,
+      body: req.body,
+      dispatcher: req.dispatcher,
+      signal: controller.signal,
+    });
+    status = res.statusCode;
+    contentType = headerValue(res.headers['content-type']) ?? '';
+    retryAfter = headerValue(res.headers['retry-after']);
+    // A connection that breaks off after the headers (reset, body timeout) is a network failure like any other.
+    const bytes = await readBody(
+      res.body,
+      headerValue(res.headers['content-encoding']),
+      req.maxBodyBytes,
+      req.limitName,
+      headerValue(res.headers['content-length']),
+    );
+    return { status, contentType, retryAfter, bytes };
+  } catch (err) {
+    if (err instanceof BodyProblem)
+      throw new AnswerFailure(err.kind, err.message, status, undefined, contentType, retryAfter);
+    const detail = late ? `whole answer not received within ${timeoutMs}ms (api.timeout)` : errorText(err);
+    throw new AnswerFailure(
+      'network',
+      status === undefined ? detail : `body cut off after ${status}: ${detail}`,
+      status,
+      late ? 'ANSWER_TIMEOUT' : errorCode(err),
+    );
+  } finally {
+    clearTimeout(timer);
+    req.signal?.removeEventListener('abort', callerAborted);
+  }
+}
+
 export class HttpClient {
   private readonly base: string;
   /** What requests go through: the dispatcher below, with send reporting. */
@@ -183,71 +284,36 @@ export class HttpClient {
     const observe = (code: string) =>
       this.opts.onRequest?.(spec.api, code, (performance.now() - started) / 1000);
 
-    let status: number | undefined;
-    let contentType = '';
-    let retryAfter: string | undefined;
-    let bytes: Uint8Array;
-    const timeoutMs = this.opts.timeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS;
-    // One controller per request, aborted by the deadline or the caller's signal; its listener and timer are
-    // removed when the answer is in, so a long-lived caller signal collects nothing.
-    const controller = new AbortController();
-    let late = false;
-    const timer = setTimeout(() => {
-      late = true;
-      controller.abort(new Error(`whole answer not received within ${timeoutMs}ms`));
-    }, timeoutMs);
-    timer.unref();
-    const callerAborted = () => controller.abort(spec.signal?.reason);
-    if (spec.signal?.aborted) callerAborted();
-    else spec.signal?.addEventListener('abort', callerAborted, { once: true });
-    const signal = controller.signal;
+    let answer: RawAnswer;
     try {
-      const res = await undiciRequest(url, {
+      answer = await readAnswer({
+        url,
         method: spec.method,
         headers,
         body,
         dispatcher: this.dispatcher,
-        signal,
+        signal: spec.signal,
+        timeoutMs: this.opts.timeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS,
+        maxBodyBytes: this.opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+        limitName: 'api.max_body_bytes',
       });
-      status = res.statusCode;
-      contentType = headerValue(res.headers['content-type']) ?? '';
-      retryAfter = headerValue(res.headers['retry-after']);
-      // A connection that breaks off after the headers (reset, body timeout) is a network failure like any other.
-      bytes = await readBody(
-        res.body,
-        headerValue(res.headers['content-encoding']),
-        this.opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-        headerValue(res.headers['content-length']),
-      );
     } catch (err) {
-      if (err instanceof BodyProblem) {
-        observe(String(status));
-        // An error answer whose body cannot be read is still that status's error, without the API's words.
-        if (status !== undefined && (status < 200 || status >= 300))
-          throw this.failure(spec.api, endpoint, status, contentType, retryAfter, '', token);
-        throw new ApiError({
-          api: spec.api,
-          kind: err.kind,
-          status,
-          endpoint,
-          detail: scrub(err.message, token),
-        });
-      }
-      observe('error');
-      const detail = late
-        ? `whole answer not received within ${timeoutMs}ms (api.timeout)`
-        : scrub(errorText(err), token);
+      if (!(err instanceof AnswerFailure)) throw err;
+      const { status } = err;
+      observe(err.kind === 'network' ? 'error' : String(status));
+      // An error answer whose body cannot be read is still that status's error, without the API's words.
+      if (err.kind !== 'network' && status !== undefined && (status < 200 || status >= 300))
+        throw this.failure(spec.api, endpoint, status, err.contentType, err.retryAfter, '', token);
       throw new ApiError({
         api: spec.api,
-        kind: 'network',
+        kind: err.kind,
+        status: err.kind === 'network' ? undefined : status,
         endpoint,
-        detail: status === undefined ? detail : `body cut off after ${status}: ${detail}`,
-        code: late ? 'ANSWER_TIMEOUT' : errorCode(err),
+        detail: scrub(err.message, token),
+        code: err.code,
       });
-    } finally {
-      clearTimeout(timer);
-      spec.signal?.removeEventListener('abort', callerAborted);
     }
+    const { status, contentType, retryAfter, bytes } = answer;
     observe(String(status));
 
     if (status >= 200 && status < 300 && spec.decode) {
@@ -263,7 +329,7 @@ export class HttpClient {
     if (status >= 200 && status < 300) {
       if (text.trim() === '') return { status, body: undefined };
       try {
-        return { status, body: JSON.parse(text) as unknown };
+        return { status, body: parseBoundedJson(text) };
       } catch (err) {
         throw new ApiError({
           api: spec.api,
@@ -314,7 +380,7 @@ function describeBody(contentType: string, text: string): { description?: string
   if (/json/i.test(contentType) || /^[{[]/.test(trimmed)) {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(trimmed);
+      parsed = parseBoundedJson(trimmed);
     } catch {
       return /html/i.test(contentType) ? {} : { description: clip(trimmed) };
     }
@@ -406,6 +472,7 @@ async function readBody(
   body: Readable,
   encoding: string | undefined,
   max: number,
+  limitName: string,
   contentLength?: string,
 ): Promise<Uint8Array> {
   let decoders: Transform[];
@@ -436,8 +503,7 @@ async function readBody(
     // Not encoded: read it directly (a throw out of the loop destroys the stream, which ends the request).
     for await (const chunk of body as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > max)
-        throw new BodyProblem('too_large', `body of more than ${max} bytes (api.max_body_bytes)`);
+      if (size > max) throw new BodyProblem('too_large', `body of more than ${max} bytes (${limitName})`);
       chunks.push(chunk);
     }
     return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
@@ -445,8 +511,7 @@ async function readBody(
   const countSent = async function* (source: AsyncIterable<Buffer>) {
     for await (const chunk of source) {
       sent += chunk.length;
-      if (sent > max)
-        throw new BodyProblem('too_large', `body of more than ${max} bytes (api.max_body_bytes)`);
+      if (sent > max) throw new BodyProblem('too_large', `body of more than ${max} bytes (${limitName})`);
       yield chunk;
     }
   };
@@ -454,7 +519,7 @@ async function readBody(
     for await (const chunk of source) {
       size += chunk.length;
       if (size > max)
-        throw new BodyProblem('too_large', `body decoded to more than ${max} bytes (api.max_body_bytes)`);
+        throw new BodyProblem('too_large', `body decoded to more than ${max} bytes (${limitName})`);
       chunks.push(chunk);
     }
   };

@@ -12,7 +12,7 @@
  * else (not JSON, a byte order mark, `data` twice, an error of the top level) goes to parseTrafficBody, which says
  * what it says today: those bodies are rare, and exact wording matters more than their memory.
  */
-import type { Json } from '../http/parse.js';
+import { type Json, parseBoundedJson } from '../http/parse.js';
 import { ElementReader, type ParseMetricsOptions, readHead } from '../traffic/parse.js';
 import type { TrafficRecord, TrafficResponse } from '../traffic/response.js';
 
@@ -94,7 +94,7 @@ export interface BodyPieces {
 const utf8 = new TextDecoder();
 
 function parsePiece(b: Uint8Array, from: number, to: number): unknown {
-  return JSON.parse(utf8.decode(b.subarray(from, to)));
+  return parseBoundedJson(utf8.decode(b.subarray(from, to)));
 }
 
 /**

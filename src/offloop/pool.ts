@@ -27,6 +27,7 @@
  */
 import type { ResourceLimits } from 'node:worker_threads';
 import { type Clock, systemClock } from '../clock.js';
+import type { InventoryBodyParser } from '../discovery/client.js';
 import type { DvrBodyParser } from '../dvr/client.js';
 import { malformed } from '../http/parse.js';
 import type { Logger } from '../log.js';
@@ -34,6 +35,7 @@ import type { RecordingsBodyParser } from '../recordings/client.js';
 import type { TrafficBodyParser } from '../traffic/client.js';
 import { WorkerChannel } from './channel.js';
 import { dvrCodec } from './dvr.js';
+import { inventoryCodec } from './inventory.js';
 import type { AnswerCodec } from './packing.js';
 import { recordingsCodec } from './recordings.js';
 import { trafficCodec } from './traffic.js';
@@ -93,6 +95,8 @@ export class ParsePool {
   readonly traffic: TrafficBodyParser = this.parser(trafficCodec);
   readonly dvr: DvrBodyParser = this.parser(dvrCodec);
   readonly recordings: RecordingsBodyParser = this.parser(recordingsCodec);
+  private readonly inventoryParser = this.parser(inventoryCodec);
+  readonly inventory: InventoryBodyParser = (bytes) => this.inventoryParser(bytes, undefined);
 
   /** Workers started so far (a restarted one counts again). */
   get started(): number {

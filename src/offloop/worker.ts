@@ -7,6 +7,7 @@
 import { parentPort } from 'node:worker_threads';
 import type { ApiName } from '../http/errors.js';
 import { dvrCodec } from './dvr.js';
+import { inventoryCodec } from './inventory.js';
 import type { AnswerCodec } from './packing.js';
 import { recordingsCodec } from './recordings.js';
 import { trafficCodec } from './traffic.js';
@@ -24,7 +25,7 @@ export type ParseReply =
   | { id: number; error: { malformed: boolean; detail: string } };
 
 const CODECS = new Map<ApiName, AnswerCodec<never, unknown, unknown>>(
-  [trafficCodec, dvrCodec, recordingsCodec].map((c) => [c.api, c]),
+  [trafficCodec, dvrCodec, recordingsCodec, inventoryCodec].map((c) => [c.api, c]),
 );
 
 const port = parentPort;

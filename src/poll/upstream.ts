@@ -26,6 +26,16 @@ export interface Requester {
 export interface Upstream extends Requester {
   token: TokenSource;
   gate: RequestGate;
+  /**
+   * `request`'s `signal` (default: the exporter's stop) drops the request while it waits for its turn in the gate;
+   * one already sent goes on.
+   */
+  request(spec: RequestSpec, priority?: number, signal?: AbortSignal): Promise<HttpResult>;
+  /**
+   * The requests of one account: this upstream's, dropped while they wait for their turn once `signal` (the
+   * account's stop) aborts, so an account stopped alone does not wait for the turns of its queued requests.
+   */
+  forAccount(signal: AbortSignal): Requester;
 }
 
 export interface UpstreamOptions {
@@ -60,10 +70,13 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
     concurrency: opts.concurrency,
     clock: opts.clock,
   });
-  return {
+  const upstream: Upstream = {
     token,
     gate,
-    async request(spec: RequestSpec, priority?: number): Promise<HttpResult> {
+    forAccount(signal: AbortSignal): Requester {
+      return { request: (spec, priority) => upstream.request(spec, priority, signal) };
+    },
+    async request(spec: RequestSpec, priority?: number, signal?: AbortSignal): Promise<HttpResult> {
       for (let attempt = 0; ; attempt++) {
         // No token (a login refused or not done yet): fail before taking a place in the gate.
         token.get();
@@ -76,7 +89,7 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
               generation = token.generation;
               return reportingSends(ticket.sent, () => http.request(spec));
             },
-            opts.signal,
+            signal ?? opts.signal,
             priority,
           );
           gate.succeeded();
@@ -103,4 +116,5 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
       }
     },
   };
+  return upstream;
 }

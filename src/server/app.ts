@@ -4,7 +4,8 @@
  * on a poll, so a slow or failing CDN API never makes a scrape or a probe slow. Listening, signals and shutdown
  * belong to the caller.
  *
- * Routes: GET|HEAD /metrics, /healthz, /readyz, /; other methods on them 405; other paths 404.
+ * Routes: GET|HEAD /metrics, /healthz, /readyz, /, /accounts/<name> (an account whose traffic is polled; else
+ * 404); other methods on them 405; other paths 404.
  */
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
@@ -13,10 +14,11 @@ import type { Logger } from '../log.js';
 import { redactSecrets } from '../redact.js';
 import type { CountedCursors, Exposition } from '../store/types.js';
 import { assertDistinctFamilies, duplicateFamilies, renderMetrics } from './exposition.js';
-import { renderLanding } from './landing.js';
+import { renderAccountPage, renderLanding, trafficAccounts } from './landing.js';
 import { DEFAULT_SERVER_LIMITS, scrapeGate } from './limits.js';
 import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from './negotiate.js';
 import { type ExporterStatus, notReadyReason } from './status.js';
+import type { HistorySource } from './traffic-page.js';
 
 export { redactSecrets } from '../redact.js';
 export type { AccountStatus, DvrProblem, ExporterStatus, RecordingProblem } from './status.js';
@@ -28,6 +30,8 @@ export interface AppDeps {
   store: Exposition;
   /** A snapshot for the landing page and /readyz; must return at once. */
   status: () => ExporterStatus;
+  /** Each account's traffic history for the landing page (src/server/traffic-history.ts); absent: none shown. */
+  history?: { get: HistorySource };
   log: Logger;
   /**
    * Makes the counted cursors of the exposition about to be served durable (the state file); /metrics sends its
@@ -91,6 +95,10 @@ export function createApp(deps: AppDeps): Express {
 
   const app = express();
   app.disable('x-powered-by');
+  // Paths are matched exactly: `/METRICS` and `/metrics/` are not `/metrics` (express matches both by default),
+  // so what a proxy or the web config's open paths (src/web) see is what the app serves.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   // ETags would hash every (large) /metrics body; nothing here is worth revalidating.
   app.set('etag', false);
 
@@ -144,6 +152,18 @@ export function createApp(deps: AppDeps): Express {
     })
     .all(methodNotAllowed);
 
+  const history: HistorySource | undefined = deps.history
+    ? (account) => deps.history!.get(account)
+    : undefined;
+  const sendPage = (res: Response, html: string): void => {
+    res
+      .status(200)
+      .set('Content-Type', 'text/html; charset=utf-8')
+      .set('Cache-Control', 'no-store')
+      // Each dynamic string was redacted before escaping; the whole page once more, as it leaves.
+      .send(redactSecrets(html, secrets(), 'page'));
+  };
+
   app
     .route('/')
     .get((req, res) => {
@@ -151,13 +171,21 @@ export function createApp(deps: AppDeps): Express {
         now: clock.now(),
         secrets: secrets(),
         refresh: req.query.refresh !== 'off',
+        ...(history ? { history } : {}),
       });
-      res
-        .status(200)
-        .set('Content-Type', 'text/html; charset=utf-8')
-        .set('Cache-Control', 'no-store')
-        // Each dynamic string was redacted before escaping; the whole page once more, as it leaves.
-        .send(redactSecrets(html, secrets(), 'page'));
+      sendPage(res, html);
+    })
+    .all(methodNotAllowed);
+
+  app
+    .route('/accounts/:name')
+    .get((req, res) => {
+      const name = String(req.params.name);
+      if (!history || !trafficAccounts(deps.status()).includes(name)) {
+        sendText(res, 404, 'no such account\n');
+        return;
+      }
+      sendPage(res, renderAccountPage(name, { now: clock.now(), secrets: secrets(), history }));
     })
     .all(methodNotAllowed);
 

@@ -30,6 +30,9 @@ export interface ServerLimits {
   maxScrapesInFlight: number;
   idleTimeoutMs: number;
   writeTimeoutMs: number;
+  /** Failed basic-auth attempts per client address: a burst, then one per interval (src/web/auth.ts). */
+  authFailureBurst: number;
+  authFailureIntervalMs: number;
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
@@ -37,6 +40,8 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   maxScrapesInFlight: 100,
   idleTimeoutMs: 30_000,
   writeTimeoutMs: 60_000,
+  authFailureBurst: 10,
+  authFailureIntervalMs: 60_000,
 };
 
 export interface ConnectionStats {

@@ -77,7 +77,7 @@ export interface RecordingProblem {
 }
 
 export interface ExporterStatus {
-  /** True once every account's first poll of every API has been tried. */
+  /** True once every account's first poll of every API has been tried, and none waits on a login for a token. */
   ready: boolean;
   version: string;
   startedAt: Date;
@@ -106,9 +106,21 @@ export function accountState(a: AccountStatus): AccountState {
   return 'up';
 }
 
+/** The row is down because its login has no token (refused or failed): not ready while any row is. */
+export function waitingOnLogin(a: AccountStatus): boolean {
+  return a.cause === 'login refused' || a.cause === 'login failed';
+}
+
 /** A one-line reason for /readyz while not ready. */
 export function notReadyReason(s: ExporterStatus): string {
   const waiting = s.accounts.filter((a) => !accountTried(a));
+  const noToken = s.accounts.filter(waitingOnLogin);
+  if (waiting.length === 0 && noToken.length > 0) {
+    const names = [...new Set(noToken.map((a) => a.name))];
+    const shown = names.slice(0, 5).join(', ');
+    const more = names.length > 5 ? `, and ${names.length - 5} more` : '';
+    return `not ready: no token for ${names.length} account(s) (${shown}${more}): ${noToken[0]!.cause}`;
+  }
   if (waiting.length === 0) return 'not ready: starting';
   const names = waiting
     .slice(0, 5)

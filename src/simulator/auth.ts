@@ -32,6 +32,18 @@ export interface AuthSimOptions {
   loginsPerMinute?: number;
 }
 
+/**
+ * A login endpoint gone hostile or broken (a test control; the real API is not known to do any of this):
+ * - `fields`: a successful login (the user and password are checked as usual) answers this `token` and/or this
+ *   `lifetime` instead of its own; the token it issued stays valid for the simulator's lifetime;
+ * - `trickle`: the answer's headers, then one byte every `everyMs` real milliseconds, never ending;
+ * - `endless`: the answer's headers, then bytes as fast as the client reads them, never ending.
+ */
+export type HostileLogin =
+  | { kind: 'fields'; token?: string; lifetime?: unknown }
+  | { kind: 'trickle'; everyMs: number }
+  | { kind: 'endless' };
+
 export type LoginResultKind = 'ok' | 'wrong' | 'banned' | 'rate-limited' | 'bad-request';
 
 export interface LoginRecord {
@@ -55,6 +67,8 @@ export class AuthSim {
   readonly users: SimUser[];
   readonly logins: LoginRecord[] = [];
   lifetimeMs: number;
+  /** How the login endpoint misbehaves from now on; undefined: it does not. */
+  hostile: HostileLogin | undefined;
   private readonly issued = new Map<string, Issued>();
   private readonly wrong = new Map<string, number[]>();
   private readonly bannedUntil = new Map<string, number>();
@@ -173,7 +187,20 @@ export class AuthSim {
     router.post(['/token/', '/token'], express.urlencoded({ extended: false, limit: '16kb' }), (req, res) => {
       const body = (req.body ?? {}) as Record<string, unknown>;
       const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+      const hostile = this.hostile;
+      if (hostile?.kind === 'trickle' || hostile?.kind === 'endless') {
+        streamForever(res, hostile.kind === 'trickle' ? hostile.everyMs : 0);
+        return;
+      }
       const answer = this.login(str(body.username), str(body.password));
+      if (hostile?.kind === 'fields' && answer.status === 200) {
+        const given = answer.body as Record<string, unknown>;
+        answer.body = {
+          ...given,
+          ...(hostile.token !== undefined ? { token: hostile.token } : {}),
+          ...('lifetime' in hostile ? { lifetime: hostile.lifetime } : {}),
+        };
+      }
       if (answer.retryAfter !== undefined) res.set('Retry-After', String(answer.retryAfter));
       res.status(answer.status);
       if (answer.body !== undefined) res.json(answer.body);
@@ -181,4 +208,30 @@ export class AuthSim {
     });
     return router;
   }
+}
+
+/**
+ * A 200 JSON answer that never ends: `{"token":"` and then one byte every `everyMs` real milliseconds (0: as
+ * fast as the client reads). It stops when the client goes away or the server closes its connections.
+ */
+function streamForever(res: express.Response, everyMs: number): void {
+  res.status(200).type('application/json');
+  res.write('{"token":"');
+  const chunk = Buffer.alloc(everyMs > 0 ? 1 : 64 * 1024, 0x41);
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const stop = () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+  res.on('close', stop);
+  const next = () => {
+    if (stopped || res.destroyed) return;
+    if (everyMs > 0) {
+      res.write(chunk);
+      timer = setTimeout(next, everyMs);
+    } else if (res.write(chunk)) setImmediate(next);
+    else res.once('drain', next);
+  };
+  next();
 }

@@ -8,16 +8,25 @@ import { createHash } from 'node:crypto';
 import express, { type Router } from 'express';
 import type { SimContext } from './types.js';
 
-/** `failure()`: a status to answer instead (a test control: 503 for an inventory that is down), or undefined. */
+/**
+ * `failure()`: a status to answer instead (a test control: 503 for an inventory that is down), or undefined.
+ * `body()`: bytes to answer instead of the list, to any token (a test control: a hostile listing), or undefined.
+ */
 export function createInventoryApi(
   ctx: SimContext,
   failure: () => number | undefined = () => undefined,
+  body: () => string | Buffer | undefined = () => undefined,
 ): Router {
   const router = express.Router();
   router.get(['/accounts/', '/accounts'], (req, res) => {
     const fail = failure();
     if (fail !== undefined) {
       res.status(fail).type('text/plain').send('Service Unavailable');
+      return;
+    }
+    const given = body();
+    if (given !== undefined) {
+      res.status(200).type('application/json').send(given);
       return;
     }
     const token = req.get('cdn-auth-token');

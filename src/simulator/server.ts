@@ -10,7 +10,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { systemClock } from '../clock.js';
-import { AuthSim, type LoginRecord, type SimUser, type TokenKind } from './auth.js';
+import { AuthSim, type HostileLogin, type LoginRecord, type SimUser, type TokenKind } from './auth.js';
 import { createDvrSim } from './dvr.js';
 import {
   type FaultKind,
@@ -114,6 +114,13 @@ export interface SimulatorControls {
   setAccountStatus(name: string, status: string): void;
   /** The inventory answers this status (503: down) instead of the list; undefined: it works again. */
   failInventory(status: number | undefined): void;
+  /**
+   * The inventory answers these bytes (200, JSON) to any token instead of the list: a hostile or broken listing
+   * (100,000 accounts, names no API has, a body that is not JSON); undefined: it answers the list again.
+   */
+  setInventoryBody(body: string | Buffer | undefined): void;
+  /** The login endpoint misbehaves as `hostile` says (src/simulator/auth.ts); undefined: it works again. */
+  hostileLogin(hostile: HostileLogin | undefined): void;
   /** The late-data lag from now on, seconds (as `--lag`). */
   setLag(seconds: number): void;
   /**
@@ -235,9 +242,14 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
   });
   app.use('/app/oauth/v1', auth.router());
   let inventoryFailure: number | undefined;
+  let inventoryBody: string | Buffer | undefined;
   app.use(
     '/app/inventory/v1',
-    createInventoryApi(ctx, () => inventoryFailure),
+    createInventoryApi(
+      ctx,
+      () => inventoryFailure,
+      () => inventoryBody,
+    ),
   );
 
   app.use((req: Request, res: Response, next: NextFunction) => {
@@ -392,6 +404,12 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
     },
     failInventory(status) {
       inventoryFailure = status;
+    },
+    setInventoryBody(body) {
+      inventoryBody = body;
+    },
+    hostileLogin(hostile) {
+      auth.hostile = hostile;
     },
     setAccountStatus(name, status) {
       const acc = accounts.get(name);

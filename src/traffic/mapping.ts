@@ -85,6 +85,10 @@ export interface WindowApply {
 }
 
 const DAY_MS = 86_400_000;
+/** Reasons of cdn_metrics_skipped_seconds_total made outside skip() (./poller.ts makes `revisit` at start). */
+const SKIP_REASONS = ['rejected', 'revisit', 'catch_up_limit'] as const;
+/** The `direction` values of cdn_metrics_revisions_total (./poller.ts). */
+const REVISION_DIRECTIONS = ['up', 'down', 'none'] as const;
 interface WindowSlots {
   /** A code not allowed is OFF in the counter's Keyed and skipped here. */
   codes: Keyed;
@@ -164,6 +168,8 @@ export class TrafficMapping {
   private readonly windowGauges: boolean;
   private readonly allow: Record<Side, SideAllow>;
   private readonly accounts = new Map<string, AccountState>();
+  /** Per account, the reasons skip() was given (their series go with the account). */
+  private readonly skipReasons = new Map<string, Set<string>>();
   private readonly codeIndex = new KeyIndex();
   private readonly classIndex = new KeyIndex();
   private readonly rangeIndex = new KeyIndex();
@@ -305,6 +311,9 @@ export class TrafficMapping {
 
   /** Minutes that will never be counted (for example a window the API rejected with 422). */
   skip(account: string, minutes: number, reason: string): void {
+    const reasons = this.skipReasons.get(account) ?? new Set<string>();
+    reasons.add(reason);
+    this.skipReasons.set(account, reasons);
     this.f.skippedSeconds.add(this.f.skippedSeconds.slot([account, reason]), minutes * 60);
   }
 
@@ -326,10 +335,13 @@ export class TrafficMapping {
       this.deleteGauges(entry);
       this.deleteCounters(entry);
     }
-    const families = [this.f.windowEnd, this.f.windows, this.f.skippedSeconds, this.f.windowSize];
-    if (this.f.revisions) families.push(this.f.revisions);
-    if (this.f.revisitEdgeRequests) families.push(this.f.revisitEdgeRequests);
-    for (const family of families) family.deleteWhere((labels) => labels[0] === account);
+    // By exact labels, not a scan: stopping N discovered accounts must cost O(N), not O(N) per account.
+    for (const family of [this.f.windowEnd, this.f.windows, this.f.windowSize, this.f.revisitEdgeRequests])
+      family?.delete([account]);
+    for (const reason of new Set([...SKIP_REASONS, ...(this.skipReasons.get(account) ?? [])]))
+      this.f.skippedSeconds.delete([account, reason]);
+    for (const direction of REVISION_DIRECTIONS) this.f.revisions?.delete([account, direction]);
+    this.skipReasons.delete(account);
     this.accounts.delete(account);
   }
 

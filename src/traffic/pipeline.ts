@@ -90,6 +90,8 @@ export interface TrafficPollerDeps {
   refused(): void;
   /** The windows awaiting a re-read changed (revisit on): the state file should be saved. */
   revisitsChanged?(): void;
+  /** A window's first read was counted (re-reads are not): the landing page's traffic history. Must not throw. */
+  windowCounted?(start: number, end: number, response: TrafficResponse): void;
 }
 
 /**
@@ -238,6 +240,7 @@ export class TrafficPipeline {
               if (counted && queue) queue.add({ start, end, counted, countedAt: now });
               d.audit(response, r.dropped);
               d.limited?.(r);
+              d.windowCounted?.(start, end, response);
               d.storeChanged();
             },
             book ? { prepare: () => (again ? book.beginRecord(account) : book.abort()) } : {},

@@ -5,19 +5,33 @@
  * Basic auth follows the toolkit's handler:
  * - an unknown user is checked against a fixed hash of the same cost, so timing does not tell which users exist;
  *   the answer is the same 401 whichever part was wrong;
- * - bcrypt runs once per distinct (user, hash, password) and the verdict is cached (100 entries, random eviction,
- *   as the toolkit's cache), so a scrape every 15 s does not pay ~70 ms of bcrypt each time. The cache key is a
- *   SHA-256 of the three (the toolkit keeps them in clear in memory; we do not need to). A new hash for a user (a
- *   reloaded file) is a new key, so an old password stops working at once;
+ * - bcrypt runs once per distinct (user, hash, password) and the verdict is cached, so a scrape every 15 s does not
+ *   pay ~70 ms of bcrypt each time. The cache key is a SHA-256 of the three (the toolkit keeps them in clear in
+ *   memory; we do not need to). A new hash for a user (a reloaded file) is a new key, so an old password stops
+ *   working at once;
  * - bcryptjs compares the final hash in constant time; concurrent first requests with the same credentials share
- *   one bcrypt run, and runs for different credentials take turns (the toolkit's mutex), so a burst of guesses
- *   cannot starve the event loop.
+ *   one bcrypt run, and runs for different credentials take turns (the toolkit's mutex).
+ *
+ * And, unlike the toolkit, it holds under a guessing flood (200 clients guessing kept the legitimate scrape waiting
+ * 12-19 s behind their bcrypt runs, and their failures evicted its cached verdict):
+ * - successes and failures are cached apart (AUTH_CACHE_SIZE and FAILURE_CACHE_SIZE): failures never evict a
+ *   success, so the legitimate scraper's verdict stays cached and it is answered at once whatever is queued;
+ * - bcrypt runs in a worker thread (./bcrypt-worker.ts; inline when the build is missing), so the event loop
+ *   answers every other request while checks run;
+ * - at most MAX_PENDING_CHECKS bcrypt runs wait or run at once; a request that would be one more is answered 429
+ *   with Retry-After, without a check;
+ * - failed attempts are limited per client address (server.auth_failure_limit: `burst` at once, then one per
+ *   `interval`, as the toolkit's `rate_limit` but per client and for failures only): past it, 429 without a check.
+ *   A request served from the success cache is never limited.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import bcrypt from 'bcryptjs';
-import type { Clock } from '../clock.js';
+import { type Clock, systemClock } from '../clock.js';
+import { WorkerChannel } from '../offloop/channel.js';
+import { DEFAULT_SERVER_LIMITS } from '../server/limits.js';
+import type { CheckReply, CheckRequest } from './bcrypt-worker.js';
 import type { WebConfig } from './config.js';
 
 export type AnyRequest = IncomingMessage | Http2ServerRequest;
@@ -26,67 +40,197 @@ export type Handler = (req: AnyRequest, res: AnyResponse) => void;
 
 /** bcrypt("fakepassword") at cost 10: the toolkit's stand-in for unknown users. */
 const FAKE_HASH = '$2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi';
+/** Successful verdicts kept (the toolkit's cache size); evicted only to make room for another success. */
 export const AUTH_CACHE_SIZE = 100;
+/** Failed verdicts kept (a guess repeated costs no bcrypt run). */
+export const FAILURE_CACHE_SIZE = 1000;
+/** bcrypt runs waiting or running at most; beyond, 429 without a check (85 ms each: 32 is under 3 s of work). */
+export const MAX_PENDING_CHECKS = 32;
 
-/** The toolkit's verdict cache: bounded, random eviction of a tenth when full. */
+export type Verdict = 'ok' | 'denied' | 'busy';
+
+/**
+ * bcrypt in a worker thread (./bcrypt-worker.ts), started with the first check and stopped after a minute idle;
+ * inline (bcryptjs.compare) when the worker's file is missing (the sources run without a build).
+ */
+export function workerCompare(
+  opts: { clock?: Clock; url?: URL } = {},
+): (password: string, hash: string) => Promise<boolean> {
+  const channel = new WorkerChannel<CheckReply>({
+    name: 'bcrypt worker',
+    url: opts.url ?? new URL('./bcrypt-worker.js', import.meta.url),
+    idleMs: 60_000,
+    clock: opts.clock ?? systemClock,
+    missingMessage: 'bcrypt worker not found (run the build): basic auth checks run on the event loop',
+  });
+  return async (password, hash) => {
+    if (!channel.available || channel.closed) return bcrypt.compare(password, hash);
+    const bytes = new TextEncoder().encode(JSON.stringify([password, hash]));
+    const reply = await channel.send(bytes, (id, own): CheckRequest => ({ id, bytes: own }));
+    return reply.ok;
+  };
+}
+
+export interface AuthCacheOptions {
+  random?: () => number;
+  /** The password check (default workerCompare()): a test's seam to hold or count checks. */
+  compare?: (password: string, hash: string) => Promise<boolean>;
+  maxPending?: number;
+}
+
+/** A bounded map of verdicts: random eviction of a tenth when full (the toolkit's). */
+class VerdictMap {
+  private readonly map = new Map<string, true>();
+
+  constructor(
+    private readonly max: number,
+    private readonly random: () => number,
+  ) {}
+
+  has(key: string): boolean {
+    return this.map.has(key);
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  add(key: string): void {
+    if (!this.map.has(key) && this.map.size >= this.max) {
+      const keys = [...this.map.keys()];
+      const drop = Math.max(Math.floor(keys.length / 10), 1);
+      for (let i = 0; i < drop; i++) {
+        const at = Math.floor(this.random() * keys.length);
+        this.map.delete(keys[at]!);
+        keys.splice(at, 1);
+      }
+    }
+    this.map.set(key, true);
+  }
+
+  delete(key: string): void {
+    this.map.delete(key);
+  }
+}
+
+/** The verdict cache and the bounded queue of bcrypt runs. */
 export class AuthCache {
-  private readonly verdicts = new Map<string, boolean>();
+  private readonly successes: VerdictMap;
+  private readonly failures: VerdictMap;
   private readonly pending = new Map<string, Promise<boolean>>();
   /** bcrypt runs one at a time (the toolkit's bcryptMtx): many wrong passwords at once queue, not pile up. */
   private serial: Promise<unknown> = Promise.resolve();
+  /** bcrypt runs waiting or running. */
+  private queued = 0;
+  private readonly compare: (password: string, hash: string) => Promise<boolean>;
+  private readonly maxPending: number;
   /** bcrypt runs so far (for tests and the benchmark: one per distinct credential). */
   bcryptRuns = 0;
 
-  constructor(private readonly random: () => number = Math.random) {}
+  constructor(opts: AuthCacheOptions | (() => number) = {}) {
+    const o = typeof opts === 'function' ? { random: opts } : opts;
+    const random = o.random ?? Math.random;
+    this.successes = new VerdictMap(AUTH_CACHE_SIZE, random);
+    this.failures = new VerdictMap(FAILURE_CACHE_SIZE, random);
+    this.compare = o.compare ?? workerCompare();
+    this.maxPending = o.maxPending ?? MAX_PENDING_CHECKS;
+  }
+
+  /** The cached verdict of these credentials (true, false), or undefined when they were not checked yet. */
+  cached(users: ReadonlyMap<string, string>, user: string, password: string): boolean | undefined {
+    const key = keyOf(users, user, password);
+    if (this.successes.has(key)) return users.has(user);
+    if (this.failures.has(key)) return false;
+    return undefined;
+  }
 
   async check(users: ReadonlyMap<string, string>, user: string, password: string): Promise<boolean> {
+    return (await this.verdict(users, user, password)) === 'ok';
+  }
+
+  /** The verdict, from the cache or a bcrypt run; `busy` when MAX_PENDING_CHECKS runs are queued already. */
+  async verdict(users: ReadonlyMap<string, string>, user: string, password: string): Promise<Verdict> {
     const known = users.get(user);
     const hash = known ?? FAKE_HASH;
-    const key = createHash('sha256')
-      .update(user)
-      .update('\0')
-      .update(hash)
-      .update('\0')
-      .update(password)
-      .digest('hex');
-    const cached = this.verdicts.get(key);
-    if (cached !== undefined) return cached && known !== undefined;
+    const key = keyOf(users, user, password);
+    if (this.successes.has(key)) return known !== undefined ? 'ok' : 'denied';
+    if (this.failures.has(key)) return 'denied';
     let run = this.pending.get(key);
     if (!run) {
+      if (this.queued >= this.maxPending) return 'busy';
       this.bcryptRuns++;
-      run = this.serial.then(() =>
-        bcrypt.compare(password, hash).then(
+      this.queued++;
+      run = this.serial
+        .then(() => this.compare(password, hash))
+        .then(
           (ok) => ok && known !== undefined,
           () => false,
-        ),
-      );
+        )
+        .finally(() => {
+          this.queued--;
+        });
       this.serial = run;
       this.pending.set(key, run);
     }
     try {
       const ok = await run;
-      this.set(key, ok);
-      return ok;
+      if (ok) {
+        this.successes.add(key);
+        this.failures.delete(key);
+      } else this.failures.add(key);
+      return ok ? 'ok' : 'denied';
     } finally {
       this.pending.delete(key);
     }
   }
 
+  /** Verdicts cached, successes and failures. */
   get size(): number {
-    return this.verdicts.size;
+    return this.successes.size + this.failures.size;
+  }
+}
+
+function keyOf(users: ReadonlyMap<string, string>, user: string, password: string): string {
+  const hash = users.get(user) ?? FAKE_HASH;
+  return createHash('sha256')
+    .update(user)
+    .update('\0')
+    .update(hash)
+    .update('\0')
+    .update(password)
+    .digest('hex');
+}
+
+/** Most client addresses tracked by FailureLimiter; when full, the oldest is forgotten (it starts full again). */
+const MAX_CLIENTS = 10_000;
+
+/**
+ * Failed attempts per client address: a token bucket each (`burst`, one more per `intervalMs`), taken before a
+ * check and given back when it succeeds. Bounded to MAX_CLIENTS addresses.
+ */
+export class FailureLimiter {
+  private readonly clients = new Map<string, RateLimiter>();
+
+  constructor(
+    readonly burst: number,
+    readonly intervalMs: number,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Takes one attempt of `client`'s budget; false when none is left. */
+  take(client: string): boolean {
+    let limiter = this.clients.get(client);
+    if (limiter === undefined) {
+      if (this.clients.size >= MAX_CLIENTS) this.clients.delete(this.clients.keys().next().value!);
+      limiter = new RateLimiter(this.intervalMs, this.burst, this.clock);
+      this.clients.set(client, limiter);
+    }
+    return limiter.allow();
   }
 
-  private set(key: string, ok: boolean): void {
-    if (!this.verdicts.has(key) && this.verdicts.size >= AUTH_CACHE_SIZE) {
-      const keys = [...this.verdicts.keys()];
-      const drop = Math.max(Math.floor(keys.length / 10), 1);
-      for (let i = 0; i < drop; i++) {
-        const at = Math.floor(this.random() * keys.length);
-        this.verdicts.delete(keys[at]!);
-        keys.splice(at, 1);
-      }
-    }
-    this.verdicts.set(key, ok);
+  /** Gives back an attempt taken for a check that succeeded (or did not happen). */
+  giveBack(client: string): void {
+    this.clients.get(client)?.refund();
   }
 }
 
@@ -112,6 +256,11 @@ export class RateLimiter {
     this.tokens -= 1;
     return true;
   }
+
+  /** Gives back one token taken by allow() (up to the burst). */
+  refund(): void {
+    this.tokens = Math.min(this.burst, this.tokens + 1);
+  }
 }
 
 /** `Authorization: Basic base64(user:password)`; undefined when absent or malformed. */
@@ -132,6 +281,8 @@ export interface GuardOptions {
   openPaths: ReadonlySet<string>;
   clock: Clock;
   cache?: AuthCache;
+  /** Failed attempts per client address (server.auth_failure_limit); default: DEFAULT_SERVER_LIMITS'. */
+  failureLimit?: { burst: number; intervalMs: number };
 }
 
 function refuse(res: AnyResponse, status: number, text: string, extra?: Record<string, string>): void {
@@ -145,6 +296,11 @@ function refuse(res: AnyResponse, status: number, text: string, extra?: Record<s
 /** Wraps `next` (the app) with the web config's rate limit, headers and basic auth. */
 export function guard(next: Handler, options: GuardOptions): Handler & { cache: AuthCache } {
   const cache = options.cache ?? new AuthCache();
+  const { burst, intervalMs } = options.failureLimit ?? {
+    burst: DEFAULT_SERVER_LIMITS.authFailureBurst,
+    intervalMs: DEFAULT_SERVER_LIMITS.authFailureIntervalMs,
+  };
+  const failures = new FailureLimiter(burst, intervalMs, options.clock);
   let limiter: RateLimiter | undefined;
   let limiterFor: WebConfig['rateLimit'];
   const handler = (req: AnyRequest, res: AnyResponse): void => {
@@ -172,8 +328,27 @@ export function guard(next: Handler, options: GuardOptions): Handler & { cache: 
       deny();
       return;
     }
-    cache.check(config.users, creds.user, creds.password).then(
-      (ok) => (ok ? next(req, res) : deny()),
+    // The legitimate scraper's verdict is cached: answered at once, never limited, whatever is queued.
+    if (cache.cached(config.users, creds.user, creds.password) === true) {
+      next(req, res);
+      return;
+    }
+    const client = req.socket?.remoteAddress ?? '';
+    const tooMany = () =>
+      refuse(res, 429, 'Too Many Requests', {
+        'Retry-After': String(Math.max(1, Math.ceil(failures.intervalMs / 1000))),
+      });
+    if (!failures.take(client)) {
+      tooMany();
+      return;
+    }
+    cache.verdict(config.users, creds.user, creds.password).then(
+      (verdict) => {
+        if (verdict !== 'denied') failures.giveBack(client);
+        if (verdict === 'ok') next(req, res);
+        else if (verdict === 'busy') tooMany();
+        else deny();
+      },
       () => deny(),
     );
   };

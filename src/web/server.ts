@@ -70,6 +70,14 @@ export function startWebServer(options: WebServerOptions): Promise<WebServer> {
       openPaths: options.openPaths ?? new Set(),
       clock,
       ...(options.authCache ? { cache: options.authCache } : {}),
+      ...(options.limits
+        ? {
+            failureLimit: {
+              burst: options.limits.authFailureBurst,
+              intervalMs: options.limits.authFailureIntervalMs,
+            },
+          }
+        : {}),
     });
   }
   if (initial?.tls) {

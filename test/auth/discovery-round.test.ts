@@ -75,6 +75,8 @@ describe('discoveryRound', () => {
       log: silentLogger,
       sources,
       filter: { include: /^(?:prod-.*)$/, exclude: /^(?:prod-test)$/ },
+      maxNameLength: 1024,
+      refused: () => {},
       apply: (w) => applied.push(w),
       count: (label, n) => {
         counts[label] = n;

@@ -413,10 +413,18 @@ describe('loadConfig: defaults', () => {
         intervalMs: 600_000,
         include: /^(?:.*)$/,
         recordings: false,
+        maxAccounts: 10_000,
       },
       sharding: { shard: 0, shards: 1 },
       limits: { maxSeries: 2_000_000, maxSeriesPerAccount: 2_000_000, maxLabelLength: 1024 },
-      server: { maxConnections: 512, maxScrapesInFlight: 100, idleTimeoutMs: 30_000, writeTimeoutMs: 60_000 },
+      server: {
+        maxConnections: 512,
+        maxScrapesInFlight: 100,
+        idleTimeoutMs: 30_000,
+        writeTimeoutMs: 60_000,
+        authFailureBurst: 10,
+        authFailureIntervalMs: 60_000,
+      },
     } satisfies Config);
   });
 

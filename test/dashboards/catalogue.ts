@@ -75,6 +75,25 @@ export const CATALOGUE: Readonly<Record<string, readonly string[]>> = {
   cdn_auth_token_expiry_timestamp_seconds: ['login'],
   cdn_auth_logins_total: ['login', 'result'],
   cdn_discovered_accounts: ['login'],
+  // Cost (issue 24): the contract's commit per account.
+  cdn_commit_transfer_bytes: ['account'],
+  cdn_commit_bandwidth_bits_per_second: ['account'],
+};
+
+/**
+ * The cost recording rules of rules/cdn-exporter.rules.yml (design.md section 5 names the first two), by the
+ * labels they keep: no target labels (they aggregate them away), `month` on the per-minute and per-window ones.
+ */
+export const RECORDED: Readonly<Record<string, readonly string[]>> = {
+  'cdn:edge_bandwidth_bits_per_second:avg5m': ['account', 'month'],
+  'cdn:edge_transferred_bytes:increase1h': ['account'],
+  'cdn:edge_transferred_bytes:increase1m': ['account', 'month'],
+  'cdn:metrics_window:new1m': ['account', 'job', 'instance'],
+  'cdn_resource:edge_bandwidth_bits_per_second:avg5m': ['account', 'resource'],
+  'cdn_resource:edge_transferred_bytes:increase1h': ['account', 'resource'],
+  'cdn:edge_transferred_bytes:month_to_date': ['account'],
+  'cdn:edge_bandwidth_bits_per_second:p95_month_to_date': ['account'],
+  'cdn:metrics_window_seen:ratio_month_to_date': ['account'],
 };
 
 /** Histogram families: their samples are NAME_bucket{le}, NAME_sum and NAME_count. */
@@ -121,6 +140,8 @@ export const MIN_WINDOW_RANGE_SECONDS = 20 * 60;
 export function labelsOf(name: string): readonly string[] | undefined {
   const known = CATALOGUE[name] ?? EXTERNAL[name];
   if (known) return [...known, ...TARGET_LABELS];
+  const recorded = RECORDED[name];
+  if (recorded) return recorded;
   for (const suffix of ['_bucket', '_sum', '_count']) {
     const base = name.slice(0, -suffix.length);
     if (name.endsWith(suffix) && HISTOGRAMS.has(base)) {

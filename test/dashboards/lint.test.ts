@@ -47,7 +47,7 @@ interface DashboardJson {
 // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's variable syntax, not a JS template.
 const DS_UID = '${datasource}';
 const DASHBOARDS = renderAll().map((g) => ({ file: g.file, json: JSON.parse(g.text) as DashboardJson }));
-const BUILTIN_VARIABLES = new Set(['__range', '__rate_interval', '__interval']);
+const BUILTIN_VARIABLES = new Set(['__range', '__range_s', '__rate_interval', '__interval']);
 const COUNTER_SAMPLE = /(_total|_bucket|_count|_sum)$/;
 
 /** Every problem found in one query of a panel; empty when the query keeps the rules. */

@@ -10,6 +10,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseInventoryBody } from '../../src/discovery/response.js';
 import { DvrClient } from '../../src/dvr/client.js';
 import { parseDvrBody } from '../../src/dvr/response.js';
 import { ApiError } from '../../src/http/errors.js';
@@ -192,6 +193,27 @@ describe('the DVR and recordings parse pool', () => {
     const inline = await outcome(() => parseDvrBody(bytes.slice(), 'live/main'));
     const off = await outcome(() => p.dvr(bytes, 'live/main'));
     expect(off).toStrictEqual(inline);
+    expect(p.started).toBe(1);
+  });
+
+  it.each(
+    Object.entries({
+      'a list': JSON.stringify([
+        { status: 'active', utoken: 'x', uid: '1', name: 'acme' },
+        { status: 'Blocked', name: 'b\u00e9ta' },
+        { name: '' },
+        { status: 'active', name: 'last' },
+      ]),
+      'a data object': JSON.stringify({ data: [{ status: 'active', name: 'acme' }] }),
+      'not a list': '{"description":"nope"}',
+      'not JSON': '[{"name":',
+      'nested too deep': '['.repeat(100),
+    }),
+  )('inventory %s: the same answer or error as inline', async (_name, body) => {
+    const p = workerParser();
+    const bytes = utf8.encode(body);
+    const inline = await outcome(async () => parseInventoryBody(bytes.slice()));
+    expect(await outcome(() => p.inventory(bytes))).toStrictEqual(inline);
     expect(p.started).toBe(1);
   });
 

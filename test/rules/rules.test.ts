@@ -52,15 +52,22 @@ describe('promtool', () => {
   const promtool = findTool('promtool');
 
   it.skipIf(!promtool)('check rules accepts the rule file', () => {
-    expect(run(promtool!, ['check', 'rules', RULES])).toContain(`SUCCESS: ${alerts.length} rules found`);
+    const rules = ruleFile.groups.flatMap((g) => g.rules).length;
+    expect(run(promtool!, ['check', 'rules', RULES])).toContain(`SUCCESS: ${rules} rules found`);
   });
 
-  it.skipIf(!promtool)('test rules passes every unit test file', () => {
-    expect(TEST_FILES.length).toBeGreaterThan(0);
-    const out = run(promtool!, ['test', 'rules', ...TEST_FILES]);
-    expect(out).not.toContain('FAILED');
-    expect(out.match(/SUCCESS/g)?.length).toBe(TEST_FILES.length);
-  });
+  it.skipIf(!promtool)(
+    'test rules passes every unit test file',
+    () => {
+      expect(TEST_FILES.length).toBeGreaterThan(0);
+      const out = run(promtool!, ['test', 'rules', ...TEST_FILES]);
+      expect(out).not.toContain('FAILED');
+      expect(out.match(/SUCCESS/g)?.length).toBe(TEST_FILES.length);
+      // promtool evaluates every group at each test's evaluation_interval, the month-long cost rules included (every
+      // 5 minutes in Prometheus, every minute here): about half a minute of CPU in all, more on a busy machine.
+    },
+    180_000,
+  );
 });
 
 describe('unit test coverage', () => {

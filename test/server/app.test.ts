@@ -387,6 +387,13 @@ describe('unknown paths and methods', () => {
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
   });
 
+  it('matches paths exactly: /METRICS and /metrics/ are not /metrics (issue 25)', async () => {
+    const r = await start(setup());
+    for (const path of ['/METRICS', '/metrics/', '/Healthz', '/readyz/'])
+      expect((await request(`${r.url}${path}`)).status, path).toBe(404);
+    expect((await request(`${r.url}/metrics`)).status).toBe(200);
+  });
+
   for (const [method, path] of [
     ['POST', '/metrics'],
     ['DELETE', '/'],

@@ -3,9 +3,18 @@
  * arrive together), bounded size, and a new hash for a user (a reloaded file) is a new verdict. Cost-4 hashes keep
  * this fast; the cost-10 `$2y$` hash from htpasswd is exercised over HTTPS in server.test.ts.
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import bcrypt from 'bcryptjs';
 import { describe, expect, it } from 'vitest';
-import { AUTH_CACHE_SIZE, AuthCache, basicCredentials, RateLimiter } from '../../src/web/auth.js';
+import {
+  AUTH_CACHE_SIZE,
+  AuthCache,
+  basicCredentials,
+  FAILURE_CACHE_SIZE,
+  RateLimiter,
+  workerCompare,
+} from '../../src/web/auth.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 const users = (hash: string) => new Map([['alice', hash]]);
@@ -33,12 +42,34 @@ describe('AuthCache', () => {
     expect(await cache.check(users(other), 'alice', 'changed')).toBe(true);
   });
 
-  it('stays bounded under many different wrong passwords', async () => {
-    const cache = new AuthCache();
-    for (let i = 0; i < AUTH_CACHE_SIZE + 50; i++)
+  it('stays bounded under many different wrong passwords; the one success stays cached', async () => {
+    const cache = new AuthCache({ compare: async (password) => password === 'right' });
+    expect(await cache.check(users(hash), 'alice', 'right')).toBe(true);
+    for (let i = 0; i < FAILURE_CACHE_SIZE + 50; i++)
       expect(await cache.check(users(hash), 'alice', `guess-${i}`)).toBe(false);
+    expect(cache.size).toBeLessThanOrEqual(FAILURE_CACHE_SIZE + 1);
+    expect(cache.size).toBeGreaterThan(FAILURE_CACHE_SIZE / 2);
+    expect(cache.cached(users(hash), 'alice', 'right')).toBe(true);
+  });
+
+  it('keeps at most AUTH_CACHE_SIZE successes', async () => {
+    const cache = new AuthCache({ compare: async () => true });
+    const many = new Map(Array.from({ length: AUTH_CACHE_SIZE + 50 }, (_, i) => [`user-${i}`, hash]));
+    for (const user of many.keys()) expect(await cache.check(many, user, 'right')).toBe(true);
     expect(cache.size).toBeLessThanOrEqual(AUTH_CACHE_SIZE);
-    expect(cache.size).toBeGreaterThan(AUTH_CACHE_SIZE / 2);
+  });
+});
+
+describe('workerCompare (bcrypt in a worker thread, from the build)', () => {
+  const WORKER = fileURLToPath(new URL('../../dist/src/web/bcrypt-worker.js', import.meta.url));
+
+  it('answers as bcryptjs does, for a $2y$ hash too, and a broken hash is a refusal', async () => {
+    expect(existsSync(WORKER), `${WORKER} is missing: run npm run build (npm test does)`).toBe(true);
+    const compare = workerCompare({ url: pathToFileURL(WORKER) });
+    const hash = bcrypt.hashSync('right', 4).replace(/^\$2b\$/, '$2y$');
+    expect(await compare('right', hash)).toBe(true);
+    expect(await compare('wrong', hash)).toBe(false);
+    expect(await compare('right', 'not a hash')).toBe(false);
   });
 });
 

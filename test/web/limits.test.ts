@@ -19,6 +19,8 @@ const LIMITS: ServerLimits = {
   maxScrapesInFlight: 100,
   idleTimeoutMs: 30_000,
   writeTimeoutMs: 60_000,
+  authFailureBurst: 10,
+  authFailureIntervalMs: 60_000,
 };
 const IDLE = 24;
 

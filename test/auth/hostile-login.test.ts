@@ -1,0 +1,168 @@
+/**
+ * A login endpoint gone hostile or broken (issue 25, rows 1-6), driven through the simulator's `hostileLogin`:
+ * the real login request over loopback, a fake clock for the renewal schedule. Each answer ends in a bounded
+ * outcome: a login that fails or is refused with its own cause, on a schedule far below the API's 20 logins a
+ * minute, and a secret registry that holds only what is in use.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { LOGIN_MAX_BYTES, MAX_LIFETIME_MS, MAX_TOKEN_LENGTH } from '../../src/auth/login.js';
+import { LoginToken, REFUSED_RETRY_MS } from '../../src/auth/login-token.js';
+import { MINUTE } from '../../src/clock.js';
+import { SECRETS } from '../../src/redact.js';
+import type { HostileLogin } from '../../src/simulator/auth.js';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
+import { captureLog } from '../exporter/failure-checks.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+import { type Stack, startStack, waitFor } from '../helpers/stack.js';
+
+let sim: Simulator | undefined;
+let stack: Stack | undefined;
+const stops: AbortController[] = [];
+afterEach(async () => {
+  for (const c of stops.splice(0)) c.abort();
+  await stack?.stop();
+  stack = undefined;
+  await sim?.close();
+  sim = undefined;
+});
+
+async function hostileSim(clock: FakeClock, hostile: HostileLogin): Promise<Simulator> {
+  sim = await startSimulator({ seed: 7, clock });
+  sim.hostileLogin(hostile);
+  return sim;
+}
+
+/** A login against `s`, its loop running until the test ends. */
+async function loginTo(s: Simulator, clock: FakeClock, timeoutMs = 5_000) {
+  const { log, lines } = captureLog();
+  const token = new LoginToken({
+    credential: { username: DEMO_USER, password: DEMO_PASSWORD },
+    baseUrl: s.url,
+    clock,
+    log,
+    timeoutMs,
+  });
+  const ctl = new AbortController();
+  stops.push(ctl);
+  const loop = token.run(ctl.signal);
+  await token.firstAttempt;
+  return { token, lines, loop };
+}
+
+/** Moves the clock on in `step`s up to `ms`, letting each login in flight settle first. */
+async function pass(clock: FakeClock, token: LoginToken, ms: number, step = 1000): Promise<void> {
+  for (let t = 0; t < ms; t += step) {
+    await waitFor(() => !token.busy, 10_000, 'the login in flight');
+    await clock.advance(step);
+  }
+  await waitFor(() => !token.busy, 10_000, 'the login in flight');
+}
+
+describe('a hostile login endpoint', () => {
+  it('row 1: a token too long to use is a refused login; nothing of it enters the secret registry', async () => {
+    const clock = new FakeClock();
+    const long = 'A'.repeat(MAX_TOKEN_LENGTH + 1);
+    const s = await hostileSim(clock, { kind: 'fields', token: long });
+    const before = SECRETS.size;
+    const { token, lines } = await loginTo(s, clock);
+    expect(token.status).toMatchObject({ state: 'login-refused' });
+    expect(token.status.detail).toContain(`at most ${MAX_TOKEN_LENGTH}`);
+    expect(SECRETS.has(long)).toBe(false);
+    // The password is registered, the token is not.
+    expect(SECRETS.size).toBeLessThanOrEqual(before + 1);
+    expect(lines.some((l) => l.includes('login answer unusable'))).toBe(true);
+  });
+
+  it('row 1: a 10 MB token is an answer too large, read no further than the login limit', async () => {
+    const clock = new FakeClock();
+    const s = await hostileSim(clock, { kind: 'fields', token: 'B'.repeat(10_000_000) });
+    const { token } = await loginTo(s, clock);
+    expect(token.status).toMatchObject({ state: 'login-failed' });
+    expect(token.status.detail).toBe(`login answer larger than ${LOGIN_MAX_BYTES} bytes`);
+  });
+
+  it('row 1: each renewal drops the token it replaces from the secret registry', async () => {
+    const clock = new FakeClock();
+    sim = await startSimulator({ seed: 7, clock, tokenLifetimeMs: 10 * MINUTE });
+    const { token } = await loginTo(sim, clock);
+    await pass(clock, token, 30 * MINUTE, 30_000);
+    const issued = sim.issuedTokens();
+    expect(issued.length).toBeGreaterThanOrEqual(3);
+    const live = token.get();
+    expect(SECRETS.has(live)).toBe(true);
+    for (const old of issued.filter((t) => t !== live)) expect(SECRETS.has(old)).toBe(false);
+  });
+
+  it.each([[1e16], [1e300], ['99999999999999999']])(
+    'row 2: a lifetime of %s is clamped to 30 days: logged in, no crash',
+    async (lifetime) => {
+      const clock = new FakeClock();
+      const s = await hostileSim(clock, { kind: 'fields', lifetime });
+      const { token, lines } = await loginTo(s, clock);
+      expect(token.status.state).toBe('ok');
+      expect(token.status.expiresAt).toBe(clock.now() + MAX_LIFETIME_MS);
+      expect(lines.some((l) => l.includes('out of range'))).toBe(true);
+    },
+  );
+
+  it('row 3: an answer trickled a byte at a time fails within api.timeout: cdn_up 0, not ready, logged', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 4, 4, 0, 0, 0));
+    const s = await hostileSim(clock, { kind: 'trickle', everyMs: 100 });
+    const { log, lines } = captureLog();
+    stack = await startStack({
+      clock,
+      simulator: s,
+      config: {
+        api: { token: undefined, username: DEMO_USER, password: DEMO_PASSWORD, timeout: '1s' },
+        metrics: { lookback: '10m', delay: '0m', window: '5m' },
+      },
+      exporter: { log },
+    });
+    const st = stack;
+    expect(lines.some((l) => l.includes('login answer not received within api.timeout'))).toBe(true);
+    await waitFor(
+      async () => {
+        await st.exporter.store.refresh();
+        return (await st.scrape()).value('cdn_up', { account: 'demo', api: 'metrics' }) === 0;
+      },
+      10_000,
+      'cdn_up 0 of the account waiting on the login',
+    );
+    const ready = await fetch(`${st.url}/readyz`);
+    expect(ready.status).toBe(503);
+  });
+
+  it('row 4: an answer that never ends is given up at the login limit', async () => {
+    const clock = new FakeClock();
+    const s = await hostileSim(clock, { kind: 'endless' });
+    const { token } = await loginTo(s, clock);
+    expect(token.status).toMatchObject({ state: 'login-failed' });
+    expect(token.status.detail).toBe(`login answer larger than ${LOGIN_MAX_BYTES} bytes`);
+  });
+
+  it('row 5: a token with CR, LF or NUL is refused with its own cause and retried on the ban-safe schedule', async () => {
+    const clock = new FakeClock();
+    const s = await hostileSim(clock, { kind: 'fields', token: 'cdn1_ABC\r\nX-Evil: 1\u0000' });
+    const { token, lines } = await loginTo(s, clock);
+    expect(token.status.state).toBe('login-refused');
+    expect(token.status.detail).toContain('characters a header cannot carry');
+    expect(lines.filter((l) => l.includes('login answer unusable'))).toHaveLength(1);
+    const first = REFUSED_RETRY_MS[0]!;
+    await pass(clock, token, first - MINUTE, 30_000);
+    expect(s.logins).toHaveLength(1);
+    await pass(clock, token, 2 * MINUTE, 30_000);
+    expect(s.logins).toHaveLength(2);
+  });
+
+  it('row 6: a lifetime of 1 ms costs at most about one login a minute, not 20', async () => {
+    const clock = new FakeClock();
+    const s = await hostileSim(clock, { kind: 'fields', lifetime: 1 });
+    const { token } = await loginTo(s, clock);
+    expect(token.status.state).toBe('ok');
+    await pass(clock, token, 10 * MINUTE, 1000);
+    // One a minute (the clamped lifetime, renewed at 85 %) plus the first.
+    expect(s.logins.length).toBeGreaterThan(5);
+    expect(s.logins.length).toBeLessThanOrEqual(13);
+  });
+});
