@@ -31,7 +31,7 @@ afterEach(async () => {
 });
 
 function loginOf(s: Stack): LoginToken {
-  return (s.exporter as unknown as { logins: LoginToken[] }).logins[0]!;
+  return (s.exporter as unknown as { sources: { logins: LoginToken[] } }).sources.logins[0]!;
 }
 
 async function start(clock: FakeClock, password: string, extra: Record<string, unknown> = {}) {

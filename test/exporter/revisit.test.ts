@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import type { TrafficPipeline } from '../../src/traffic/poller.js';
+import type { TrafficPipeline } from '../../src/traffic/pipeline.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { type Stack, startStack } from '../helpers/stack.js';
@@ -30,7 +30,7 @@ afterEach(async () => {
 const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);
 
 function pipeline(stack: Stack): TrafficPipeline {
-  return (stack.exporter as unknown as { processes: { traffic: TrafficPipeline } }).processes.traffic;
+  return (stack.exporter as unknown as { sinks: { traffic: TrafficPipeline } }).sinks.traffic;
 }
 
 /** Real-time wait until nothing is in flight at the simulator and every answer handed over is counted. */

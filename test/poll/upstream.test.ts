@@ -6,9 +6,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE, systemClock } from '../../src/clock.js';
 import type { TokenSource } from '../../src/config/index.js';
-import { createUpstream } from '../../src/exporter/upstream.js';
 import { createAgent } from '../../src/http/request.js';
+import { createUpstream } from '../../src/poll/upstream.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { MetricsClient } from '../../src/traffic/client.js';
 
 let sim: Simulator | undefined;
 afterEach(async () => {
@@ -46,10 +47,9 @@ async function setup(token: Rotating) {
     onRequest: () => undefined,
   });
   const start = Math.floor((Date.now() - 60 * MINUTE) / MINUTE) * MINUTE;
+  const metrics = new MetricsClient(up);
   const fetch = () =>
-    up.call(() =>
-      up.metrics.fetchTraffic({ account: 'demo', start, end: start + 5 * MINUTE, breakdown: 'resource' }),
-    );
+    metrics.fetchTraffic({ account: 'demo', start, end: start + 5 * MINUTE, breakdown: 'resource' });
   return { agent, fetch };
 }
 
