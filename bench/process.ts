@@ -148,7 +148,8 @@ export function cursorOf(html: string): number | undefined {
   return m ? Date.parse(`${m[1]!.replace(' ', 'T')}:00Z`) : undefined;
 }
 
-class Prober {
+/** GETs `url` every PROBE_EVERY_MS (one at a time): the longest wait of a phase is its figure. */
+export class Prober {
   max = 0;
   /** When the longest probe of this phase started and ended (monotonic µs). */
   worst: [number, number] = [0, 0];
