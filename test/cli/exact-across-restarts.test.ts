@@ -161,7 +161,8 @@ function configFile(name: string): string {
 }
 
 async function addressOf(p: CliProcess): Promise<string> {
-  const line = await p.logLine((l) => typeof l.address === 'string');
+  // Bounded against a hang, generously: a process start on a loaded machine took over 10 s.
+  const line = await p.logLine((l) => typeof l.address === 'string', 60_000);
   return `http://${String(line.address)}`;
 }
 
