@@ -40,6 +40,13 @@ export class Upstreams {
     return n;
   }
 
+  /** Requests under way in real time in every upstream's gate (RequestGate.underWay). */
+  underWay(): number {
+    let n = 0;
+    for (const u of this.all) n += u.gate.underWay;
+    return n;
+  }
+
   /** The upstream (gate, HTTP client) of a token source: one per source, made on first use. */
   for(token: TokenSource): Upstream {
     for (const u of this.all) if (u.token === token) return u;

@@ -35,7 +35,8 @@ class Rotating implements TokenSource {
 }
 
 async function setup(token: Rotating) {
-  // Every request is held 300 ms before the API looks at it, so the token can change while it is in flight.
+  // Every request is held a while before the API looks at it: the token changes while it is in flight, on the
+  // simulator's word that it arrived (requestArrived), whatever the load.
   sim = await startSimulator({ seed: 2, faults: { slow: 1 }, slowMs: 300 });
   const agent = createAgent();
   const up = createUpstream(token, {
@@ -58,7 +59,8 @@ describe('a renewal while a request is in flight', () => {
     const token = new Rotating('demo-token');
     const { agent, fetch } = await setup(token);
     const pending = fetch();
-    await new Promise((r) => setTimeout(r, 100));
+    const arrived = await sim!.requestArrived((e) => e.api === 'metrics');
+    expect(arrived.token).toBe('static');
     // The CDN now takes only the new token, and the source has it.
     sim!.setToken('demo', 'renewed-token');
     token.replace('renewed-token');
