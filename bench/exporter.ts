@@ -1,7 +1,7 @@
 /**
  * The exporter's side of issue 3 (performance), each figure beside a baseline measured in the same run:
  *
- * - apply: one poll of 10k resources, raw JSON text -> JSON.parse -> parseMetricsResponse -> TrafficProcess.apply
+ * - apply: one poll of 10k resources, raw JSON text -> JSON.parse -> parseMetricsResponse -> TrafficMapping.apply
  *   into a SeriesStore, against JSON.parse of the same text alone. The body is what the simulator answers on
  *   /resources with every documented metric and `*_request_time` as an object keyed by size range (its traffic
  *   model and its metricValues). Steady state (every series exists) and first poll (every series created) are
@@ -10,7 +10,7 @@
  *   event loop's active time for such a poll (unpacking and counting, GC included), against 3x JSON.parse.
  * - stall: the longest event-loop stall while a poll is counted into a store of ~100k and ~1M series, through
  *   the exporter's path (TrafficApplier: time slices, yielding between them; then store.refresh()), against a
- *   synchronous TrafficProcess.apply of the same poll; and the stall while the answer is parsed through the parse
+ *   synchronous TrafficMapping.apply of the same poll; and the stall while the answer is parsed through the parse
  *   worker, against parsing it inline (one piece of JSON.parse and parseMetricsResponse on the event loop).
  * - catch-up: an Exporter walking 24 h of one account against the simulator (rate limit 10/s) with
  *   requests_per_second 10, real time and real HTTP on loopback; from the simulator's request log: the achieved
@@ -32,9 +32,9 @@ import type { RequestLogEntry, SimulatorOptions } from '../src/simulator/server.
 import { formatApiTime, metricValues, TrafficModel } from '../src/simulator/traffic.js';
 import { SeriesStore } from '../src/store/series-store.js';
 import { TrafficApplier } from '../src/traffic/applier.js';
+import { type ApplyResult, TrafficMapping } from '../src/traffic/mapping.js';
 import { createTrafficFamilies, type TrafficFamilies } from '../src/traffic/metrics.js';
 import { parseMetricsResponse } from '../src/traffic/parse.js';
-import { type ApplyResult, TrafficProcess } from '../src/traffic/process.js';
 import type { TrafficResponse } from '../src/traffic/response.js';
 import { fullGc, maxStall, median } from './measure.js';
 import type { BenchRow } from './report.js';
@@ -87,15 +87,15 @@ function body(data: readonly Element[], startMs: number): string {
 interface Pipeline {
   store: SeriesStore;
   families: TrafficFamilies;
-  process: TrafficProcess;
+  mapping: TrafficMapping;
   applier: TrafficApplier;
 }
 
 function pipeline(): Pipeline {
   const store = new SeriesStore();
   const families = createTrafficFamilies(store, { breakdown: 'resource', windowGauges: false });
-  const process = new TrafficProcess(families, { metrics: [], resources: [] });
-  return { store, families, process, applier: new TrafficApplier(process) };
+  const mapping = new TrafficMapping(families, { metrics: [], resources: [] });
+  return { store, families, mapping, applier: new TrafficApplier(mapping) };
 }
 
 function seriesIn(f: TrafficFamilies): number {
@@ -122,7 +122,7 @@ function timedPoll(p: Pipeline, text: string, startMs: number): PollTimes {
   const t = performance.now();
   const response = parse(text);
   const parsed = performance.now();
-  const r = p.process.apply(ACCOUNT, startMs, startMs + MINUTE, response, startMs + 2 * MINUTE);
+  const r = p.mapping.apply(ACCOUNT, startMs, startMs + MINUTE, response, startMs + 2 * MINUTE);
   const total = performance.now() - t;
   if (r.resources === 0) throw new Error('the poll counted no resource');
   return { total, parse: parsed - t };
@@ -187,7 +187,7 @@ async function measureApply(model: TrafficModel, log: (l: string) => void): Prom
     fullGc(2);
     const before = performance.eventLoopUtilization();
     const response = await workerParser.traffic(bytes, PARSE_OPTS);
-    p.process.apply(ACCOUNT, T0 + (i % 2) * MINUTE, T0 + ((i % 2) + 1) * MINUTE, response, T0 + 3 * MINUTE);
+    p.mapping.apply(ACCOUNT, T0 + (i % 2) * MINUTE, T0 + ((i % 2) + 1) * MINUTE, response, T0 + 3 * MINUTE);
     loopRuns.push(performance.eventLoopUtilization(before).active);
     counts[i % 2]!++;
   }
@@ -277,7 +277,7 @@ async function measureStall(
   response = parse(text);
   fullGc(2);
   const sync = await maxStall(async () => {
-    p.process.apply(ACCOUNT, T0, T0 + MINUTE, response!, T0 + 2 * MINUTE);
+    p.mapping.apply(ACCOUNT, T0, T0 + MINUTE, response!, T0 + 2 * MINUTE);
     await p.store.refresh();
   });
   response = parse(text);

@@ -42,7 +42,7 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 }
 
 /** 3 hosts with 100k ranges each: about 10 MB. */
-function dvrBody(): Buffer {
+export function dvrBody(): Buffer {
   const first = 1_760_000_000;
   const ranges = Array.from({ length: 100_000 }, (_, i) => `{"from":${first + 20 * i},"duration":15}`).join(
     ',',
@@ -57,7 +57,7 @@ function dvrBody(): Buffer {
 }
 
 /** 350 settings listed with 240 instances each (`?all` lists every one): about 10 MB. */
-function recordingsBody(): Buffer {
+export function recordingsBody(): Buffer {
   const at = (i: number, m: string) =>
     `2026-01-${String(1 + Math.floor(i / 24)).padStart(2, '0')}T${String(i % 24).padStart(2, '0')}:${m}:00Z`;
   const settings = Array.from({ length: 350 }, (_, s) => ({

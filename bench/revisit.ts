@@ -2,7 +2,7 @@
  * What `metrics.revisit` costs in memory and in the state file, beside the store's own bytes.
  *
  * One account with R resources of the documented shape (per side: 10 exact codes, 4 classes, requests, bandwidth,
- * request times; edge: hit bytes and ratio), counted through the real TrafficProcess and CountedBook, at 100k and
+ * request times; edge: hit bytes and ratio), counted through the real TrafficMapping and CountedBook, at 100k and
  * 1M series in the store. `window: 5m`, `delay: 5m` (the default), `revisit: 30m`: a window is held from its first
  * read until it is (delay + revisit) old, i.e. 35 / 5 = 7 windows at a time (plus the one being re-read).
  * Figures:
@@ -19,8 +19,8 @@ import { performance } from 'node:perf_hooks';
 import { MINUTE } from '../src/clock.js';
 import { StateFile } from '../src/exporter/cursor-book.js';
 import { SeriesStore } from '../src/store/series-store.js';
+import { TrafficMapping } from '../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../src/traffic/metrics.js';
-import { TrafficProcess } from '../src/traffic/process.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from '../src/traffic/response.js';
 import { CountedBook, encodeCounted, type SavedRevisits } from '../src/traffic/revisit.js';
 import { fullGc } from './measure.js';
@@ -81,10 +81,10 @@ async function measure(series: number, log: (line: string) => void): Promise<Ben
     s.transferredBytes = book.wrap(s.transferredBytes);
     if (s.cacheHitBytes) s.cacheHitBytes = book.wrap(s.cacheHitBytes);
   }
-  const process = new TrafficProcess(f, { metrics: [], resources: [] });
+  const mapping = new TrafficMapping(f, { metrics: [], resources: [] });
   const t0 = Date.UTC(2026, 0, 1);
   // A first window with no record kept: the store as it is without revisit.
-  process.apply('a', t0, t0 + WINDOW, response(resources, 0), t0 + 2 * WINDOW);
+  mapping.apply('a', t0, t0 + WINDOW, response(resources, 0), t0 + 2 * WINDOW);
   const inStore = [...store.familyNames()].length > 0 ? countSeries(f) : 0;
   const storeBytes = bytesNow() - before;
   log(`revisit ${label}: ${resources} resources, ${inStore} series in the store`);
@@ -92,7 +92,7 @@ async function measure(series: number, log: (line: string) => void): Promise<Ben
   for (let w = 1; w <= HELD; w++) {
     book.beginRecord('a');
     const start = t0 + w * WINDOW;
-    process.apply('a', start, start + WINDOW, response(resources, w), start + 2 * WINDOW);
+    mapping.apply('a', start, start + WINDOW, response(resources, w), start + 2 * WINDOW);
     held.push(book.endRecord());
   }
   const recordBytes = held.reduce((n, c) => n + c.byteLength, 0);

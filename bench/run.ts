@@ -8,6 +8,7 @@ import { httpBenchmarks } from './http.js';
 import { landingBenchmarks } from './landing.js';
 import { parseWorkerHeapBenchmarks } from './parse-worker-heap.js';
 import { process1M, process100k } from './process.js';
+import { processBigAnswers } from './process-big-answers.js';
 import { processShrink } from './process-shrink.js';
 import { redactBenchmarks } from './redact.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
@@ -32,6 +33,8 @@ const SUITES: Suite[] = [
   { name: 'exporter process: burst and shrink', run: processShrink },
   { name: 'revisit: records of late data, state file', run: revisitBenchmarks },
   { name: 'http: reading big answers', run: httpBenchmarks },
+  // `node dist/bench/run.js 'big DVR'` runs it alone.
+  { name: 'exporter process: big DVR and recordings answers', run: processBigAnswers },
   { name: 'parse worker: heap of a 22 MB answer', run: parseWorkerHeapBenchmarks },
   { name: 'web config: HTTPS and basic auth on a scrape', run: webBenchmarks },
   // `node dist/bench/run.js landing` runs it alone.

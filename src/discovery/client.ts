@@ -1,5 +1,5 @@
 /** Client of the inventory API: the accounts a token's user may see (./response.ts). */
-import type { HttpClient } from '../http/request.js';
+import type { Requester } from '../poll/upstream.js';
 import { type InventoryResponse, parseInventoryBody } from './response.js';
 
 export const INVENTORY_PATH = '/app/inventory/v1/accounts/';
@@ -13,14 +13,15 @@ export type InventoryBodyParser = (bytes: Uint8Array) => Promise<InventoryRespon
 const parseInline: InventoryBodyParser = async (bytes) => parseInventoryBody(bytes);
 
 export class InventoryClient {
+  /** `upstream`: a token's upstream (src/poll/upstream.ts), or an HttpClient alone. */
   constructor(
-    private readonly http: HttpClient,
+    private readonly upstream: Requester,
     private readonly parse: InventoryBodyParser = parseInline,
   ) {}
 
   /** A body that is not JSON or not a list is ApiError `malformed`, with status and endpoint. */
   async listAccounts(signal?: AbortSignal): Promise<InventoryResponse> {
-    const { body } = await this.http.request({
+    const { body } = await this.upstream.request({
       api: 'inventory',
       method: 'GET',
       path: INVENTORY_PATH,

@@ -2,7 +2,7 @@
  * Client of the network-DVR API (docs/upstream-api.md). Stream names may contain slashes (`live/main`): each
  * segment is URL-encoded and the slashes stay path separators. Host `*` means every node.
  */
-import type { HttpClient } from '../http/request.js';
+import type { Requester } from '../poll/upstream.js';
 import { type DvrStreamResponse, parseDvrBody } from './response.js';
 
 /**
@@ -23,14 +23,15 @@ export function streamPath(account: string, stream: string): string {
 
 export class DvrClient {
   constructor(
-    protected readonly http: HttpClient,
+    /** The account's upstream (src/poll/upstream.ts), or an HttpClient alone. */
+    protected readonly upstream: Requester,
     private readonly parse: DvrBodyParser = parseInline,
   ) {}
 
   /** A body that is not JSON or not of the documented shape is ApiError `malformed`, with status and endpoint. */
   async getStream(account: string, stream: string, signal?: AbortSignal): Promise<DvrStreamResponse> {
     const path = streamPath(account, stream);
-    const { body } = await this.http.request({
+    const { body } = await this.upstream.request({
       api: 'dvr-net',
       method: 'GET',
       path,

@@ -1,28 +1,33 @@
 /**
- * One account's poll loops (traffic walker, DVR round, recordings round), started and stopped as one: configured
- * accounts are started by the exporter, discovered ones are started and stopped by discovery
- * (./discovered-accounts.ts). Each account runs under its own stop signal, tied to the exporter's.
+ * Each account's pollers (src/poll/poller.ts: traffic from src/traffic/pipeline.ts, DVR and recordings from
+ * src/dvr/poller.ts and src/recordings/poller.ts), made from the account's upstream and started and stopped as
+ * one: configured accounts are started by the exporter, discovered ones are started and stopped by discovery
+ * (./discovered-accounts.ts). Each account runs under its own stop signal, tied to the exporter's. What they
+ * report lands here: the status board, the series refused by limits, the token re-read after a refusal.
  */
 import { LoginToken } from '../auth/login-token.js';
 import type { Clock } from '../clock.js';
 import type { AccountConfig, Config } from '../config/index.js';
+import type { DvrBodyParser } from '../dvr/client.js';
+import { dvrPoller } from '../dvr/poller.js';
 import type { AnswerAudit } from '../http/answers.js';
 import type { Logger } from '../log.js';
-import { pollEvery } from '../poll/interval.js';
+import type { Poller, PollReporter } from '../poll/poller.js';
+import type { Upstream } from '../poll/upstream.js';
+import type { RecordingsBodyParser } from '../recordings/client.js';
+import { recordingsPoller } from '../recordings/poller.js';
 import type { CommitMetrics } from '../server/commit-metrics.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
 import type { TrafficHistory } from '../server/traffic-history.js';
 import type { RefusalReason } from '../store/limits.js';
 import type { AccountWalker } from '../traffic/walker.js';
 import type { CursorBook } from './cursor-book.js';
-import { dvrRound, type RoundReporter, recordingsRound } from './pollers.js';
-import type { Processes } from './processes.js';
+import type { Sinks } from './sinks.js';
 import { APIS, type Api, type StatusBoard } from './status-board.js';
 import { rereadIfRefused, rereadToken } from './token-refresh.js';
-import type { Upstream } from './upstream.js';
 
 export interface AccountPollersDeps {
-  processes: Processes;
+  sinks: Sinks;
   board: StatusBoard;
   cursors: Pick<CursorBook, 'get' | 'touch'>;
   /** Per account, the span the state file's cursor was moved over at start (older than metrics.max_catch_up). */
@@ -30,8 +35,10 @@ export interface AccountPollersDeps {
   clock: Clock;
   log: Logger;
   random?: () => number;
-  intervals: { dvrMs: number; recordingsMs: number };
-  limits: Config['limits'];
+  /** Reads DVR and recordings answers, big ones off the event loop (default: inline; src/offloop/pool.ts). */
+  parse?: { dvr: DvrBodyParser; recordings: RecordingsBodyParser };
+  /** dvr.interval, recordings.interval, and the limits whose refusals are logged. */
+  config: Pick<Config, 'dvr' | 'recordings' | 'limits'>;
   self: Pick<SelfMetrics, 'seriesRefused' | 'parseErrors'>;
   /** Where each polled account's commit is exposed (none in tests that do not look at it). */
   commits?: Pick<CommitMetrics, 'set' | 'remove'>;
@@ -83,11 +90,13 @@ export class AccountPollers {
   start(account: AccountConfig, up: Upstream, discovered: boolean): void {
     const { d } = this;
     const { clock, board } = d;
-    const { traffic, dvr, recordings } = d.processes;
+    const { traffic, dvr, recordings } = d.sinks;
     const name = account.name;
     const ctl = new AbortController();
     if (d.signal.aborted) ctl.abort();
     const signal = ctl.signal;
+    // The account's requests, through its token's upstream: those waiting for their turn go when it stops alone.
+    const requests = up.forAccount(signal);
     const loops: Promise<void>[] = [];
     let active = true;
     const alog = d.log.child({ account: name });
@@ -103,13 +112,12 @@ export class AccountPollers {
         return undefined;
       },
     });
-    const poller = traffic.poller(name, {
+    const poller = traffic.poller(name, requests, {
       clock,
       log: alog,
       random: d.random,
       startCursor: d.cursors.get(name),
       givenUp: d.clamped.get(name),
-      fetchTraffic: (o, priority) => up.call(() => up.metrics.fetchTraffic(o), priority, signal),
       // The cursor is saved by the scrapes that show its windows (./cursor-book.ts), not here.
       onStatus: (s) => {
         // A stopped account's last status must not bring back the rows stop() removed.
@@ -133,48 +141,48 @@ export class AccountPollers {
     // A renewed token ends the walker's slow auth backoff at once.
     const unsubscribe =
       token instanceof LoginToken ? token.onToken(() => poller.authRestored()) : () => undefined;
-    loops.push(poller.run(signal));
-
+    const pollers: Poller[] = [poller];
     if (account.dvrStreams.length) {
       board.expect('dvr-net', name);
-      const round = dvrRound({
-        account: name,
-        streams: account.dvrStreams,
-        clock,
-        log: alog,
-        getStream: (a, s) => up.call(() => up.dvr.getStream(a, s), undefined, signal),
-        process: dvr,
-        report: this.reporter('dvr-net', name, up, alog),
-        health: (rows, failed) => {
-          board.dvr(name, rows, failed);
-          this.countRefused(name, 'dvr-net', { refused: dvr.refused(name) }, alog);
-          d.storeChanged();
-        },
-      });
-      loops.push(pollEvery(d.intervals.dvrMs, clock, signal, round, alog));
+      pollers.push(
+        dvrPoller(name, account.dvrStreams, requests, {
+          clock,
+          log: alog,
+          intervalMs: d.config.dvr.intervalMs,
+          parse: d.parse?.dvr,
+          mapping: dvr,
+          report: this.reporter('dvr-net', name, up, alog),
+          health: (rows, failed) => {
+            board.dvr(name, rows, failed);
+            this.countRefused(name, 'dvr-net', { refused: dvr.refused(name) }, alog);
+            d.storeChanged();
+          },
+        }),
+      );
     }
     if (account.recordings) {
       board.expect('recorder-cloud', name);
-      const round = recordingsRound({
-        account: name,
-        log: alog,
-        list: (a) =>
-          up.call(
-            () => up.recorder.listSettings(a, { all: true, extraFields: ['status'] }),
-            undefined,
-            signal,
-          ),
-        process: recordings,
-        report: this.reporter('recorder-cloud', name, up, alog),
-        summary: (rows) => {
-          board.recordings(name, rows);
-          this.countRefused(name, 'recorder-cloud', recordings, alog);
-          d.storeChanged();
-        },
-      });
-      loops.push(pollEvery(d.intervals.recordingsMs, clock, signal, round, alog));
+      pollers.push(
+        recordingsPoller(name, requests, {
+          clock,
+          log: alog,
+          intervalMs: d.config.recordings.intervalMs,
+          parse: d.parse?.recordings,
+          mapping: recordings,
+          report: this.reporter('recorder-cloud', name, up, alog),
+          summary: (rows) => {
+            board.recordings(name, rows);
+            this.countRefused(name, 'recorder-cloud', recordings, alog);
+            d.storeChanged();
+          },
+        }),
+      );
     }
-    for (const loop of loops) d.track(loop);
+    for (const p of pollers) {
+      const loop = p.run(signal);
+      loops.push(loop);
+      d.track(loop);
+    }
     this.running.set(name, {
       account,
       walker,
@@ -200,7 +208,7 @@ export class AccountPollers {
     this.running.delete(name);
     await pollers.stop();
     const { d } = this;
-    const { traffic, dvr, recordings } = d.processes;
+    const { traffic, dvr, recordings } = d.sinks;
     // Windows handed over before the stop are counted first, so none lands after the removal.
     await traffic.removeAccount(name);
     // Its windows awaiting a re-read went with it: the state file's revisit part follows.
@@ -225,7 +233,8 @@ export class AccountPollers {
     r: { refused?: Partial<Record<RefusalReason, number>>; truncated?: number },
     log: Logger,
   ): void {
-    const { self, limits } = this.d;
+    const { self } = this.d;
+    const { limits } = this.d.config;
     const refused = r.refused ?? {};
     const reasons = (Object.keys(refused) as RefusalReason[]).sort();
     for (const reason of reasons) self.seriesRefused.inc({ account, reason }, refused[reason]!);
@@ -251,7 +260,7 @@ export class AccountPollers {
   }
 
   /** Where a DVR or recordings round reports: the status board, and a refusal of the token re-reads it. */
-  private reporter(api: Api, account: string, up: Upstream, log: Logger): RoundReporter {
+  private reporter(api: Api, account: string, up: Upstream, log: Logger): PollReporter {
     return {
       result: ({ ok, error, failures }) => {
         this.d.board.round(api, account, ok, error);

@@ -14,6 +14,7 @@ import { LoginToken } from '../auth/login-token.js';
 import type { AuthMetrics } from '../auth/metrics.js';
 import type { Clock } from '../clock.js';
 import type { AccountConfig, Config, TokenSource, TokenSources } from '../config/index.js';
+import { type InventoryBodyParser, InventoryClient } from '../discovery/client.js';
 import {
   ACCOUNT_REFUSALS,
   type AccountRefusal,
@@ -24,9 +25,9 @@ import {
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { pollEvery } from '../poll/interval.js';
+import type { Upstream } from '../poll/upstream.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
 import { shardOf } from '../sharding.js';
-import type { Upstream } from './upstream.js';
 
 export interface DiscoveredAccountsDeps {
   config: Pick<Config, 'accounts' | 'discovery' | 'sharding' | 'limits'>;
@@ -35,6 +36,8 @@ export interface DiscoveredAccountsDeps {
   tokens: TokenSources;
   /** The upstream of a token source (one per source). */
   upstreamFor: (token: TokenSource) => Upstream;
+  /** Reads inventory answers, big ones off the event loop (default: inline; src/offloop/pool.ts). */
+  parseInventory?: InventoryBodyParser;
   auth: () => AuthMetrics;
   self: Pick<SelfMetrics, 'parseErrors'>;
   /** Start or stop one account's pollers (./account-pollers.ts). */
@@ -76,8 +79,8 @@ export function startDiscovery(d: DiscoveredAccountsDeps): Promise<void> {
     return owner === undefined ? 'token' : `token:${owner}`;
   };
   const sources: DiscoverySource[] = tokens.all.map((token) => {
-    const up = d.upstreamFor(token);
-    return { label: labelOf(token), token, list: () => up.call(() => up.inventory.listAccounts()) };
+    const inventory = new InventoryClient(d.upstreamFor(token), d.parseInventory);
+    return { label: labelOf(token), token, list: () => inventory.listAccounts() };
   });
 
   let refusedByCap: string[] = [];

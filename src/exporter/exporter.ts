@@ -1,15 +1,14 @@
 /**
  * The exporter without the process: the composition root. Configuration in; one upstream per token source (a fixed
- * token or a login, src/auth), one TrafficPipeline (src/traffic/poller.ts) with a poller per account, the DVR and
- * recordings rounds, account discovery (src/discovery), the status board, the cursor book, the series store, the
- * registry and the HTTP app out. It wires them and does nothing else: one account's loops are ./account-pollers.ts,
- * discovery's ./discovered-accounts.ts, the upstreams and logins ./upstreams.ts. `main` owns listen, signals and
- * shutdown; tests build an Exporter on a fake clock and a loopback simulator.
+ * token or a login, src/auth: ./upstreams.ts), each account's pollers made from its upstream (./account-pollers.ts:
+ * src/traffic/pipeline.ts, src/dvr/poller.ts, src/recordings/poller.ts), account discovery
+ * (./discovered-accounts.ts), the status board, the cursor book, the series store, the registry and the HTTP app
+ * out. It wires them and does nothing else. `main` owns listen, signals and shutdown; tests build an Exporter on a
+ * fake clock and a loopback simulator.
  */
 import type { Express } from 'express';
 import { Registry } from 'prom-client';
 import type { Agent } from 'undici';
-import type { LoginToken } from '../auth/login-token.js';
 import { type AuthMetrics, createAuthMetrics } from '../auth/metrics.js';
 import { type Clock, systemClock } from '../clock.js';
 import {
@@ -23,38 +22,32 @@ import { AnswerAudit } from '../http/answers.js';
 import { type AgentOptions, createAgent } from '../http/request.js';
 import type { Logger } from '../log.js';
 import { ANSWER_POOL, ParsePool, type ParsePoolOptions, TRAFFIC_POOL } from '../offloop/pool.js';
-import type { BackoffPolicy } from '../poll/backoff.js';
 import { createApp } from '../server/app.js';
 import { CommitMetrics } from '../server/commit-metrics.js';
 import { createSelfMetrics, type SelfMetrics } from '../server/self-metrics.js';
 import type { ExporterStatus } from '../server/status.js';
 import { TrafficHistory } from '../server/traffic-history.js';
 import { accountsForShard } from '../sharding.js';
-import { refreshSoon } from '../store/refresh-soon.js';
 import { SeriesStore } from '../store/series-store.js';
 import type { AccountWalker } from '../traffic/walker.js';
 import { AccountPollers } from './account-pollers.js';
 import { CursorBook } from './cursor-book.js';
 import { startDiscovery } from './discovered-accounts.js';
-import { createProcesses, type Processes } from './processes.js';
-import { lastResortGc, ShrinkReclaim } from './reclaim.js';
+import { afterStoreChange } from './reclaim.js';
 import { settledWithin } from './settle.js';
+import { createSinks, type Sinks, type SinksDeps } from './sinks.js';
 import { APIS, type Api, StatusBoard, settingsSummary } from './status-board.js';
-import type { Upstream } from './upstream.js';
 import { Upstreams } from './upstreams.js';
 
 export { APIS, type Api };
 
-export interface ExporterOptions {
+/** `backoff`, `authBackoff`: the traffic windows' retries and auth probing (defaults: ./sinks.ts). */
+export interface ExporterOptions extends Pick<SinksDeps, 'backoff' | 'authBackoff'> {
   config: Config;
   log: Logger;
   version: string;
   clock?: Clock;
   random?: () => number;
-  /** Retries of failed traffic windows (default 1 s doubling to 2 min, full jitter). */
-  backoff?: BackoffPolicy;
-  /** Probing while a token is refused (default 1 min doubling to 10 min). */
-  authBackoff?: BackoffPolicy;
   tokenFs?: TokenFs;
   agent?: AgentOptions;
   /** prom-client's process and Node.js metrics (default on). */
@@ -79,10 +72,7 @@ export class Exporter {
   private readonly config: Config;
   private readonly agent: Agent;
   private readonly parser: ParsePool;
-  private readonly reclaim: ShrinkReclaim;
   private readonly answerParser: ParsePool;
-  /** The upstream of each account this shard owns in the configuration. */
-  private readonly upstreams = new Map<string, Upstream>();
   /** One upstream per token source, and every login the configuration names (./upstreams.ts). */
   private readonly sources: Upstreams;
   private readonly board: StatusBoard;
@@ -91,8 +81,8 @@ export class Exporter {
   private readonly storeChanged: () => void;
   private readonly controller = new AbortController();
   private loops: Promise<void>[] = [];
-  private processes: Processes | undefined;
-  /** Each polled account's loops (./account-pollers.ts); made in start(). */
+  private sinks: Sinks | undefined;
+  /** Each polled account's pollers (./account-pollers.ts); made in start(). */
   private pollers: AccountPollers | undefined;
   private readonly tokens: TokenSources;
   private authMetrics: AuthMetrics | undefined;
@@ -108,11 +98,6 @@ export class Exporter {
     return this.pollers?.walkers ?? [];
   }
 
-  /** Every login the configuration names (src/auth): renewal loops started before the pollers. */
-  private get logins(): LoginToken[] {
-    return this.sources.logins;
-  }
-
   constructor(private readonly opts: ExporterOptions) {
     this.config = opts.config;
     this.clock = opts.clock ?? systemClock;
@@ -123,22 +108,13 @@ export class Exporter {
       apis: APIS,
       defaultMetrics: opts.defaultMetrics,
     });
-    const refresh = refreshSoon(this.store, this.log);
-    // After a shrink of the series (a burst of resources gone), the memory is given back (./reclaim.ts).
-    this.reclaim = new ShrinkReclaim({
+    this.storeChanged = afterStoreChange({
+      store: this.store,
       clock: this.clock,
       log: this.log,
       signal: this.controller.signal,
-      size: () => this.store.size,
-      reclaim: () => {
-        this.parser.recycle();
-        lastResortGc();
-      },
+      recycle: () => this.parser.recycle(),
     });
-    this.storeChanged = () => {
-      refresh();
-      this.reclaim.changed();
-    };
     this.audit = new AnswerAudit((api, n) => this.self.parseErrors.inc({ api }, n));
     this.agent = createAgent({
       headersTimeoutMs: this.config.api.timeoutMs,
@@ -167,15 +143,10 @@ export class Exporter {
       signal: this.controller.signal,
       self: this.self,
       auth: () => this.auth,
-      parseTraffic: this.parser.traffic,
-      parseAnswers: this.answerParser,
       random: opts.random,
       tokenFs: opts.tokenFs,
     });
     this.tokens = tokenSources(this.config, opts.tokenFs, (c) => this.sources.createLogin(c));
-    for (const account of owned) {
-      this.upstreams.set(account.name, this.sources.for(this.tokens.accounts.get(account.name)!));
-    }
     // The request gates of every upstream, those made later for discovered accounts included.
     this.self.trackQueueLength(() => this.sources.queueLength());
     this.cursors = new CursorBook(
@@ -209,35 +180,31 @@ export class Exporter {
     this.board.markStarted();
     const { config, log } = this;
     const signal = this.controller.signal;
-    // Logins first: the pollers' first requests then carry a token instead of failing for want of one.
-    // Only the logins this replica uses (an account of another shard may name its own).
-    const used = new Set<TokenSource>([...this.upstreams.values()].map((u) => u.token));
+    // Logins first (those this replica uses), so the pollers' first requests carry a token.
+    const tokenOf = (account: string) => this.tokens.accounts.get(account)!;
+    const used = new Set<TokenSource>(this.accounts.map(tokenOf));
     if (config.discovery.enabled) for (const t of this.tokens.all) used.add(t);
-    const logins = this.logins.filter((l) => used.has(l));
-    for (const login of logins) {
-      this.auth.addLogin(login.username);
-      this.loops.push(login.run(signal));
-    }
-    await Promise.all(logins.map((l) => l.firstAttempt));
-    const processes = createProcesses({
+    await this.sources.startLogins(used, signal, (loop) => this.loops.push(loop));
+    const sinks = createSinks({
       store: this.store,
       config,
       cursors: this.cursors,
       now: this.clock.now(),
       backoff: this.opts.backoff,
       authBackoff: this.opts.authBackoff,
+      parseTraffic: this.parser.traffic,
     });
-    this.processes = processes;
+    this.sinks = sinks;
     const pollers = new AccountPollers({
-      processes,
+      sinks,
       board: this.board,
       cursors: this.cursors,
       clamped: loaded.clamped,
       clock: this.clock,
       log,
       random: this.opts.random,
-      intervals: { dvrMs: config.dvr.intervalMs, recordingsMs: config.recordings.intervalMs },
-      limits: config.limits,
+      config,
+      parse: this.answerParser,
       self: this.self,
       commits: new CommitMetrics(this.registry),
       history: this.history,
@@ -248,7 +215,7 @@ export class Exporter {
     });
     this.pollers = pollers;
     for (const account of config.accounts.filter((a) => this.accounts.includes(a.name))) {
-      pollers.start(account, this.upstreams.get(account.name)!, false);
+      pollers.start(account, this.sources.for(tokenOf(account.name)), false);
     }
     if (config.discovery.enabled)
       this.loops.push(
@@ -258,6 +225,7 @@ export class Exporter {
           log,
           tokens: this.tokens,
           upstreamFor: (token) => this.sources.for(token),
+          parseInventory: this.answerParser.inventory,
           auth: () => this.auth,
           self: this.self,
           pollers,
@@ -296,7 +264,7 @@ export class Exporter {
     await settledWithin(this.parser.close(), 250);
     await settledWithin(this.answerParser.close(), 250);
     // Counting what the applier holds helps only a scrape that still comes; never past the grace.
-    const traffic = this.processes?.traffic;
+    const traffic = this.sinks?.traffic;
     if (traffic) await settledWithin(traffic.idle(), Math.max(0, until - Date.now()));
     await settledWithin(this.cursors.close(), 250);
   }

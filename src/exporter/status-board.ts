@@ -5,8 +5,9 @@
  */
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
-import type { StreamHealth } from '../dvr/process.js';
-import type { RecordingSummary } from '../recordings/process.js';
+import type { StreamHealth } from '../dvr/mapping.js';
+import type { StreamFailure } from '../dvr/poller.js';
+import type { RecordingSummary } from '../recordings/mapping.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
 import type {
   AccountStatus,
@@ -17,7 +18,6 @@ import type {
 } from '../server/status.js';
 import { waitingOnLogin } from '../server/status.js';
 import type { WalkerStatus } from '../traffic/walker.js';
-import type { StreamFailure } from './pollers.js';
 
 export const APIS = ['metrics', 'dvr-net', 'recorder-cloud'] as const;
 export type Api = (typeof APIS)[number];

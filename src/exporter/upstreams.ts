@@ -1,7 +1,7 @@
 /**
- * The exporter's upstreams: one per token source (accounts sharing a credential share its request gate and
- * clients), made on first use, discovered accounts' included; and every login the configuration names, whose
- * renewal loops the exporter starts before its pollers.
+ * The exporter's upstreams (src/poll/upstream.ts): one per token source (accounts sharing a credential share its
+ * request gate and HTTP client), made on first use, discovered accounts' included; and every login the
+ * configuration names, whose renewal loops the exporter starts before its pollers.
  */
 import type { Agent } from 'undici';
 import { LoginToken } from '../auth/login-token.js';
@@ -9,10 +9,8 @@ import type { AuthMetrics } from '../auth/metrics.js';
 import type { Clock } from '../clock.js';
 import type { Config, LoginCredential, TokenFs, TokenSource } from '../config/index.js';
 import type { Logger } from '../log.js';
-import type { ParsePool } from '../offloop/pool.js';
+import { createUpstream, type Upstream } from '../poll/upstream.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
-import type { TrafficBodyParser } from '../traffic/client.js';
-import { createUpstream, type Upstream } from './upstream.js';
 
 export interface UpstreamsDeps {
   api: Config['api'];
@@ -24,9 +22,6 @@ export interface UpstreamsDeps {
   self: Pick<SelfMetrics, 'observeRequest' | 'parseErrors'>;
   /** The login metrics; read only when a login is made or reports. */
   auth: () => AuthMetrics;
-  parseTraffic: TrafficBodyParser;
-  /** Reads DVR, recordings and inventory answers, big ones off the event loop (default: inline). */
-  parseAnswers?: Pick<ParsePool, 'dvr' | 'recordings' | 'inventory'>;
   random?: () => number;
   tokenFs?: TokenFs;
 }
@@ -45,7 +40,14 @@ export class Upstreams {
     return n;
   }
 
-  /** The upstream (gate, clients) of a token source: one per source, made on first use. */
+  /** Requests under way in real time in every upstream's gate (RequestGate.underWay). */
+  underWay(): number {
+    let n = 0;
+    for (const u of this.all) n += u.gate.underWay;
+    return n;
+  }
+
+  /** The upstream (gate, HTTP client) of a token source: one per source, made on first use. */
   for(token: TokenSource): Upstream {
     for (const u of this.all) if (u.token === token) return u;
     const { api, self } = this.d;
@@ -64,16 +66,30 @@ export class Upstreams {
       onError: (err) => {
         if (err.kind === 'malformed' || err.kind === 'too_large') self.parseErrors.inc({ api: err.api });
       },
-      parseTraffic: this.d.parseTraffic,
-      parseDvr: this.d.parseAnswers?.dvr,
-      parseRecordings: this.d.parseAnswers?.recordings,
-      parseInventory: this.d.parseAnswers?.inventory,
     });
     this.all.add(upstream);
     return upstream;
   }
 
-  /** One login's token source, with its metrics; its loop starts in Exporter.start(). */
+  /**
+   * Starts the renewal loops of the logins among `used` (a replica starts only those it uses: an account of another
+   * shard may name its own), each handed to `track`, and resolves once each has made its first attempt: the
+   * pollers' first requests then carry a token instead of failing for want of one.
+   */
+  async startLogins(
+    used: ReadonlySet<TokenSource>,
+    signal: AbortSignal,
+    track: (loop: Promise<void>) => void,
+  ): Promise<void> {
+    const logins = this.logins.filter((l) => used.has(l));
+    for (const login of logins) {
+      this.d.auth().addLogin(login.username);
+      track(login.run(signal));
+    }
+    await Promise.all(logins.map((l) => l.firstAttempt));
+  }
+
+  /** One login's token source, with its metrics; its loop starts in Exporter.start() (startLogins). */
   createLogin(credential: LoginCredential): TokenSource {
     const login = credential.username;
     const source = new LoginToken({

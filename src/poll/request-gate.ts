@@ -99,6 +99,7 @@ export class RequestGate {
   private readonly defaultPauseMs: number;
   /** Requests below NORMAL_PRIORITY, in order, waiting for the queue to hold nothing else. */
   private readonly deferred: Deferred[] = [];
+  private releasedCount = 0;
 
   constructor(opts: GateOptions) {
     this.max = opts.requestsPerSecond;
@@ -118,6 +119,16 @@ export class RequestGate {
   /** Requests waiting or running. */
   get length(): number {
     return this.queue.size + this.queue.pending;
+  }
+
+  /**
+   * Requests under way in real time, not waiting on the clock: let go and not settled (being sent, answered or
+   * read), or held by p-queue's own one-second window (real time) while a place is free. A test driving a FakeClock
+   * moves it on only when this is 0: nothing real is under way that the move would overtake.
+   */
+  get underWay(): number {
+    const held = this.queue.pending < this.queue.concurrency ? this.queue.size : 0;
+    return this.releasedCount + held;
   }
 
   /** The rate currently allowed, requests per second (the ceiling unless 429s lowered it). */
@@ -186,9 +197,11 @@ export class RequestGate {
         this.admitDeferred();
         const send = await this.waitTurn(signal);
         const ticket: SendTicket = { releasedAt: send.at, sent: () => this.written(send) };
+        this.releasedCount++;
         try {
           return await fn(ticket);
         } finally {
+          this.releasedCount--;
           this.written(send);
           this.admitDeferred();
         }

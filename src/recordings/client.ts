@@ -2,7 +2,8 @@
  * Client of the recording-settings API (docs/upstream-api.md). The exporter only reads (GET); the writes (PUT,
  * PATCH) the simulator's tests need are in test/helpers/api-writes.ts.
  */
-import type { HttpClient, QueryParam } from '../http/request.js';
+import type { QueryParam } from '../http/request.js';
+import type { Requester } from '../poll/upstream.js';
 import { parseRecordingsBody, type RecordingListResponse } from './response.js';
 
 /**
@@ -39,7 +40,8 @@ function listQuery(opts: ListOptions): QueryParam[] {
 
 export class RecorderClient {
   constructor(
-    protected readonly http: HttpClient,
+    /** The account's upstream (src/poll/upstream.ts), or an HttpClient alone. */
+    protected readonly upstream: Requester,
     private readonly parse: RecordingsBodyParser = parseInline,
   ) {}
 
@@ -58,7 +60,7 @@ export class RecorderClient {
 
   private async get(account: string, path: string, opts: ListOptions): Promise<RecordingListResponse> {
     // A body that is not JSON or not of the documented shape is ApiError `malformed`, with status and endpoint.
-    const { body } = await this.http.request({
+    const { body } = await this.upstream.request({
       api: 'recorder-cloud',
       method: 'GET',
       path,

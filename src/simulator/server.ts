@@ -66,6 +66,13 @@ export interface SimulatorControls {
   /** In arrival order; beyond 100k entries the oldest are dropped. */
   requestLog: RequestLogEntry[];
   /**
+   * The first request in the log that `match` accepts (default: any), or else the next one logged: the event a test
+   * waits for instead of sleeping while "the request is in flight". It resolves in the turn the request is logged;
+   * a request to one of the three APIs that no fault answers at once (none, `slow`, `malformed`, `trickle`) reaches
+   * its API only in a later turn, so a test's continuation (after `await`) runs before the API looks at it.
+   */
+  requestArrived(match?: (entry: RequestLogEntry) => boolean): Promise<RequestLogEntry>;
+  /**
    * Exact traffic totals over [startMs, endMs) (whole minutes) of one resource, or of the whole account when
    * `resource` is undefined. Without `asOf`: the complete values, as every minute eventually reports them.
    */
@@ -206,6 +213,10 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
   let gzip = opts.gzip ?? false;
   const slowTimers = new Set<NodeJS.Timeout>();
   const requestLog: RequestLogEntry[] = [];
+  let arrivalWaiters: {
+    match: (entry: RequestLogEntry) => boolean;
+    resolve: (e: RequestLogEntry) => void;
+  }[] = [];
   const windowRules = new WindowRules();
 
   const app = express();
@@ -228,6 +239,13 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
     };
     requestLog.push(entry);
     if (requestLog.length > LOG_LIMIT) requestLog.splice(0, requestLog.length - LOG_LIMIT);
+    if (arrivalWaiters.length > 0) {
+      arrivalWaiters = arrivalWaiters.filter((w) => {
+        if (!w.match(entry)) return true;
+        w.resolve(entry);
+        return false;
+      });
+    }
     res.on('finish', () => {
       entry.status = res.statusCode;
     });
@@ -338,6 +356,11 @@ export function createSimulatorApp(opts: SimulatorOptions): SimulatorApp {
     recorder,
     model,
     requestLog,
+    requestArrived(match = () => true) {
+      const seen = requestLog.find(match);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve) => arrivalWaiters.push({ match, resolve }));
+    },
     truth(account, resource, startMs, endMs, o = {}) {
       const acc = accounts.get(account);
       if (!acc) throw new Error(`unknown account ${account}`);

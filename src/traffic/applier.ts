@@ -14,7 +14,7 @@
  * and in order. It is not the walker's cursor, which runs ahead of it by the windows queued here.
  */
 import type { CountingLock } from '../store/types.js';
-import type { ApplyResult, TrafficProcess, WindowApply } from './process.js';
+import type { ApplyResult, TrafficMapping, WindowApply } from './mapping.js';
 import type { TrafficResponse } from './response.js';
 
 export interface ApplierOptions {
@@ -40,7 +40,7 @@ export type AppliedCallback = (result: ApplyResult | undefined, error?: unknown)
 
 /** How a window is counted (default: a first read, gauges and all). */
 export interface ApplyOptions {
-  /** False: a re-read of late data: counters only (see TrafficProcess.begin). */
+  /** False: a re-read of late data: counters only (see TrafficMapping.begin). */
   gauges?: boolean;
   /** Runs just before the window's first record is counted (no other window is being counted until `done`). */
   prepare?: () => void;
@@ -89,7 +89,7 @@ export class TrafficApplier {
   private draining: Promise<void> | undefined;
 
   constructor(
-    private readonly process: TrafficProcess,
+    private readonly mapping: TrafficMapping,
     opts: ApplierOptions = {},
   ) {
     this.sliceMs = opts.sliceMs ?? 10;
@@ -226,7 +226,7 @@ export class TrafficApplier {
     try {
       if (!job.window) {
         job.opts.prepare?.();
-        job.window = this.process.begin(
+        job.window = this.mapping.begin(
           job.account,
           job.startMs,
           job.endMs,

@@ -3,7 +3,8 @@
  * failures come out as ApiError (src/http/errors.ts), bodies through parseMetricsResponse.
  */
 import type { Breakdown } from '../api/vocabulary.js';
-import type { HttpClient, QueryParam } from '../http/request.js';
+import type { QueryParam } from '../http/request.js';
+import type { Requester } from '../poll/upstream.js';
 import { type ParseMetricsOptions, parseTrafficBody } from './parse.js';
 import type { TrafficResponse } from './response.js';
 
@@ -51,13 +52,17 @@ export function formatApiTime(t: Date | number): string {
 }
 
 export class MetricsClient {
-  /** `parse` reads a 2xx body: inline by default, or a ParsePool's (src/offloop/pool.ts) off the event loop. */
+  /**
+   * `upstream`: the account's (src/poll/upstream.ts: its token's gate and HTTP client). `parse` reads a 2xx body:
+   * inline by default, or a ParsePool's (src/offloop/pool.ts) off the event loop.
+   */
   constructor(
-    private readonly http: HttpClient,
+    private readonly upstream: Requester,
     private readonly parse: TrafficBodyParser = parseInline,
   ) {}
 
-  async fetchTraffic(opts: FetchTrafficOptions): Promise<TrafficResponse> {
+  /** `priority`: the gate's (re-reads of late data ask for REVISIT_PRIORITY, everything else leaves it out). */
+  async fetchTraffic(opts: FetchTrafficOptions, priority?: number): Promise<TrafficResponse> {
     const query: QueryParam[] = [
       ['account', opts.account],
       ['start', formatApiTime(opts.start)],
@@ -72,14 +77,17 @@ export class MetricsClient {
       start: new Date(opts.start).getTime(),
       end: new Date(opts.end).getTime(),
     };
-    const { body } = await this.http.request({
-      api: 'metrics',
-      method: 'GET',
-      path,
-      query,
-      signal: opts.signal,
-      decode: (bytes) => this.parse(bytes, parseOpts),
-    });
+    const { body } = await this.upstream.request(
+      {
+        api: 'metrics',
+        method: 'GET',
+        path,
+        query,
+        signal: opts.signal,
+        decode: (bytes) => this.parse(bytes, parseOpts),
+      },
+      priority,
+    );
     return body as TrafficResponse;
   }
 }

@@ -11,7 +11,7 @@ import { DEMO_PASSWORD, DEMO_USER, demoWorld } from '../../src/simulator/world.j
 import type { Scrape } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { expectExact, walkers } from '../helpers/ground-truth.js';
-import { type Stack, startStack } from '../helpers/stack.js';
+import { quiet, type Stack, startStack } from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 6, 1, 0, 0, 0);
 const INTERVAL = 2 * MINUTE;
@@ -27,11 +27,11 @@ function account(name: string): SimAccount {
   return { ...base, name, token: `${name}-token`, streams: [], recordings: [] };
 }
 
-/** Moves the clock in small steps (the request gate paces on it) and lets loopback I/O settle between them. */
+/** Moves the clock in steps of a second (the request gate paces on it), letting the exporters finish each step. */
 async function run(clock: FakeClock, ms: number): Promise<void> {
   for (let t = 0; t < ms; t += 1000) {
     await clock.advance(1000);
-    await new Promise((r) => setTimeout(r, 1));
+    for (const s of stacks) await quiet(s);
   }
 }
 

@@ -13,7 +13,7 @@ import { floorMinute, MINUTE } from '../../src/clock.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { answeredWindows, expectExact, expectTiles, walkers } from '../helpers/ground-truth.js';
-import { type Stack, startStack, waitFor } from '../helpers/stack.js';
+import { quiet, type Stack, startStack, waitFor } from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 4, 4, 0, 0, 0);
 const LIFETIME = 30 * MINUTE;
@@ -31,7 +31,7 @@ afterEach(async () => {
 });
 
 function loginOf(s: Stack): LoginToken {
-  return (s.exporter as unknown as { logins: LoginToken[] }).logins[0]!;
+  return (s.exporter as unknown as { sources: { logins: LoginToken[] } }).sources.logins[0]!;
 }
 
 async function start(clock: FakeClock, password: string, extra: Record<string, unknown> = {}) {
@@ -53,17 +53,18 @@ async function start(clock: FakeClock, password: string, extra: Record<string, u
 
 /**
  * Waits until no login is in flight and the walker has counted every window that is due. The request gate paces
- * requests on the clock, so the clock moves on in steps of 200 ms while requests are waiting for their turn.
+ * requests on the clock, so the clock moves on in steps of 200 ms while requests are waiting for their turn, each
+ * step once nothing real is under way (quiet). Bounded in real time, generously: a loaded machine is slow.
  */
 async function idle(s: Stack, clock: FakeClock, account = 'demo'): Promise<void> {
   const login = loginOf(s);
   const walker = walkers(s.exporter).get(account)!;
   const done = () => !login.busy && floorMinute(clock.now()) - walker.current.cursor < WINDOW;
-  const until = Date.now() + 10_000;
+  const until = Date.now() + 30_000;
   while (!done()) {
     if (Date.now() > until)
       throw new Error(`${account} not caught up at ${new Date(clock.now()).toISOString()}`);
-    await new Promise((r) => setTimeout(r, 2));
+    await quiet(s);
     if (!done()) await clock.advance(200);
   }
 }

@@ -11,7 +11,7 @@ import { MINUTE } from '../../src/clock.js';
 import { checkConfigReport } from '../../src/config/index.js';
 import { captureLog } from '../exporter/failure-checks.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { configFrom, type Stack, startStack } from '../helpers/stack.js';
+import { configFrom, quiet, type Stack, startStack } from '../helpers/stack.js';
 
 const USER = 'sre@example.com';
 const PASSWORD = 'Pa55-w0rd-never-shown';
@@ -62,7 +62,7 @@ describe('secrets of a login', () => {
     const walk = async (minutes: number) => {
       for (let i = 0; i < minutes * 6; i++) {
         await clock.advance(10_000);
-        await new Promise((r) => setTimeout(r, 5));
+        await quiet(s);
       }
     };
     await walk(3);

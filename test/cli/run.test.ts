@@ -1,7 +1,7 @@
 /**
  * `cdn-exporter` (run) as a process against a simulator started in the test: the environment quick start serves
- * cdn_ metrics; SIGTERM and SIGINT stop it with exit 0 within 5 s and leave the cursor in the state file; the
- * token never appears in its log, its pages or its metrics.
+ * cdn_ metrics; SIGTERM and SIGINT stop it with exit 0 (bounded: without waiting for a request hanging for a
+ * minute) and leave the cursor in the state file; the token never appears in its log, its pages or its metrics.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,10 +10,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { Scrape } from '../helpers/exposition.js';
 import { waitFor } from '../helpers/stack.js';
-import { type CliProcess, exitWithin, killAll, requireBuild, startCli } from './cli-process.js';
+import { type CliProcess, EXIT_WAIT_MS, exitWithin, killAll, requireBuild, startCli } from './cli-process.js';
 
 const TOKEN = 'demo-token';
-const SHUTDOWN_LIMIT_MS = 5000;
 
 let sim: Simulator;
 let dir: string;
@@ -112,7 +111,7 @@ describe('run', () => {
     for (const page of ['/metrics', '/', '/readyz', '/healthz'])
       expect(await (await fetch(`${base}${page}`)).text(), page).not.toContain(TOKEN);
     p.child.kill('SIGTERM');
-    expect(await exitWithin(p, SHUTDOWN_LIMIT_MS)).toEqual({ code: 0, signal: null });
+    expect(await exitWithin(p, EXIT_WAIT_MS)).toEqual({ code: 0, signal: null });
     expectNoToken(p);
   });
 
@@ -129,14 +128,14 @@ describe('run', () => {
     expect(await (await fetch(`${base}/`)).text()).not.toContain(wrong);
     expect(await (await fetch(`${base}/readyz`)).text()).not.toContain(wrong);
     p.child.kill('SIGTERM');
-    expect(await exitWithin(p, SHUTDOWN_LIMIT_MS)).toEqual({ code: 0, signal: null });
+    expect(await exitWithin(p, EXIT_WAIT_MS)).toEqual({ code: 0, signal: null });
     expect(p.stderr()).not.toContain(wrong);
   });
 });
 
 describe('shutdown', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)(
-    '%s exits 0 within 5 s and the state file then holds the cursor',
+    '%s exits 0 and the state file then holds the cursor',
     async (signal) => {
       const config = stateConfig(`${signal}.yml`);
       const p = startCli(['--config', config, '--web.listen-address', '127.0.0.1:0']);
@@ -144,8 +143,8 @@ describe('shutdown', () => {
       const cursor = await waitForCursor(base, 'demo');
       const sent = Date.now();
       p.child.kill(signal);
-      const exit = await exitWithin(p, SHUTDOWN_LIMIT_MS);
-      expect(exit, `still running ${SHUTDOWN_LIMIT_MS} ms after ${signal}`).toEqual({
+      const exit = await exitWithin(p, EXIT_WAIT_MS);
+      expect(exit, `still running ${EXIT_WAIT_MS} ms after ${signal}`).toEqual({
         code: 0,
         signal: null,
       });
@@ -158,9 +157,10 @@ describe('shutdown', () => {
       expect(p.stderr()).toContain(`"signal":"${signal}"`);
       expectNoToken(p);
     },
+    60_000,
   );
 
-  it('SIGTERM with a request hanging in flight still exits 0 within 5 s, cursor saved', async () => {
+  it('SIGTERM with a request hanging in flight (for a minute) still exits 0, cursor saved', async () => {
     const config = stateConfig(
       'hanging.yml',
       '  - {name: demo, dvr_streams: [live/main]}',
@@ -180,9 +180,9 @@ describe('shutdown', () => {
       'a request to hang',
     );
     p.child.kill('SIGTERM');
-    const exit = await exitWithin(p, SHUTDOWN_LIMIT_MS);
-    expect(exit, `still running ${SHUTDOWN_LIMIT_MS} ms after SIGTERM`).toEqual({ code: 0, signal: null });
+    const exit = await exitWithin(p, EXIT_WAIT_MS);
+    expect(exit, `still running ${EXIT_WAIT_MS} ms after SIGTERM`).toEqual({ code: 0, signal: null });
     expect(savedCursor(config, 'demo')).toBeGreaterThanOrEqual(cursor);
     expectNoToken(p);
-  });
+  }, 60_000);
 });

@@ -14,7 +14,7 @@ import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { demoWorld } from '../../src/simulator/world.js';
 import { waitFor } from '../helpers/stack.js';
 import { json, startTamperProxy, type TamperProxy } from '../helpers/tamper-proxy.js';
-import { exitWithin, killAll, requireBuild, runCli, startCli } from './cli-process.js';
+import { EXIT_WAIT_MS, exitWithin, killAll, requireBuild, runCli, startCli } from './cli-process.js';
 
 const TOKEN = 'tK9vQ2xLmN7pR4sW8yZ1aB3cD5eF6gH0';
 
@@ -149,7 +149,7 @@ describe('an upstream echoing the token', () => {
         );
       });
       p.child.kill('SIGTERM');
-      expect(await exitWithin(p, 5000)).toEqual({ code: 0, signal: null });
+      expect(await exitWithin(p, EXIT_WAIT_MS)).toEqual({ code: 0, signal: null });
 
       expectClean(`the ${format} log`, p.stderr());
       expect(p.stderr()).toContain('<redacted>');

@@ -1,7 +1,7 @@
 /**
  * docs/metrics.md's table of the metrics API's metric names (what `metrics.metrics` may list) against the code: every name
  * the configuration accepts is in it exactly once, and each row's families, dashboard panels and alerts are the
- * ones that name really feeds. Families come from the real TrafficProcess asked for that one name; panels and
+ * ones that name really feeds. Families come from the real TrafficMapping asked for that one name; panels and
  * alerts from the committed dashboards' and rules' queries. A row that drifts fails with the row it should be.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -11,8 +11,8 @@ import { parse } from 'yaml';
 import { STATUS_CLASSES, STATUS_CODES } from '../../src/api/vocabulary.js';
 import { METRIC_NAMES } from '../../src/config/index.js';
 import { SeriesStore } from '../../src/store/series-store.js';
+import { TrafficMapping } from '../../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
-import { TrafficProcess } from '../../src/traffic/process.js';
 import type { SideRecord, TrafficResponse } from '../../src/traffic/response.js';
 import { metricNames } from '../dashboards/promql.js';
 import { Scrape } from '../helpers/exposition.js';
@@ -36,7 +36,7 @@ function sideRecord(): SideRecord {
 /** The families that get series when the exporter asks the API for `name` alone. */
 function familiesFed(name: string): string[] {
   const store = new SeriesStore();
-  const p = new TrafficProcess(createTrafficFamilies(store, { breakdown: 'resource', windowGauges: true }), {
+  const p = new TrafficMapping(createTrafficFamilies(store, { breakdown: 'resource', windowGauges: true }), {
     metrics: [name],
     resources: [],
   });

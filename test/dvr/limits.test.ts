@@ -3,8 +3,8 @@
  * store beyond limits.max_series are refused in the order of their names while known ones keep updating.
  */
 import { describe, expect, it } from 'vitest';
+import { DvrMapping } from '../../src/dvr/mapping.js';
 import { createDvrFamilies } from '../../src/dvr/metrics.js';
-import { DvrProcess } from '../../src/dvr/process.js';
 import type { DvrHostEntry } from '../../src/dvr/response.js';
 import { SeriesStore } from '../../src/store/series-store.js';
 import { Scrape } from '../helpers/exposition.js';
@@ -25,7 +25,7 @@ function setup(maxSeries: (perHost: number) => number, maxLabelLength = 1024) {
   const families = createDvrFamilies(store);
   // The per-host families: every one but cdn_dvr_stream_up.
   const perHost = Object.keys(families).length - 1;
-  const p = new DvrProcess(families, {
+  const p = new DvrMapping(families, {
     maxSeries: maxSeries(perHost),
     maxLabelLength,
     storeSize: () => store.size,

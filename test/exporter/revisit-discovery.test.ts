@@ -10,7 +10,7 @@ import { MINUTE } from '../../src/clock.js';
 import type { SimAccount } from '../../src/simulator/types.js';
 import { DEMO_PASSWORD, DEMO_USER, demoWorld } from '../../src/simulator/world.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { type Stack, startStack } from '../helpers/stack.js';
+import { quiet, type Stack, startStack } from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 6, 1, 0, 0, 0);
 const INTERVAL = 2 * MINUTE;
@@ -29,10 +29,11 @@ function account(name: string): SimAccount {
   return { ...base, name, token: `${name}-token`, streams: [], recordings: [] };
 }
 
+/** Moves the clock in steps of a second (the request gate paces on it), letting the exporters finish each step. */
 async function run(clock: FakeClock, ms: number): Promise<void> {
   for (let t = 0; t < ms; t += 1000) {
     await clock.advance(1000);
-    await new Promise((r) => setTimeout(r, 1));
+    if (stack) await quiet(stack);
   }
 }
 
@@ -41,10 +42,11 @@ interface Saved {
   revisit?: { accounts: Record<string, { windows: unknown[] }> };
 }
 
-/** Real-time wait (bounded) until the state file shows what `ok` wants; returns it as last read. */
+/** Real-time wait (bounded, generously: file I/O on a loaded machine) until the state file shows what `ok` wants. */
 async function stateWhere(path: string, ok: (s: Saved) => boolean): Promise<Saved> {
   let saved: Saved = { cursors: {} };
-  for (let i = 0; i < 500; i++) {
+  const until = Date.now() + 20_000;
+  for (let i = 0; i < 100_000 && Date.now() < until; i++) {
     try {
       saved = JSON.parse(readFileSync(path, 'utf8')) as Saved;
       if (ok(saved)) return saved;

@@ -9,10 +9,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import type { TrafficPipeline } from '../../src/traffic/poller.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { type Stack, startStack } from '../helpers/stack.js';
+import { quiet, type Stack, startStack } from '../helpers/stack.js';
 import { cursorOf, expectExact, metricsRequests, type Range, reader } from './failure-checks.js';
 
 let stacks: Stack[] = [];
@@ -28,24 +27,6 @@ afterEach(async () => {
 });
 
 const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);
-
-function pipeline(stack: Stack): TrafficPipeline {
-  return (stack.exporter as unknown as { processes: { traffic: TrafficPipeline } }).processes.traffic;
-}
-
-/** Real-time wait until nothing is in flight at the simulator and every answer handed over is counted. */
-async function quiet(stack: Stack): Promise<void> {
-  let calm = 0;
-  let seen = -1;
-  for (let i = 0; i < 5000 && calm < 3; i++) {
-    await new Promise((r) => setTimeout(r, 2));
-    const log = stack.sim.requestLog;
-    const busy = log.length !== seen || log.slice(-20).some((e) => e.status === 0);
-    seen = log.length;
-    await pipeline(stack).idle();
-    calm = busy ? 0 : calm + 1;
-  }
-}
 
 /** Moves the fake clock to `until` in steps, letting the exporter finish what each step started. */
 async function walk(clock: FakeClock, stack: Stack, until: number, stepMs = 30_000): Promise<void> {

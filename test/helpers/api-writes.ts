@@ -47,7 +47,7 @@ export class DvrTestClient extends DvrClient {
     signal?: AbortSignal,
   ): Promise<DvrDeleteResponse> {
     const path = streamPath(account, stream);
-    const { status, body } = await this.http.request({
+    const { status, body } = await this.upstream.request({
       api: 'dvr-net',
       method: 'DELETE',
       path,
@@ -115,7 +115,7 @@ export class RecorderTestClient extends RecorderClient {
     signal?: AbortSignal,
   ): Promise<{ id: string }> {
     const path = `${RECORDER}/${encodeURIComponent(account)}/record`;
-    const res = await this.http.request({
+    const res = await this.upstream.request({
       api: 'recorder-cloud',
       method: 'PUT',
       path,
@@ -128,6 +128,6 @@ export class RecorderTestClient extends RecorderClient {
   /** 400 (no settings with that id) and 422 are ApiError kind `invalid`. */
   async patchSetting(account: string, id: string, body: PatchBody = {}, signal?: AbortSignal): Promise<void> {
     const path = `${RECORDER}/${encodeURIComponent(account)}/record/${encodeURIComponent(id)}`;
-    await this.http.request({ api: 'recorder-cloud', method: 'PATCH', path, json: toWire(body), signal });
+    await this.upstream.request({ api: 'recorder-cloud', method: 'PATCH', path, json: toWire(body), signal });
   }
 }

@@ -45,8 +45,11 @@ export class RoundStepper {
     return this.rounds.findLast((r) => r.api === api && r.account === account && r.at === now);
   }
 
-  /** Waits until every key has reported a round at the clock's now, then scrapes current text. */
-  async settled(keys: readonly RoundKey[], timeoutMs = 5000): Promise<Scrape> {
+  /**
+   * Waits until every key has reported a round at the clock's now, then scrapes current text. The bound is real
+   * time against a hang, generous: rounds are real HTTP on loopback, slow on a loaded machine.
+   */
+  async settled(keys: readonly RoundKey[], timeoutMs = 20_000): Promise<Scrape> {
     const done = () => keys.every(([api, account]) => this.round(api, account) !== undefined);
     if (!done()) {
       const what = `poll rounds ${keys.map((k) => k.join('/')).join(', ')} at ${new Date(this.clock.now()).toISOString()}`;

@@ -7,11 +7,14 @@ import { stringify } from 'yaml';
 import { type Clock, systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config/index.js';
 import { Exporter, type ExporterOptions } from '../../src/exporter/exporter.js';
+import type { Upstreams } from '../../src/exporter/upstreams.js';
 import { silentLogger } from '../../src/log.js';
 import { closeServer, listen } from '../../src/main.js';
 import type { SimulatorOptions } from '../../src/simulator/options.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import type { TrafficPipeline } from '../../src/traffic/pipeline.js';
 import { Scrape } from './exposition.js';
+import { settle } from './fake-clock.js';
 
 export interface StackOptions {
   clock?: Clock;
@@ -112,6 +115,32 @@ export async function waitFor(
     if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * For a stack driven by a FakeClock: waits (real time, bounded) until nothing real is under way in the exporter,
+ * twice in a row: no request under way in a gate (sent, answered, read, or held by its real-time one-second window:
+ * RequestGate.underWay), no login under way, no answer waiting to be counted, the /metrics text rebuilt. All that is left is parked on the clock, so moving it on overtakes nothing. Call it after every move
+ * of the clock instead of a sleep of a few ms, which stands in for a loopback round trip only on an idle machine.
+ */
+export async function quiet(stack: Stack, timeoutMs = 30_000): Promise<void> {
+  const inside = stack.exporter as unknown as {
+    sources: Upstreams;
+    sinks?: { traffic?: TrafficPipeline };
+  };
+  const calm = async () => {
+    await settle();
+    await inside.sinks?.traffic?.idle();
+    // What was counted is in the /metrics text (rebuilt a turn after a change, and compressed off the loop).
+    await stack.exporter.store.refresh();
+    await settle();
+    return inside.sources.underWay() === 0 && inside.sources.logins.every((l) => !l.busy);
+  };
+  await waitFor(
+    async () => (await calm()) && (await calm()),
+    timeoutMs,
+    'the exporter to have nothing under way',
+  );
 }
 
 /**

@@ -17,9 +17,9 @@ import {
 } from '../../src/offloop/traffic.js';
 import { metricValues, TrafficModel } from '../../src/simulator/traffic.js';
 import { SeriesStore } from '../../src/store/series-store.js';
+import { TrafficMapping } from '../../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
 import { parseTrafficBody } from '../../src/traffic/parse.js';
-import { TrafficProcess } from '../../src/traffic/process.js';
 import type { TrafficResponse } from '../../src/traffic/response.js';
 import { captureLog } from '../exporter/failure-checks.js';
 import { FakeClock } from '../helpers/fake-clock.js';
@@ -61,7 +61,7 @@ function plain(r: TrafficResponse) {
 /** The exposition a response gives when counted into a fresh store. */
 async function exposed(r: TrafficResponse): Promise<string> {
   const store = new SeriesStore();
-  new TrafficProcess(createTrafficFamilies(store, { breakdown: 'resource', windowGauges: true }), {
+  new TrafficMapping(createTrafficFamilies(store, { breakdown: 'resource', windowGauges: true }), {
     metrics: [],
     resources: [],
   }).apply('acme', T0, T0 + MINUTE, r, T0 + 2 * MINUTE);

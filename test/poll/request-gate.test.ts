@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { REVISIT_PRIORITY, RequestGate } from '../../src/poll/request-gate.js';
-import { FakeClock } from '../helpers/fake-clock.js';
+import { FakeClock, settle } from '../helpers/fake-clock.js';
+
+/**
+ * Real-time wait (bounded) until the gate has nothing under way in real time: p-queue's own ceiling counts real
+ * time, so the fake clock moves on only once what that holds has gone (RequestGate.underWay), whatever the load.
+ */
+async function parked(gate: RequestGate): Promise<void> {
+  const until = Date.now() + 20_000;
+  while (gate.underWay > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+  await settle();
+}
 
 /** Runs `n` requests through the gate while driving the fake clock; returns their send times (fake ms). */
 async function drive(gate: RequestGate, clock: FakeClock, n: number, stepMs = 50): Promise<number[]> {
@@ -18,8 +28,7 @@ async function drive(gate: RequestGate, clock: FakeClock, n: number, stepMs = 50
   });
   for (let i = 0; i < 2000 && !done; i++) {
     await clock.advance(stepMs);
-    // p-queue's own ceiling counts real time; give it room without tying the fake clock to it.
-    if (i % 10 === 9) await new Promise((r) => setTimeout(r, 20));
+    await parked(gate);
   }
   await all;
   return sent;
@@ -222,7 +231,7 @@ describe('request gate on stop', () => {
     });
     for (let i = 0; i < 200 && !done; i++) {
       await clock.advance(100);
-      await new Promise((r) => setTimeout(r, 5));
+      await parked(gate);
     }
     await all;
     expect(order).toEqual(['first-1', 'first-2', 'first-3', 'reread-1', 'reread-2']);

@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 export interface Running {
   url: string;
   port: number;
+  /** Connections the server holds: 0 once it has seen every client hang up (and closed their responses). */
+  connections(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -17,6 +19,10 @@ export function listen(handler: http.RequestListener): Promise<Running> {
       resolve({
         url: `http://127.0.0.1:${port}`,
         port,
+        connections: () =>
+          new Promise<number>((done, fail) =>
+            server.getConnections((err, count) => (err ? fail(err) : done(count))),
+          ),
         close: () =>
           new Promise<void>((done) => {
             server.closeAllConnections();

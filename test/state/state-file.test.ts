@@ -12,6 +12,7 @@ import { createLogger } from '../../src/log.js';
 import type { SavedRevisits } from '../../src/traffic/revisit.js';
 import { captureLog } from '../exporter/failure-checks.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { waitFor } from '../helpers/stack.js';
 
 const T = Date.UTC(2026, 5, 1, 12, 0);
 const MINUTE = 60_000;
@@ -294,7 +295,7 @@ describe('state file: saving the revisit part', () => {
   const onDisk = (path: string) =>
     JSON.parse(readFileSync(path, 'utf8')) as { cursors: Record<string, string>; revisit?: SavedRevisits };
 
-  /** Real-time wait (bounded) for file I/O, until `ok`. */
+  /** Real-time wait (bounded, generously: file I/O on a loaded machine) until `ok`. */
   async function until(ok: () => boolean): Promise<void> {
     const holds = () => {
       try {
@@ -303,7 +304,7 @@ describe('state file: saving the revisit part', () => {
         return false; // not written yet
       }
     };
-    for (let i = 0; i < 500 && !holds(); i++) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(holds, 20_000, 'the state file to show it').catch(() => undefined);
     expect(ok()).toBe(true);
   }
 
@@ -352,11 +353,12 @@ describe('state file: saving the revisit part', () => {
     book.touch();
     await until(() => made === 1 && onDisk(path).revisit?.accounts.acme?.windows.length === 1);
 
-    // A burst within the gap: held back, nothing written.
+    // A burst within the gap: held back, nothing written. A write starts only when the book's one wait on the
+    // clock ends (or a commit takes it along), so a wait still parked on the clock after it moved means none began.
     for (windows = 2; windows <= 5; windows++) book.touch();
     windows = 5;
     await clock.advance(REVISIT_SAVE_GAP_MS - 1000);
-    await new Promise((r) => setTimeout(r, 20));
+    expect(clock.pending).toBe(1);
     expect(made).toBe(1);
     expect(onDisk(path).revisit?.accounts.acme?.windows).toHaveLength(1);
     // The gap over: one write, of the latest.
@@ -369,9 +371,9 @@ describe('state file: saving the revisit part', () => {
     await book.commit(new Map([['acme', T - 5 * MINUTE]]));
     await until(() => made === 3 && onDisk(path).cursors.acme === new Date(T - 5 * MINUTE).toISOString());
     expect(onDisk(path).revisit?.accounts.acme?.windows).toHaveLength(6);
-    // The touch it took along is not written again after the gap.
+    // The touch it took along is not written again after the gap: its wait on the clock is gone.
+    expect(clock.pending).toBe(0);
     await clock.advance(2 * REVISIT_SAVE_GAP_MS);
-    await new Promise((r) => setTimeout(r, 20));
     expect(made).toBe(3);
 
     windows = 2;

@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { SeriesStore } from '../../src/store/series-store.js';
 import { type AppliedCallback, TrafficApplier } from '../../src/traffic/applier.js';
+import { type ApplyResult, TrafficMapping } from '../../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
-import { type ApplyResult, TrafficProcess } from '../../src/traffic/process.js';
 import type { TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
 
 const T = Date.UTC(2026, 0, 1);
@@ -41,10 +41,10 @@ function answer(count: number, n: number): TrafficResponse {
 function setup(sliceMs = 10) {
   const store = new SeriesStore();
   const families = createTrafficFamilies(store, { breakdown: 'resource', windowGauges: true });
-  const process = new TrafficProcess(families, { metrics: [], resources: [] });
+  const mapping = new TrafficMapping(families, { metrics: [], resources: [] });
   let clock = 0;
   let yields = 0;
-  const applier = new TrafficApplier(process, {
+  const applier = new TrafficApplier(mapping, {
     sliceMs,
     // Every look at the time costs 1 ms: a slice is `sliceMs` looks, 32 records each.
     now: () => clock++,
@@ -94,14 +94,14 @@ describe('traffic applier', () => {
     expect(sliced.yields()).toBeGreaterThanOrEqual(10);
 
     const store = new SeriesStore();
-    const process = new TrafficProcess(
+    const mapping = new TrafficMapping(
       createTrafficFamilies(store, { breakdown: 'resource', windowGauges: true }),
       {
         metrics: [],
         resources: [],
       },
     );
-    process.apply('acme', T, T + WINDOW, big, T);
+    mapping.apply('acme', T, T + WINDOW, big, T);
     expect(sliced.store.render('text').equals(store.render('text'))).toBe(true);
   });
 

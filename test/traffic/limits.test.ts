@@ -1,12 +1,12 @@
 /**
- * Series caps in the traffic process (issue 15): which new resources a cap refuses depends on the answer, not
+ * Series caps in the traffic mapping (issue 15): which new resources a cap refuses depends on the answer, not
  * on the order of its records; exported resources keep counting exactly; the estimate per resource is never
  * below what a resource creates, so the cap holds.
  */
 import { describe, expect, it } from 'vitest';
 import { SeriesStore } from '../../src/store/series-store.js';
+import { TrafficMapping } from '../../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
-import { TrafficProcess } from '../../src/traffic/process.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
 import { Scrape } from '../helpers/exposition.js';
 
@@ -39,7 +39,7 @@ function answer(records: TrafficRecord[]): TrafficResponse {
 function setup(maxSeriesPerAccount: number) {
   const store = new SeriesStore();
   const families = createTrafficFamilies(store, { breakdown: 'resource', windowGauges: false });
-  const p = new TrafficProcess(families, {
+  const p = new TrafficMapping(families, {
     metrics: [],
     resources: [],
     limits: { maxSeries: 1_000_000, maxSeriesPerAccount, maxLabelLength: 64, storeSize: () => store.size },
@@ -51,7 +51,7 @@ function setup(maxSeriesPerAccount: number) {
 /** Series one record above creates: per side 1 code + 1 class + requests + 1 median; plus cdn_resource_info. */
 const PER_RESOURCE = 9;
 
-describe('series caps in the traffic process', () => {
+describe('series caps in the traffic mapping', () => {
   it('refuses the same new resources whatever their order in the answer, and counts them', () => {
     const ids = Array.from({ length: 20 }, (_, i) => `r${String(i).padStart(2, '0')}`);
     const shuffled = [...ids].sort(

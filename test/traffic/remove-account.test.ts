@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SeriesStore } from '../../src/store/series-store.js';
 import { TrafficApplier } from '../../src/traffic/applier.js';
+import { TrafficMapping } from '../../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
-import { TrafficProcess } from '../../src/traffic/process.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
 import { Scrape } from '../helpers/exposition.js';
 
@@ -31,10 +31,10 @@ function answer(account: string, ...ids: string[]): TrafficResponse {
   return { account, metrics: [], records, issues: [], unknownKeys: [] };
 }
 
-describe('TrafficProcess.removeAccount (an account discovery stopped polling)', () => {
+describe('TrafficMapping.removeAccount (an account discovery stopped polling)', () => {
   it('removes every series of that account, keeps the others, and starts afresh if it comes back', () => {
     const store = new SeriesStore();
-    const p = new TrafficProcess(
+    const p = new TrafficMapping(
       createTrafficFamilies(store, { breakdown: 'resource', windowGauges: true }),
       {
         metrics: [],
@@ -68,7 +68,7 @@ describe('TrafficProcess.removeAccount (an account discovery stopped polling)', 
 describe('TrafficApplier.remove (the counted cursor leaves with the series)', () => {
   it('an exposition after the removal carries no cursor of that account, so no scrape saves windows it never showed', async () => {
     const store = new SeriesStore();
-    const p = new TrafficProcess(
+    const p = new TrafficMapping(
       createTrafficFamilies(store, { breakdown: 'resource', windowGauges: false }),
       { metrics: [], resources: [] },
     );

@@ -1,13 +1,13 @@
 /**
- * The CountedBook and the revisit part of the state file, on the real store and TrafficProcess: what a re-read
+ * The CountedBook and the revisit part of the state file, on the real store and TrafficMapping: what a re-read
  * adds series by series, and what a restart and another shard's accounts keep.
  */
 import { describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
 import { SeriesStore } from '../../src/store/series-store.js';
-import { TrafficPipeline } from '../../src/traffic/poller.js';
-import type { TrafficProcess } from '../../src/traffic/process.js';
+import type { TrafficMapping } from '../../src/traffic/mapping.js';
+import { TrafficPipeline } from '../../src/traffic/pipeline.js';
 import type { SideRecord, TrafficResponse } from '../../src/traffic/response.js';
 import { decodeCounted, encodeCounted } from '../../src/traffic/revisit.js';
 
@@ -53,24 +53,24 @@ function setup() {
     authBackoff: { baseMs: 1, capMs: 1 },
   });
   const book = pipeline.book!;
-  const process: TrafficProcess = pipeline.process;
+  const mapping: TrafficMapping = pipeline.mapping;
   const text = () => store.render('text').toString();
-  return { book, process, text, pipeline };
+  return { book, mapping, text, pipeline };
 }
 
 describe('CountedBook', () => {
   it('saves the series table again only when series came or went, and then with them', () => {
-    const { book, process } = setup();
+    const { book, mapping } = setup();
     const names = (t: ReturnType<typeof book.save>) =>
       (t.get('acme') ?? []).filter((x) => x !== null).map((x) => `${book.familyNames()[x[0]]}/${x.slice(1)}`);
-    process.apply('acme', T, T + 5 * MINUTE, answer([['1', 10, { '200': 10 }]]), T + 6 * MINUTE);
+    mapping.apply('acme', T, T + 5 * MINUTE, answer([['1', 10, { '200': 10 }]]), T + 6 * MINUTE);
     const first = book.save(['acme']);
     expect(names(first)).toContain('cdn_edge_requests_total/1');
     // Nothing new: the same table.
-    process.apply('acme', T + 5 * MINUTE, T + 10 * MINUTE, answer([['1', 3, { '200': 3 }]]), T + 11 * MINUTE);
+    mapping.apply('acme', T + 5 * MINUTE, T + 10 * MINUTE, answer([['1', 3, { '200': 3 }]]), T + 11 * MINUTE);
     expect(book.save(['acme']).get('acme')).toBe(first.get('acme'));
     // A new resource and a new code: in the next table, the old entries where they were.
-    process.apply(
+    mapping.apply(
       'acme',
       T + 10 * MINUTE,
       T + 15 * MINUTE,
@@ -89,20 +89,20 @@ describe('CountedBook', () => {
       expect(next.get('acme')![cid]).toEqual(x);
     });
     // A resource gone (its counters deleted): its numbers are free in the next table.
-    process.removeAccount('acme');
+    mapping.removeAccount('acme');
     expect(names(book.save(['acme']))).toEqual([]);
   });
 
   it('adds what a re-read found beyond the first read, never takes back, and tells up from down', () => {
-    const { book, process, text } = setup();
+    const { book, mapping, text } = setup();
     book.beginRecord('acme');
-    process.apply('acme', T, T + 5 * MINUTE, answer([['1', 100, { '200': 90, '404': 10 }]]), T + 6 * MINUTE);
+    mapping.apply('acme', T, T + 5 * MINUTE, answer([['1', 100, { '200': 90, '404': 10 }]]), T + 6 * MINUTE);
     const counted = book.endRecord();
     expect(text()).toContain('cdn_edge_requests_total{account="acme",resource="1"} 100');
 
     // The CDN added 20 requests (all 200s) and a second resource; the 404s went down by 2.
     book.beginRevisit('acme', [counted]);
-    const w = process.begin(
+    const w = mapping.begin(
       'acme',
       T,
       T + 5 * MINUTE,
@@ -128,16 +128,16 @@ describe('CountedBook', () => {
   });
 
   it('counts a series missing from the re-read as down, and a merged re-read against the sum of its windows', () => {
-    const { book, process, text } = setup();
+    const { book, mapping, text } = setup();
     const records: Float64Array[] = [];
     for (let i = 0; i < 2; i++) {
       book.beginRecord('acme');
       const s = T + i * 5 * MINUTE;
-      process.apply('acme', s, s + 5 * MINUTE, answer([['1', 50, { '200': 50 }]]), s + 6 * MINUTE);
+      mapping.apply('acme', s, s + 5 * MINUTE, answer([['1', 50, { '200': 50 }]]), s + 6 * MINUTE);
       records.push(book.endRecord());
     }
     book.beginRevisit('acme', records);
-    const w = process.begin('acme', T, T + 10 * MINUTE, answer([['1', 130, { '200': 130 }]]), T, false);
+    const w = mapping.begin('acme', T, T + 10 * MINUTE, answer([['1', 130, { '200': 130 }]]), T, false);
     w.records(0, w.total);
     w.finish();
     const o = book.endRevisit();
@@ -146,10 +146,10 @@ describe('CountedBook', () => {
     expect(o.down).toBe(0);
 
     book.beginRecord('acme');
-    process.apply('acme', T + 10 * MINUTE, T + 15 * MINUTE, answer([['1', 5, { '200': 5 }]]), T);
+    mapping.apply('acme', T + 10 * MINUTE, T + 15 * MINUTE, answer([['1', 5, { '200': 5 }]]), T);
     const third = book.endRecord();
     book.beginRevisit('acme', [third]);
-    const gone = process.begin('acme', T + 10 * MINUTE, T + 15 * MINUTE, answer([]), T, false);
+    const gone = mapping.begin('acme', T + 10 * MINUTE, T + 15 * MINUTE, answer([]), T, false);
     gone.finish();
     expect(book.endRevisit().down).toBe(2);
   });
@@ -173,16 +173,19 @@ describe('CountedBook', () => {
       ],
     };
     pipeline.restoreRevisits({ version: 1, families: pipeline.book!.familyNames(), accounts: { other } }, T);
-    pipeline.poller('acme', {
-      clock: { now: () => T, sleep: () => new Promise(() => {}) },
-      log: silentLogger,
-      startCursor: undefined,
-      fetchTraffic: () => new Promise(() => {}),
-      onStatus: () => {},
-      audit: () => {},
-      storeChanged: () => {},
-      refused: () => {},
-    });
+    pipeline.poller(
+      'acme',
+      { request: () => new Promise(() => {}) },
+      {
+        clock: { now: () => T, sleep: () => new Promise(() => {}) },
+        log: silentLogger,
+        startCursor: undefined,
+        onStatus: () => {},
+        audit: () => {},
+        storeChanged: () => {},
+        refused: () => {},
+      },
+    );
     expect(pipeline.savedRevisits()?.accounts).toEqual({ other });
   });
 });

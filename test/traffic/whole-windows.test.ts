@@ -7,8 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { SeriesStore } from '../../src/store/series-store.js';
 import { TrafficApplier } from '../../src/traffic/applier.js';
+import { TrafficMapping } from '../../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
-import { TrafficProcess } from '../../src/traffic/process.js';
 import type { TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
 
 const T = Date.UTC(2026, 0, 1);
@@ -45,16 +45,16 @@ function answer(count: number): TrafficResponse {
 /** A store and an applier whose slices end after two looks at the time; yields are real (setImmediate). */
 function setup() {
   const store = new SeriesStore({ chunkSize: 64 });
-  const process = new TrafficProcess(
+  const mapping = new TrafficMapping(
     createTrafficFamilies(store, { breakdown: 'resource', windowGauges: true }),
     {
       metrics: [],
       resources: [],
     },
   );
-  process.initAccount('acme', 10);
+  mapping.initAccount('acme', 10);
   let clock = 0;
-  const applier = new TrafficApplier(process, { sliceMs: 2, now: () => clock++, lock: store });
+  const applier = new TrafficApplier(mapping, { sliceMs: 2, now: () => clock++, lock: store });
   applier.startAt('acme', T);
   return { store, applier };
 }

@@ -25,7 +25,7 @@ export interface StreamHealth {
   lastEnd?: number;
 }
 
-export class DvrProcess {
+export class DvrMapping {
   /** account/stream -> hosts exposed, to remove hosts that vanished. */
   private readonly hosts = new Map<string, Set<string>>();
   /** account -> stream -> series refused by that stream's last apply. */

@@ -1,11 +1,11 @@
 /**
- * RecordingsProcess deletes a setting's series by their exact labels (not by scanning the families): what a user
+ * RecordingsMapping deletes a setting's series by their exact labels (not by scanning the families): what a user
  * checks is that a setting whose labels change, loses its status, vanishes or whose account goes leaves no series
  * behind, and that the other settings keep theirs.
  */
 import { describe, expect, it } from 'vitest';
+import { RecordingsMapping } from '../../src/recordings/mapping.js';
 import { createRecordingFamilies } from '../../src/recordings/metrics.js';
-import { RecordingsProcess } from '../../src/recordings/process.js';
 import type { RecordingSetting } from '../../src/recordings/response.js';
 import { SeriesStore } from '../../src/store/series-store.js';
 import { Scrape } from '../helpers/exposition.js';
@@ -27,7 +27,7 @@ function setting(id: string, extra: Partial<RecordingSetting> = {}): RecordingSe
 
 function setup() {
   const store = new SeriesStore();
-  const p = new RecordingsProcess(createRecordingFamilies(store), {
+  const p = new RecordingsMapping(createRecordingFamilies(store), {
     maxSeries: 1_000_000,
     maxLabelLength: 1024,
     storeSize: () => store.size,
@@ -43,7 +43,7 @@ function setup() {
   return { p, series };
 }
 
-describe('RecordingsProcess series lifecycle', () => {
+describe('RecordingsMapping series lifecycle', () => {
   it('a changed label, a status gone, a setting gone and an account gone leave no series behind', () => {
     const { p, series } = setup();
     p.apply('acme', [setting('a'), setting('b'), setting('c')]);

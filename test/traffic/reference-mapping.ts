@@ -1,6 +1,6 @@
 /**
- * TEST ORACLE: the straightforward TrafficProcess as it was before the slot caches (src/traffic/process.ts),
- * kept only so process-cache.test.ts can check that the cached one exposes exactly the same series.
+ * TEST ORACLE: the straightforward TrafficMapping as it was before the series caches (src/traffic/mapping.ts),
+ * kept only so series-cache.test.ts can check that the cached one exposes exactly the same series.
  *
  * Maps traffic answers onto the traffic families: counters once per window, gauges from the newest window.
  * No I/O: time comes in as an argument.
@@ -39,7 +39,7 @@ function counterFamilies(f: TrafficFamilies): Family[] {
   return out;
 }
 
-interface ProcessOptions {
+interface MappingOptions {
   /** API metric names to keep; empty: all. Applied before a series exists. */
   metrics: readonly string[];
   /** Resource ids to keep; empty: all. */
@@ -56,7 +56,7 @@ interface ApplyResult {
 
 const DAY_MS = 86_400_000;
 
-export class ReferenceTrafficProcess {
+export class ReferenceTrafficMapping {
   private readonly metricAllow: Set<string> | undefined;
   private readonly resourceAllow: Set<string> | undefined;
   private readonly retentionMs: number;
@@ -69,7 +69,7 @@ export class ReferenceTrafficProcess {
 
   constructor(
     private readonly f: TrafficFamilies,
-    opts: ProcessOptions,
+    opts: MappingOptions,
   ) {
     this.metricAllow = opts.metrics.length ? new Set(opts.metrics) : undefined;
     this.resourceAllow = opts.resources.length ? new Set(opts.resources) : undefined;

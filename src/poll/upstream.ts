@@ -1,32 +1,41 @@
 /**
- * One upstream per API token: the token source, an HTTP client reading it, the request gate every request of that
- * token passes through, and the three API clients. Accounts sharing a token share all of it.
+ * One upstream per API token: the token source, an HTTP client reading it, and the request gate every request of
+ * that token passes through. Accounts sharing a token share all of it. The API clients (src/traffic, src/dvr,
+ * src/recordings, src/discovery) take it as a value, a Requester, and send through `request`.
  */
 import type { Agent } from 'undici';
 import type { Clock } from '../clock.js';
 import type { TokenSource } from '../config/index.js';
-import { type InventoryBodyParser, InventoryClient } from '../discovery/client.js';
-import { type DvrBodyParser, DvrClient } from '../dvr/client.js';
 import type { ApiName } from '../http/errors.js';
 import { type ApiError, isApiError } from '../http/errors.js';
-import { HttpClient, reportingSends } from '../http/request.js';
-import { RequestGate } from '../poll/request-gate.js';
-import { RecorderClient, type RecordingsBodyParser } from '../recordings/client.js';
-import { MetricsClient, type TrafficBodyParser } from '../traffic/client.js';
+import { HttpClient, type HttpResult, type RequestSpec, reportingSends } from '../http/request.js';
+import { RequestGate } from './request-gate.js';
 
-export interface Upstream {
+/**
+ * What an API client sends its requests through: an Upstream (gate, token, HTTP), or an HttpClient alone where
+ * no gate is wanted (tests of a client). Failures are ApiError values.
+ */
+export interface Requester {
+  /**
+   * Sends one request; through an Upstream, it waits its turn in the gate, a 429 pauses and slows the gate, a
+   * success lets it climb back. `priority`: see RequestGate.run (default 0).
+   */
+  request(spec: RequestSpec, priority?: number): Promise<HttpResult>;
+}
+
+export interface Upstream extends Requester {
   token: TokenSource;
   gate: RequestGate;
-  metrics: MetricsClient;
-  dvr: DvrClient;
-  recorder: RecorderClient;
-  inventory: InventoryClient;
   /**
-   * Runs one request through the gate; a 429 pauses and slows the gate, a success lets it climb back. `priority`:
-   * see RequestGate.run (default 0). `signal` (default: the exporter's stop) drops the request while it waits
-   * for its turn: an account stopped alone must not wait for the turns of its queued requests.
+   * `request`'s `signal` (default: the exporter's stop) drops the request while it waits for its turn in the gate;
+   * one already sent goes on.
    */
-  call<T>(fn: () => Promise<T>, priority?: number, signal?: AbortSignal): Promise<T>;
+  request(spec: RequestSpec, priority?: number, signal?: AbortSignal): Promise<HttpResult>;
+  /**
+   * The requests of one account: this upstream's, dropped while they wait for their turn once `signal` (the
+   * account's stop) aborts, so an account stopped alone does not wait for the turns of its queued requests.
+   */
+  forAccount(signal: AbortSignal): Requester;
 }
 
 export interface UpstreamOptions {
@@ -44,12 +53,6 @@ export interface UpstreamOptions {
   signal?: AbortSignal;
   /** Every failed request, after the gate has seen it (for counting malformed answers). */
   onError?: (err: ApiError) => void;
-  /** Reads traffic answers (default: inline). One is shared by every upstream: see src/offloop/pool.ts. */
-  parseTraffic?: TrafficBodyParser;
-  /** Read DVR and recordings answers (default: inline). One is shared by every upstream: src/offloop/pool.ts. */
-  parseDvr?: DvrBodyParser;
-  parseRecordings?: RecordingsBodyParser;
-  parseInventory?: InventoryBodyParser;
 }
 
 export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstream {
@@ -67,14 +70,13 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
     concurrency: opts.concurrency,
     clock: opts.clock,
   });
-  return {
+  const upstream: Upstream = {
     token,
     gate,
-    metrics: new MetricsClient(http, opts.parseTraffic),
-    dvr: new DvrClient(http, opts.parseDvr),
-    recorder: new RecorderClient(http, opts.parseRecordings),
-    inventory: new InventoryClient(http, opts.parseInventory),
-    async call<T>(fn: () => Promise<T>, priority?: number, signal?: AbortSignal): Promise<T> {
+    forAccount(signal: AbortSignal): Requester {
+      return { request: (spec, priority) => upstream.request(spec, priority, signal) };
+    },
+    async request(spec: RequestSpec, priority?: number, signal?: AbortSignal): Promise<HttpResult> {
       for (let attempt = 0; ; attempt++) {
         // No token (a login refused or not done yet): fail before taking a place in the gate.
         token.get();
@@ -85,7 +87,7 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
             (ticket) => {
               releasedAt = ticket.releasedAt;
               generation = token.generation;
-              return reportingSends(ticket.sent, fn);
+              return reportingSends(ticket.sent, () => http.request(spec));
             },
             signal ?? opts.signal,
             priority,
@@ -114,4 +116,5 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
       }
     },
   };
+  return upstream;
 }

@@ -1,25 +1,26 @@
 /**
- * What every account's pollers feed: the traffic pipeline (tied to the cursor book's revisit part), the DVR and the
- * recordings processes, all writing the one series store.
+ * What every account's pollers write into: the traffic pipeline (tied to the cursor book's revisit part), the DVR
+ * and the recordings mappings, all writing the one series store.
  */
 import { MINUTE } from '../clock.js';
 import { type Config, METRIC_NAMES } from '../config/index.js';
+import { DvrMapping } from '../dvr/mapping.js';
 import { createDvrFamilies } from '../dvr/metrics.js';
-import { DvrProcess } from '../dvr/process.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
+import { RecordingsMapping } from '../recordings/mapping.js';
 import { createRecordingFamilies } from '../recordings/metrics.js';
-import { RecordingsProcess } from '../recordings/process.js';
 import type { SeriesStore } from '../store/series-store.js';
-import { TrafficPipeline } from '../traffic/poller.js';
+import type { TrafficBodyParser } from '../traffic/client.js';
+import { TrafficPipeline } from '../traffic/pipeline.js';
 import type { CursorBook } from './cursor-book.js';
 
-export interface Processes {
+export interface Sinks {
   traffic: TrafficPipeline;
-  dvr: DvrProcess;
-  recordings: RecordingsProcess;
+  dvr: DvrMapping;
+  recordings: RecordingsMapping;
 }
 
-export interface ProcessesDeps {
+export interface SinksDeps {
   store: SeriesStore;
   config: Pick<Config, 'metrics' | 'api' | 'limits'>;
   /** Loaded already: its revisit part restores the windows awaiting a re-read. */
@@ -29,11 +30,13 @@ export interface ProcessesDeps {
   backoff?: BackoffPolicy;
   /** Probing while a token is refused (default 1 min doubling to 10 min). */
   authBackoff?: BackoffPolicy;
+  /** Reads traffic answers, big ones off the event loop (default: inline; src/offloop/pool.ts). */
+  parseTraffic?: TrafficBodyParser;
 }
 
-export function createProcesses(d: ProcessesDeps): Processes {
+export function createSinks(d: SinksDeps): Sinks {
   const { store, config, cursors } = d;
-  const processes: Processes = {
+  const sinks: Sinks = {
     // The store is the counting lock: each exposition shows whole windows and carries their counted cursors.
     traffic: new TrafficPipeline(
       store,
@@ -52,16 +55,17 @@ export function createProcesses(d: ProcessesDeps): Processes {
         backoff: d.backoff ?? { baseMs: 1000, capMs: 120_000 },
         authBackoff: d.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
         limits: { ...config.limits, storeSize: () => store.size },
+        parse: d.parseTraffic,
       },
       store,
     ),
-    dvr: new DvrProcess(createDvrFamilies(store), { ...config.limits, storeSize: () => store.size }),
-    recordings: new RecordingsProcess(createRecordingFamilies(store), {
+    dvr: new DvrMapping(createDvrFamilies(store), { ...config.limits, storeSize: () => store.size }),
+    recordings: new RecordingsMapping(createRecordingFamilies(store), {
       ...config.limits,
       storeSize: () => store.size,
     }),
   };
-  const { traffic } = processes;
+  const { traffic } = sinks;
   traffic.restoreRevisits(cursors.loadedRevisits, d.now);
   if (traffic.book) {
     traffic.shownCursor = (account) => cursors.shown(account);
@@ -70,5 +74,5 @@ export function createProcesses(d: ProcessesDeps): Processes {
       shown: (rereads) => traffic.rereadsShown(rereads),
     };
   }
-  return processes;
+  return sinks;
 }

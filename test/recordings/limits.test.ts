@@ -3,8 +3,8 @@
  * and new settings beyond limits.max_series are refused in the order of their ids while known ones update.
  */
 import { describe, expect, it } from 'vitest';
+import { RecordingsMapping, SERIES_PER_SETTING } from '../../src/recordings/mapping.js';
 import { createRecordingFamilies } from '../../src/recordings/metrics.js';
-import { RecordingsProcess, SERIES_PER_SETTING } from '../../src/recordings/process.js';
 import type { RecordingSetting } from '../../src/recordings/response.js';
 import { SeriesStore } from '../../src/store/series-store.js';
 import { Scrape } from '../helpers/exposition.js';
@@ -15,7 +15,7 @@ function setting(id: string, extra: Partial<RecordingSetting> = {}): RecordingSe
 
 function setup(maxSeries: number) {
   const store = new SeriesStore();
-  const p = new RecordingsProcess(createRecordingFamilies(store), {
+  const p = new RecordingsMapping(createRecordingFamilies(store), {
     maxSeries,
     maxLabelLength: 1024,
     storeSize: () => store.size,

@@ -6,9 +6,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE, systemClock } from '../../src/clock.js';
 import type { TokenSource } from '../../src/config/index.js';
-import { createUpstream } from '../../src/exporter/upstream.js';
 import { createAgent } from '../../src/http/request.js';
+import { createUpstream } from '../../src/poll/upstream.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { MetricsClient } from '../../src/traffic/client.js';
 
 let sim: Simulator | undefined;
 afterEach(async () => {
@@ -34,7 +35,8 @@ class Rotating implements TokenSource {
 }
 
 async function setup(token: Rotating) {
-  // Every request is held 300 ms before the API looks at it, so the token can change while it is in flight.
+  // Every request is held a while before the API looks at it: the token changes while it is in flight, on the
+  // simulator's word that it arrived (requestArrived), whatever the load.
   sim = await startSimulator({ seed: 2, faults: { slow: 1 }, slowMs: 300 });
   const agent = createAgent();
   const up = createUpstream(token, {
@@ -46,10 +48,9 @@ async function setup(token: Rotating) {
     onRequest: () => undefined,
   });
   const start = Math.floor((Date.now() - 60 * MINUTE) / MINUTE) * MINUTE;
+  const metrics = new MetricsClient(up);
   const fetch = () =>
-    up.call(() =>
-      up.metrics.fetchTraffic({ account: 'demo', start, end: start + 5 * MINUTE, breakdown: 'resource' }),
-    );
+    metrics.fetchTraffic({ account: 'demo', start, end: start + 5 * MINUTE, breakdown: 'resource' });
   return { agent, fetch };
 }
 
@@ -58,7 +59,8 @@ describe('a renewal while a request is in flight', () => {
     const token = new Rotating('demo-token');
     const { agent, fetch } = await setup(token);
     const pending = fetch();
-    await new Promise((r) => setTimeout(r, 100));
+    const arrived = await sim!.requestArrived((e) => e.api === 'metrics');
+    expect(arrived.token).toBe('static');
     // The CDN now takes only the new token, and the source has it.
     sim!.setToken('demo', 'renewed-token');
     token.replace('renewed-token');

@@ -30,7 +30,7 @@ export type RecordingLimits = SeriesLimits;
 /** Series one setting has at most: info, one per status, instances, last start and stop, DVR on and window, storage. */
 export const SERIES_PER_SETTING = 1 + RECORDING_STATUSES.length + 6;
 
-export class RecordingsProcess {
+export class RecordingsMapping {
   private readonly ids = new Map<string, Set<string>>();
   /**
    * Per account, per id exposed, the labels of its cdn_recording_info series: a setting's series are deleted by
@@ -75,7 +75,7 @@ export class RecordingsProcess {
         if (old) info.delete(old);
         info.set(info.slot(infoLabels), 1);
       }
-      // Kept from this listing, not the first: what the process holds of an answer goes with the next one.
+      // Kept from this listing, not the first: what the mapping holds of an answer goes with the next one.
       labelsNow.set(s.id, infoLabels);
       if (status) {
         for (const st of RECORDING_STATUSES)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SeriesStore } from '../../src/store/series-store.js';
+import { TrafficMapping } from '../../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
-import { TrafficProcess } from '../../src/traffic/process.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
 import { Scrape } from '../helpers/exposition.js';
 
@@ -55,12 +55,12 @@ function setup(
     breakdown: opts.breakdown ?? 'resource',
     windowGauges: opts.windowGauges ?? false,
   });
-  const p = new TrafficProcess(families, { metrics: opts.metrics ?? [], resources: opts.resources ?? [] });
+  const p = new TrafficMapping(families, { metrics: opts.metrics ?? [], resources: opts.resources ?? [] });
   const scrape = () => Scrape.of(store.render('text').toString());
   return { p, scrape };
 }
 
-describe('traffic process', () => {
+describe('traffic mapping', () => {
   it('adds counters once per window and sets gauges from the newest window', () => {
     const { p, scrape } = setup();
     p.apply('acme', T, T + 300_000, answer(record('r1', 1), record('r2', 2)), T);

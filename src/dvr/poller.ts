@@ -1,41 +1,26 @@
 /**
- * The DVR and recordings poll rounds of one account. A round never throws: every failure is logged once per change,
- * counted (cdn_up 0, parse errors) and retried at the next interval.
+ * The DVR poller of one account (the contract: src/poll/poller.ts): a round every `dvr.interval` polls every
+ * configured stream through the account's upstream and maps the answers (./mapping.ts). A round never throws:
+ * every failure is logged once per change, counted (cdn_up 0, parse errors) and retried at the next interval.
  */
 import type { Clock } from '../clock.js';
-import type { DvrProcess, StreamHealth } from '../dvr/process.js';
-import type { DvrStreamResponse } from '../dvr/response.js';
-import type { ParsedAnswer } from '../http/answers.js';
 import { describeError, isApiError, isRefusal } from '../http/errors.js';
 import type { Logger } from '../log.js';
-import type { RecordingSummary, RecordingsProcess } from '../recordings/process.js';
-import type { RecordingListResponse } from '../recordings/response.js';
+import { everyInterval, type Poller, type PollReporter } from '../poll/poller.js';
+import type { Requester } from '../poll/upstream.js';
+import { type DvrBodyParser, DvrClient } from './client.js';
+import type { DvrMapping, StreamHealth } from './mapping.js';
 
-/** The outcome of one round. */
-export interface RoundResult {
-  ok: boolean;
-  /** What failed, as one line for logs and pages (undefined when ok). */
-  error?: string;
-  /** The failures themselves (ApiError values, usually): decisions are made on these, never on `error`'s text. */
-  failures: readonly unknown[];
-}
-
-/** What a round reports, for cdn_up, the landing page, readiness and the token-refresh policy. */
-export interface RoundReporter {
-  result(r: RoundResult): void;
-  /** Every answer that arrived: what it had that could not be used is counted and logged (AnswerAudit, ../http/answers.ts). */
-  answer(res: ParsedAnswer): void;
-}
-
-export interface DvrRoundDeps {
-  account: string;
-  streams: readonly string[];
+export interface DvrPollerDeps {
   clock: Clock;
   /** The account's logger (a child carrying `account`); the round's lines do not repeat the key. */
   log: Logger;
-  getStream: (account: string, stream: string) => Promise<DvrStreamResponse>;
-  process: DvrProcess;
-  report: RoundReporter;
+  /** dvr.interval. */
+  intervalMs: number;
+  /** Reads a 2xx answer (default: inline; big ones off the event loop: src/offloop/pool.ts). */
+  parse?: DvrBodyParser;
+  mapping: DvrMapping;
+  report: PollReporter;
   /**
    * After every round, for the landing page: the health of every host, and the configured streams whose poll
    * failed this round (stream -> its error), in the configured order.
@@ -64,52 +49,58 @@ function streamOnly(err: unknown): boolean {
  * for the token (401/403: the account is down, whatever other streams did). Which stream fails is
  * `cdn_dvr_stream_up{account,stream}`, set for every configured stream every round.
  */
-export function dvrRound(d: DvrRoundDeps): () => Promise<void> {
+export function dvrPoller(
+  account: string,
+  streams: readonly string[],
+  upstream: Requester,
+  d: DvrPollerDeps,
+): Poller {
+  const client = new DvrClient(upstream, d.parse);
   let lastError: string | undefined;
   /** Per stream, the health of its last successful poll: a failed poll keeps it, as it keeps the series. */
   const lastRows = new Map<string, StreamHealth[]>();
-  return async () => {
+  return everyInterval(d.intervalMs, d.clock, d.log, async () => {
     const failed = new Map<string, StreamFailure & { err: unknown }>();
     let answered = 0;
     let apiFailures = 0;
     // async: a getStream that throws before it returns a promise fails its stream, not the round.
     const outcomes = await Promise.allSettled(
-      d.streams.map(async (stream) => d.getStream(d.account, stream)),
+      streams.map(async (stream) => client.getStream(account, stream)),
     );
     // Applied in the configured order, whichever answer came first: the caps refuse the same hosts either way.
-    d.streams.forEach((stream, i) => {
+    streams.forEach((stream, i) => {
       const outcome = outcomes[i]!;
       try {
         if (outcome.status === 'rejected') throw outcome.reason;
         const res = outcome.value;
         d.report.answer(res);
-        lastRows.set(stream, d.process.applyStream(d.account, stream, res.entries, d.clock.now() / 1000));
-        d.process.streamPolled(d.account, stream, true);
+        lastRows.set(stream, d.mapping.applyStream(account, stream, res.entries, d.clock.now() / 1000));
+        d.mapping.streamPolled(account, stream, true);
         answered++;
       } catch (err) {
         // An unknown stream no longer exists: its series go. Other failures keep the last values.
         const unknown = streamOnly(err);
         if (unknown) {
-          d.process.removeStream(d.account, stream);
+          d.mapping.removeStream(account, stream);
           lastRows.delete(stream);
         } else {
           apiFailures++;
         }
-        d.process.streamPolled(d.account, stream, false);
+        d.mapping.streamPolled(account, stream, false);
         failed.set(stream, { error: describeError(err), unknown, err });
       }
     });
     // In the configured order, whichever answer came first (so the error text changes only when the errors do).
     const failedInOrder = new Map<string, StreamFailure>();
     const failures: unknown[] = [];
-    for (const stream of d.streams) {
+    for (const stream of streams) {
       const f = failed.get(stream);
       if (!f) continue;
       failedInOrder.set(stream, { error: f.error, unknown: f.unknown });
       failures.push(f.err);
     }
     d.health(
-      d.streams.flatMap((stream) => lastRows.get(stream) ?? []),
+      streams.flatMap((stream) => lastRows.get(stream) ?? []),
       failedInOrder,
     );
     const errors = [...failedInOrder].map(([stream, f]) => `${stream}: ${f.error}`);
@@ -121,37 +112,5 @@ export function dvrRound(d: DvrRoundDeps): () => Promise<void> {
       lastError = error;
     }
     d.report.result({ ok, error, failures });
-  };
-}
-
-export interface RecordingsRoundDeps {
-  account: string;
-  /** The account's logger (a child carrying `account`); the round's lines do not repeat the key. */
-  log: Logger;
-  list: (account: string) => Promise<RecordingListResponse>;
-  process: RecordingsProcess;
-  report: RoundReporter;
-  summary: (rows: RecordingSummary[]) => void;
-}
-
-export function recordingsRound(d: RecordingsRoundDeps): () => Promise<void> {
-  let lastError: string | undefined;
-  return async () => {
-    let error: string | undefined;
-    const failures: unknown[] = [];
-    try {
-      const res = await d.list(d.account);
-      d.report.answer(res);
-      d.summary(d.process.apply(d.account, res.settings));
-    } catch (err) {
-      error = describeError(err);
-      failures.push(err);
-    }
-    if (error !== lastError) {
-      if (error) d.log.warn({ api: 'recorder-cloud', error }, 'recordings poll failed');
-      else if (lastError) d.log.info({ api: 'recorder-cloud' }, 'recordings poll recovered');
-      lastError = error;
-    }
-    d.report.result({ ok: error === undefined, error, failures });
-  };
+  });
 }

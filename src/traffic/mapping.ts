@@ -15,9 +15,18 @@ import { overLength, type RefusalReason, truncateLabel } from '../store/limits.j
 import type { Family, Slot } from '../store/types.js';
 import type { SideFamilies, TrafficFamilies } from './metrics.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from './response.js';
-import { addOne, deleteKeyed, type Keyed, type KeyedCall, KeyIndex, keyed, NONE, setOne } from './slots.js';
+import {
+  addOne,
+  deleteKeyed,
+  type Keyed,
+  type KeyedCall,
+  KeyIndex,
+  keyed,
+  NONE,
+  setOne,
+} from './series-cache.js';
 
-export interface ProcessOptions {
+export interface MappingOptions {
   /** API metric names to keep; empty: all. Applied before a series exists. */
   metrics: readonly string[];
   /** Resource ids to keep; empty: all. */
@@ -150,7 +159,7 @@ function emptySide(windowGauges: boolean): SideSlots {
   };
 }
 
-export class TrafficProcess {
+export class TrafficMapping {
   private readonly metricAllow: Set<string> | undefined;
   private readonly resourceAllow: Set<string> | undefined;
   private readonly retentionMs: number;
@@ -172,7 +181,7 @@ export class TrafficProcess {
 
   constructor(
     private readonly f: TrafficFamilies,
-    opts: ProcessOptions,
+    opts: MappingOptions,
   ) {
     this.metricAllow = opts.metrics.length ? new Set(opts.metrics) : undefined;
     this.resourceAllow = opts.resources.length ? new Set(opts.resources) : undefined;

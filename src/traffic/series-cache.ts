@@ -1,10 +1,10 @@
 /**
- * The slot cache behind ./process.ts: every (account, resource) remembers the store slots of its series, so a
+ * The series cache behind ./mapping.ts: every (account, resource) remembers the store slots of its series, so a
  * window's values land by index instead of by label lookup. A keyed family (status codes, classes, size ranges)
  * is an array of slots indexed by a KeyIndex shared by all resources. `addOne`/`setOne` are called by
  * Map.forEach with a reused KeyedCall as `this`, so walking a record's map allocates nothing per entry.
  *
- * Contract: only the owner of a Keyed (TrafficProcess) creates or deletes its series, and always through it, so a
+ * Contract: only the owner of a Keyed (TrafficMapping) creates or deletes its series, and always through it, so a
  * cached slot is never one the store has freed.
  */
 import type { Side } from '../api/vocabulary.js';

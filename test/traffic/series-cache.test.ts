@@ -1,5 +1,5 @@
 /**
- * The slot caches of TrafficProcess against the straightforward implementation it replaced (reference-process.ts):
+ * The series caches of TrafficMapping against the straightforward implementation it replaced (reference-mapping.ts):
  * random sequences of windows, with resources that come and go, codes and ranges that appear and vanish, renames,
  * repeats, allow-lists and gaps longer than the counter retention, must expose exactly the same series and values
  * after every window. Freed slots are reused by the store, so a stale cached slot would show up here as a value
@@ -8,10 +8,10 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 as prng } from '../../src/simulator/random.js';
 import { SeriesStore } from '../../src/store/series-store.js';
+import { TrafficMapping } from '../../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
-import { TrafficProcess } from '../../src/traffic/process.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
-import { ReferenceTrafficProcess } from './reference-process.js';
+import { ReferenceTrafficMapping } from './reference-mapping.js';
 
 const T = Date.UTC(2026, 0, 1);
 const HOUR = 3_600_000;
@@ -87,17 +87,17 @@ const VARIANTS: Variant[] = [
   { name: 'account breakdown', breakdown: 'account', windowGauges: true, metrics: [], resources: [] },
 ];
 
-describe('traffic process slot caches', () => {
+describe('traffic mapping series caches', () => {
   for (const v of VARIANTS) {
-    it(`expose what the uncached process exposes, window after window (${v.name})`, () => {
+    it(`expose what the uncached mapping exposes, window after window (${v.name})`, () => {
       for (let seed = 1; seed <= 6; seed++) {
         const rand = prng(seed * 7919 + v.name.length);
         const cached = new SeriesStore();
         const plain = new SeriesStore();
         const opts = { metrics: v.metrics, resources: v.resources, counterRetentionMs: 6 * HOUR };
         const fam = { breakdown: v.breakdown, windowGauges: v.windowGauges };
-        const p = new TrafficProcess(createTrafficFamilies(cached, fam), opts);
-        const ref = new ReferenceTrafficProcess(createTrafficFamilies(plain, fam), opts);
+        const p = new TrafficMapping(createTrafficFamilies(cached, fam), opts);
+        const ref = new ReferenceTrafficMapping(createTrafficFamilies(plain, fam), opts);
         let now = T;
         for (let w = 0; w < 40; w++) {
           const accounts = rand() < 0.2 ? ['acme', 'beta'] : ['acme'];
@@ -118,7 +118,7 @@ describe('traffic process slot caches', () => {
   it('keeps a returning resource apart from one that took its freed slots', () => {
     const store = new SeriesStore();
     const f = createTrafficFamilies(store, { breakdown: 'resource', windowGauges: false });
-    const p = new TrafficProcess(f, { metrics: [], resources: [], counterRetentionMs: HOUR });
+    const p = new TrafficMapping(f, { metrics: [], resources: [], counterRetentionMs: HOUR });
     const rec = (id: string, n: number): TrafficRecord => ({
       resource: id,
       edge: {

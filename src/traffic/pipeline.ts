@@ -1,14 +1,16 @@
 /**
  * The traffic pipeline, wired in one place. One TrafficPipeline per exporter owns the traffic families, the
- * TrafficProcess that maps answers onto them and the TrafficApplier that counts windows in order; `poller()` builds
- * the AccountWalker of one account. A window enters here and leaves through the store:
+ * TrafficMapping that maps answers onto them and the TrafficApplier that counts windows in order; `poller()` makes
+ * the traffic poller of one account (the contract: src/poll/poller.ts) from the account's upstream. A window
+ * enters here and leaves through the store:
  *
- *   walker (which window, when) -> fetchTraffic (gate, HTTP, parse: ./client.ts, ./parse.ts, src/offloop/)
- *   -> walker.handOver -> applier (in order, in time slices: ./applier.ts) -> process (./process.ts) -> store.
+ *   walker (which window, when) -> MetricsClient.fetchTraffic (./client.ts) -> the account's upstream (gate, HTTP:
+ *   src/poll/upstream.ts) -> parse (./parse.ts, or src/offloop/) -> walker.handOver -> applier (in order, in time
+ *   slices: ./applier.ts) -> mapping (./mapping.ts) -> store.
  *
  * What leaves traffic/ besides the store goes through the narrow TrafficPollerDeps below: the walker's status (for
- * the status board and the cursor book), an audit of what an answer could not give, "the store changed", and
- * "the token was refused".
+ * the status board), an audit of what an answer could not give, what the caps refused, "the store changed", "the
+ * token was refused", and "the windows awaiting a re-read changed" (for the cursor book).
  */
 import type { Breakdown } from '../api/vocabulary.js';
 import { type Clock, MINUTE } from '../clock.js';
@@ -16,12 +18,14 @@ import type { ParsedAnswer } from '../http/answers.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
+import type { Poller } from '../poll/poller.js';
 import { REVISIT_PRIORITY } from '../poll/request-gate.js';
+import type { Requester } from '../poll/upstream.js';
 import type { CountingLock, SeriesStoreApi } from '../store/types.js';
 import { TrafficApplier } from './applier.js';
-import type { FetchTrafficOptions } from './client.js';
+import { MetricsClient, type TrafficBodyParser } from './client.js';
+import { type ApplyResult, type SeriesLimits, TrafficMapping } from './mapping.js';
 import { createTrafficFamilies, type TrafficFamilies } from './metrics.js';
-import { type ApplyResult, type SeriesLimits, TrafficProcess } from './process.js';
 import type { TrafficResponse } from './response.js';
 import {
   CountedBook,
@@ -55,6 +59,8 @@ export interface TrafficPipelineOptions {
   authBackoff: BackoffPolicy;
   /** Caps on new series (limits.*); none when absent. */
   limits?: SeriesLimits;
+  /** Reads a 2xx answer (default: inline; big ones off the event loop: src/offloop/pool.ts). */
+  parse?: TrafficBodyParser;
 }
 
 /** What one account's poller needs from outside traffic/. */
@@ -69,14 +75,9 @@ export interface TrafficPollerDeps {
    * metrics.max_catch_up was moved up to it. Counted as skipped (reason catch_up_limit), not lost silently.
    */
   givenUp?: { from: number; to: number };
-  /**
-   * One metrics API request, through the token's request gate; failures are ApiError values. `priority`: the
-   * gate's (re-reads of late data ask for REVISIT_PRIORITY, everything else leaves it out).
-   */
-  fetchTraffic(o: FetchTrafficOptions, priority?: number): Promise<TrafficResponse>;
   /** The walker's status after every change (cursor, up, window size, errors). */
   onStatus(s: WalkerStatus): void;
-  /** A counted answer: what it had that could not be used (`dropped`: records the process could not attribute). */
+  /** A counted answer: what it had that could not be used (`dropped`: records the mapping could not attribute). */
   audit(answer: ParsedAnswer, dropped: number): void;
   /**
    * What the caps refused or truncated in a counted window (`refused` absent: nothing refused). Called for every
@@ -93,18 +94,19 @@ export interface TrafficPollerDeps {
   windowCounted?(start: number, end: number, response: TrafficResponse): void;
 }
 
-/** One account's traffic poller: the walker, and with revisit on the queue of re-reads. */
-export interface AccountPoller {
+/**
+ * One account's traffic poller: the walker, and with revisit on the queue of re-reads. `run` runs until `signal`
+ * aborts (see AccountWalker.run and RevisitQueue.run).
+ */
+export interface TrafficPoller extends Poller {
   readonly walker: AccountWalker;
   readonly revisits: RevisitQueue | undefined;
-  /** Runs until `signal` aborts (see AccountWalker.run and RevisitQueue.run). */
-  run(signal: AbortSignal): Promise<void>;
   /** A new token arrived: first reads and re-reads waiting out the auth backoff are tried now. */
   authRestored(): void;
 }
 
 export class TrafficPipeline {
-  readonly process: TrafficProcess;
+  readonly mapping: TrafficMapping;
   /** With revisit on: what was counted for each window awaiting its re-read. */
   readonly book: CountedBook | undefined;
   private readonly families: TrafficFamilies;
@@ -157,28 +159,32 @@ export class TrafficPipeline {
       this.book = book;
     }
     this.families = f;
-    this.process = new TrafficProcess(f, {
+    this.mapping = new TrafficMapping(f, {
       metrics: opts.metrics,
       resources: opts.resources,
       limits: opts.limits,
       ...(opts.counterRetentionMs === undefined ? {} : { counterRetentionMs: opts.counterRetentionMs }),
       keepSeenSince: (account) => this.queues.get(account)?.oldestCountedAt ?? Number.POSITIVE_INFINITY,
     });
-    this.applier = new TrafficApplier(this.process, { lock });
+    this.applier = new TrafficApplier(this.mapping, { lock });
     this.asked = opts.metrics.length ? opts.metrics : opts.allMetrics;
     this.onlyResource = opts.resources.length === 1 ? opts.resources[0] : undefined;
   }
 
-  /** The poller of one account: run it with `run(signal)`. */
-  poller(account: string, d: TrafficPollerDeps): AccountPoller {
-    const { opts, process, applier, book } = this;
-    process.initAccount(account, 10);
+  /**
+   * The poller of one account, asking through `upstream` (the account's: its token's gate and HTTP client,
+   * src/poll/upstream.ts): run it with `run(signal)`.
+   */
+  poller(account: string, upstream: Requester, d: TrafficPollerDeps): TrafficPoller {
+    const { opts, mapping, applier, book } = this;
+    mapping.initAccount(account, 10);
     // The span the state file's cursor was moved over at start: counted as skipped at once. The counted cursor
     // starts past it (startAt below), at the walker's first cursor.
-    if (d.givenUp) process.skip(account, (d.givenUp.to - d.givenUp.from) / MINUTE, 'catch_up_limit');
+    if (d.givenUp) mapping.skip(account, (d.givenUp.to - d.givenUp.from) / MINUTE, 'catch_up_limit');
     const revisitMs = opts.revisitMs ?? 0;
+    const client = new MetricsClient(upstream, opts.parse);
     const fetchWindow = (start: number, end: number, priority?: number) =>
-      d.fetchTraffic(
+      client.fetchTraffic(
         {
           account,
           start,
@@ -208,7 +214,7 @@ export class TrafficPipeline {
         clock: d.clock,
         log: d.log,
         random: d.random,
-        fetchWindow: (start, end) => fetchWindow(start, end),
+        fetchWindow,
         // Counted in time slices, in order (a big answer must not stall /metrics); see ./applier.ts.
         backlog: () => uncounted,
         handOver: (start, end, response, readAt) => {
@@ -243,12 +249,12 @@ export class TrafficPipeline {
         // In its turn after the windows queued before it: the counted cursor moves in order.
         skip: (start, end, reason) =>
           applier.skip(account, start, end, () => {
-            process.skip(account, (end - start) / MINUTE, reason);
+            mapping.skip(account, (end - start) / MINUTE, reason);
             d.storeChanged();
           }),
         onStatus: (s) => {
           d.onStatus(s);
-          process.setWindowSize(s.account, s.maxWindowMinutes);
+          mapping.setWindowSize(s.account, s.maxWindowMinutes);
         },
         authFailed: d.refused,
       },
@@ -273,7 +279,7 @@ export class TrafficPipeline {
     book: CountedBook,
     fetchWindow: (start: number, end: number, priority?: number) => Promise<TrafficResponse>,
   ): RevisitQueue {
-    const { opts, process, applier, families: f } = this;
+    const { opts, mapping, applier, families: f } = this;
     f.revisions?.slot([account, 'up']);
     f.revisions?.slot([account, 'down']);
     f.revisions?.slot([account, 'none']);
@@ -337,7 +343,7 @@ export class TrafficPipeline {
             },
           ),
         skip: (start, end) => {
-          process.skip(account, (end - start) / MINUTE, 'revisit');
+          mapping.skip(account, (end - start) / MINUTE, 'revisit');
           d.storeChanged();
         },
         changed: () => d.revisitsChanged?.(),
@@ -447,7 +453,7 @@ export class TrafficPipeline {
     // In the counting lock, with its counted cursor: an exposition either shows the account's series with its
     // cursor or neither. A cursor left behind would let a later scrape save windows it never showed.
     await this.applier.remove(account, () => {
-      this.process.removeAccount(account);
+      this.mapping.removeAccount(account);
       this.book?.forget(account);
     });
   }
