@@ -199,6 +199,8 @@ export class Exporter {
       now: this.clock.now(),
       maxCatchUpMs: Math.max(this.config.metrics.lookbackMs, this.config.metrics.maxCatchUpMs),
     });
+    // A process before this one may have sent requests in the second before it died: they count against the rate.
+    if (loaded.existed) this.sources.tookOver(this.clock.now());
     // A bad state file is also shown on the landing page until the process restarts.
     this.board.problemsAtStart(...loaded.problems);
     this.board.markStarted();

@@ -23,7 +23,7 @@ export interface ProcessesDeps {
   store: SeriesStore;
   config: Pick<Config, 'metrics' | 'api' | 'limits'>;
   /** Loaded already: its revisit part restores the windows awaiting a re-read. */
-  cursors: Pick<CursorBook, 'loadedRevisits' | 'shown' | 'revisits'>;
+  cursors: Pick<CursorBook, 'loadedRevisits' | 'loadedCounters' | 'shown' | 'revisits' | 'checkpoints'>;
   now: number;
   /** Retries of failed traffic windows (default 1 s doubling to 2 min, full jitter). */
   backoff?: BackoffPolicy;
@@ -63,6 +63,8 @@ export function createProcesses(d: ProcessesDeps): Processes {
   };
   const { traffic } = processes;
   traffic.restoreRevisits(cursors.loadedRevisits, d.now);
+  // After the revisit part: a restored series takes its saved number (CountedBook.restore) when it is made.
+  traffic.restoreCounters(cursors.loadedCounters);
   if (traffic.book) {
     traffic.shownCursor = (account) => cursors.shown(account);
     cursors.revisits = {
@@ -70,5 +72,18 @@ export function createProcesses(d: ProcessesDeps): Processes {
       shown: (rereads) => traffic.rereadsShown(rereads),
     };
   }
+  // Every write of the state file is one moment of the counting state: cursors, counters, re-reads pending.
+  cursors.checkpoints = {
+    take: () =>
+      store.whole((counted) => {
+        const rereads = counted.rereads ?? 0;
+        return {
+          cursors: counted,
+          rereads,
+          revisit: traffic.savedRevisits(counted, rereads),
+          counters: traffic.savedCounters(),
+        };
+      }),
+  };
   return processes;
 }

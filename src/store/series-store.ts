@@ -183,6 +183,20 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     return Object.assign(new Map(this.counted), { rereads: this.rereads });
   }
 
+  /**
+   * Runs `read` once no window is half counted, with the counted cursors of that moment; no window begins until
+   * it returns (a checkpoint of the counting state: src/exporter/cursor-book.ts).
+   */
+  async whole<T>(read: (counted: CountedCursors) => T): Promise<T> {
+    const waiting = this.beginRead();
+    if (waiting) await waiting;
+    try {
+      return read(this.countedNow());
+    } finally {
+      this.endRead();
+    }
+  }
+
   countedIn(format: ExpositionFormat): CountedCursors | undefined {
     return this.exposed[format]?.counted;
   }
