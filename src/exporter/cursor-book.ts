@@ -51,7 +51,10 @@ export interface Checkpoint {
 
 /** The counting state's owner (the traffic pipeline): `take` resolves once no window is half counted. */
 export interface CheckpointSource {
+  /** The checkpoint of the newest exposition rendered (at least as new as any a scrape was given). */
   take(): Promise<Checkpoint>;
+  /** The counting state now, once no window is half counted (after a change no exposition shows yet). */
+  now(): Promise<Checkpoint>;
 }
 
 /**
@@ -167,6 +170,19 @@ export class CursorBook {
     return loaded;
   }
 
+  /**
+   * With no state file found at load: writes an empty one before the first request, so the next process knows
+   * that this one ran, even if it is killed before its first checkpoint (RequestGate.spentAt). A failure is logged
+   * and counted; the start goes on.
+   */
+  async claim(existed: boolean): Promise<void> {
+    if (!this.file || existed) return;
+    await this.file.save(new Map()).catch((err: unknown) => {
+      this.saveFailed();
+      this.log.error({ err: describeError(err) }, 'saving state_file failed');
+    });
+  }
+
   /** The windows awaiting a re-read as the state file had them (metrics.revisit); undefined: none. */
   get loadedRevisits(): SavedRevisits | undefined {
     return this.savedRevisits;
@@ -245,6 +261,7 @@ export class CursorBook {
     if (!newer) return Promise.resolve();
     if (this.checkpointSource)
       return this.checkpoint(
+        false,
         'saving state_file failed: a crash now would count the windows since the last good save twice',
       );
     const snapshot = new Map(this.wanted);
@@ -281,7 +298,8 @@ export class CursorBook {
    */
   async close(): Promise<void> {
     this.release();
-    if (this.file && this.loaded && this.checkpointSource) void this.checkpoint('saving state_file failed');
+    if (this.file && this.loaded && this.checkpointSource)
+      void this.checkpoint(true, 'saving state_file failed');
     // The revisit part as it stands, with the cursors scrapes were given: nothing counted is added by a stop.
     else if (this.file && this.loaded && this.revisitSource) this.save();
     await Promise.all([...this.saving]);
@@ -291,7 +309,7 @@ export class CursorBook {
    * Writes a checkpoint taken when the write begins (CheckpointSource.take); resolves once it is on disk (a failed
    * write is logged with `failed` and counted; it resolves all the same).
    */
-  private checkpoint(failed: string): Promise<void> {
+  private checkpoint(live: boolean, failed: string): Promise<void> {
     const file = this.file!;
     const source = this.checkpointSource!;
     this.release();
@@ -300,7 +318,7 @@ export class CursorBook {
     let cursors = new Map<string, number>();
     const p = file
       .write(async () => {
-        taken = await source.take();
+        taken = await (live ? source.now() : source.take());
         // Accounts not polled now (another shard's, a removed one) keep what the file had.
         cursors = new Map(this.wanted);
         for (const [account, cursor] of taken.cursors) cursors.set(account, cursor);
@@ -313,7 +331,9 @@ export class CursorBook {
           if (!t) return;
           if (t.rereads > this.durableRereads) this.durableRereads = t.rereads;
           for (const [account, cursor] of cursors) {
-            if (cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY))
+            // An account no longer polled (removed, its counters gone) resumes at what a scrape saw, not at the
+            // checkpoint it was last part of.
+            if (!t.cursors.has(account) || cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY))
               this.durable.set(account, cursor);
           }
         },
@@ -331,7 +351,7 @@ export class CursorBook {
   private save(): void {
     if (!this.file || !this.loaded) return;
     if (this.checkpointSource) {
-      void this.checkpoint('saving state_file failed');
+      void this.checkpoint(true, 'saving state_file failed');
       return;
     }
     this.release();
@@ -390,7 +410,8 @@ const revisitsSchema = z.strictObject({
 const countersSchema = z.strictObject({
   version: z.literal(1),
   families: z.array(z.string()),
-  accounts: z.record(z.string(), z.array(z.array(z.union([z.number(), z.string()])))),
+  // Each series is checked by countersProblem: a schema per element costs seconds at a million series.
+  accounts: z.record(z.string(), z.array(z.unknown())),
 });
 
 export interface SavedState {
@@ -415,8 +436,9 @@ const CHUNK = 1 << 20;
 const SERIES_SLICE = 20_000;
 
 export class StateFile {
-  private pending: (() => Promise<WriteAsked>) | undefined;
-  private writing: Promise<void> | undefined;
+  /** The next write: what it takes, and who waits for it (every save asked for since the last write began). */
+  private pending: { take: () => Promise<WriteAsked>; waiters: Array<(err?: unknown) => void> } | undefined;
+  private writing = false;
 
   constructor(private readonly path: string) {}
 
@@ -581,9 +603,17 @@ export class StateFile {
    * saves asked for meanwhile collapsing into one write of the latest).
    */
   write(take: () => Promise<WriteAsked>): Promise<void> {
-    this.pending = take;
-    if (!this.writing) this.writing = this.drain();
-    return this.writing;
+    return new Promise<void>((resolve, reject) => {
+      const waiter = (err?: unknown) => (err === undefined ? resolve() : reject(err));
+      if (this.pending) {
+        this.pending.take = take;
+        this.pending.waiters.push(waiter);
+      } else this.pending = { take, waiters: [waiter] };
+      if (!this.writing) {
+        this.writing = true;
+        void this.drain();
+      }
+    });
   }
 
   /**
@@ -619,40 +649,49 @@ export class StateFile {
     try {
       // Off the caller's stack: a burst of saves within one turn of the event loop is one write.
       await new Promise<void>((resolve) => setImmediate(resolve));
+      // Each save resolves once the first write that began after it is on disk, not when the writes stop: saves
+      // that keep coming (a scrape every few ms during a catch-up) must not hold every earlier one.
       while (this.pending) {
-        const take = this.pending;
+        const { take, waiters } = this.pending;
         this.pending = undefined;
-        const asked = await take();
-        const state: SavedState = { version: 1, cursors: {} };
-        for (const [account, ms] of asked.cursors) state.cursors[account] = new Date(ms).toISOString();
-        const revisits = asked.revisit;
-        if (revisits && Object.keys(revisits.accounts).length > 0) state.revisit = revisits;
-        if (asked.counters && Object.keys(asked.counters.accounts).length > 0)
-          state.counters = asked.counters;
-        await mkdir(dirname(this.path), { recursive: true });
-        const tmp = `${this.path}.${process.pid}.tmp`;
-        const file = await open(tmp, 'w');
         try {
-          // Written in pieces of about 1 MiB, each an await: the text is made between them, so the event loop
-          // (scrapes, answers) is never held for the whole part.
-          let piece = '';
-          for (const chunk of stateChunks(state)) {
-            piece += chunk;
-            if (piece.length >= CHUNK) {
-              await file.write(piece);
-              piece = '';
-            }
-          }
-          if (piece) await file.write(piece);
-          await file.sync();
-        } finally {
-          await file.close();
+          await this.writeOnce(await take());
+          for (const w of waiters) w();
+        } catch (err) {
+          for (const w of waiters) w(err ?? new Error('writing the state file failed'));
         }
-        await rename(tmp, this.path);
       }
     } finally {
-      this.writing = undefined;
+      this.writing = false;
     }
+  }
+
+  private async writeOnce(asked: WriteAsked): Promise<void> {
+    const state: SavedState = { version: 1, cursors: {} };
+    for (const [account, ms] of asked.cursors) state.cursors[account] = new Date(ms).toISOString();
+    const revisits = asked.revisit;
+    if (revisits && Object.keys(revisits.accounts).length > 0) state.revisit = revisits;
+    if (asked.counters && Object.keys(asked.counters.accounts).length > 0) state.counters = asked.counters;
+    await mkdir(dirname(this.path), { recursive: true });
+    const tmp = `${this.path}.${process.pid}.tmp`;
+    const file = await open(tmp, 'w');
+    try {
+      // Written in pieces of about 1 MiB, each an await: the text is made between them, so the event loop
+      // (scrapes, answers) is never held for the whole part.
+      let piece = '';
+      for (const chunk of stateChunks(state)) {
+        piece += chunk;
+        if (piece.length >= CHUNK) {
+          await file.write(piece);
+          piece = '';
+        }
+      }
+      if (piece) await file.write(piece);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(tmp, this.path);
   }
 }
 
@@ -688,7 +727,8 @@ function revisitProblem(
 
 /** Why one account's saved counters cannot be used; undefined when they can. */
 function countersProblem(series: SavedCounters['accounts'][string], families: number): string | undefined {
-  for (const s of series) {
+  for (const s of series as unknown[]) {
+    if (!Array.isArray(s)) return 'include a series that is not [family, value, ...labels]';
     const [fi, value, ...labels] = s as unknown[];
     if (typeof fi !== 'number' || !Number.isInteger(fi) || fi < 0 || fi >= families)
       return 'name a counter family the file does not list';

@@ -10,8 +10,9 @@ import type { BackoffPolicy } from '../poll/backoff.js';
 import { createRecordingFamilies } from '../recordings/metrics.js';
 import { RecordingsProcess } from '../recordings/process.js';
 import type { SeriesStore } from '../store/series-store.js';
+import type { CountedCursors } from '../store/types.js';
 import { TrafficPipeline } from '../traffic/poller.js';
-import type { CursorBook } from './cursor-book.js';
+import type { Checkpoint, CursorBook } from './cursor-book.js';
 
 export interface Processes {
   traffic: TrafficPipeline;
@@ -25,6 +26,8 @@ export interface ProcessesDeps {
   /** Loaded already: its revisit part restores the windows awaiting a re-read. */
   cursors: Pick<CursorBook, 'loadedRevisits' | 'loadedCounters' | 'shown' | 'revisits' | 'checkpoints'>;
   now: number;
+  /** A state file is configured: checkpoints are copied for it. */
+  stateFile?: boolean;
   /** Retries of failed traffic windows (default 1 s doubling to 2 min, full jitter). */
   backoff?: BackoffPolicy;
   /** Probing while a token is refused (default 1 min doubling to 10 min). */
@@ -72,18 +75,27 @@ export function createProcesses(d: ProcessesDeps): Processes {
       shown: (rereads) => traffic.rereadsShown(rereads),
     };
   }
-  // Every write of the state file is one moment of the counting state: cursors, counters, re-reads pending.
-  cursors.checkpoints = {
-    take: () =>
-      store.whole((counted) => {
-        const rereads = counted.rereads ?? 0;
-        return {
-          cursors: counted,
-          rereads,
-          revisit: traffic.savedRevisits(counted, rereads),
-          counters: traffic.savedCounters(),
-        };
-      }),
-  };
+  // Every write of the state file is one moment of the counting state: cursors, counters, re-reads pending. It is
+  // copied when the exposition's bodies are rendered from that moment (SeriesStore.settled), so a scrape never
+  // waits for a window being counted: what it serves is that moment or an older one, never newer than the copy.
+  if (d.stateFile) {
+    let latest: Checkpoint | undefined;
+    const take = (counted: CountedCursors): Checkpoint => {
+      const rereads = counted.rereads ?? 0;
+      return {
+        cursors: counted,
+        rereads,
+        revisit: traffic.savedRevisits(counted, rereads),
+        counters: traffic.savedCounters(),
+      };
+    };
+    store.settled = (counted) => {
+      latest = take(counted);
+    };
+    cursors.checkpoints = {
+      take: async () => latest ?? (await store.whole(take)),
+      now: () => store.whole(take),
+    };
+  }
   return processes;
 }

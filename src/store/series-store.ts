@@ -184,6 +184,12 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
   }
 
   /**
+   * Called with the counted cursors each time the bodies are rendered from a complete state (no window half
+   * counted), before anything else changes: the moment to copy what goes with that exposition (a checkpoint).
+   */
+  settled: ((counted: CountedCursors) => void) | undefined;
+
+  /**
    * Runs `read` once no window is half counted, with the counted cursors of that moment; no window begins until
    * it returns (a checkpoint of the counting state: src/exporter/cursor-book.ts).
    */
@@ -330,6 +336,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
         }
       }
       this.bodiesCounted = this.countedNow();
+      this.settled?.(this.bodiesCounted);
     }
     const fresh = this.assemble(format);
     this.exposed[format] = fresh;
@@ -369,6 +376,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
         }
       }
       this.bodiesCounted = this.countedNow();
+      this.settled?.(this.bodiesCounted);
     } finally {
       // The bodies are immutable buffers: assembling and gzipping them need not hold windows back.
       this.endRead();

@@ -93,7 +93,8 @@ function stepOf(revisitMinutes: number): fc.Arbitrary<Step> {
 const schedules: fc.Arbitrary<Schedule> = fc
   .record({
     seed: fc.integer({ min: 1, max: 1_000_000 }),
-    lookbackMinutes: fc.integer({ min: 5, max: 120 }),
+    // At least the longest window (the configuration refuses less).
+    lookbackMinutes: fc.integer({ min: 10, max: 120 }),
     windowMinutes: fc.constantFrom(1, 2, 5, 10),
     revisitMinutes: fc.integer({ min: 1, max: 6 }),
     login: fc.boolean(),
@@ -114,7 +115,29 @@ const schedules: fc.Arbitrary<Schedule> = fc
   );
 
 /** Failing draws found so far, shrunk, each kept under a name: run on every CI run. */
-const REGRESSIONS: Array<[string, Schedule]> = [];
+const REGRESSIONS: Array<[string, Schedule]> = [
+  [
+    // Soak seed 925510217: killed before its first checkpoint, the first process left no state file, so the next
+    // one did not know to count its requests: 6 in one second against 5. Fixed: CursorBook.claim.
+    'a process killed before its first checkpoint still counts against the next one’s rate',
+    {
+      seed: 734036,
+      lookbackMinutes: 48,
+      windowMinutes: 5,
+      revisitMinutes: 1,
+      login: false,
+      tokenLifetimeSeconds: 28,
+      requestsPerSecond: 5,
+      steps: [
+        { kind: 'faults', rates: { reset: 0.05 } },
+        { kind: 'crash', when: 'quiet' },
+        { kind: 'advance', seconds: 5 },
+        { kind: 'advance', seconds: 5 },
+        { kind: 'advance', seconds: 5 },
+      ],
+    },
+  ],
+];
 
 function record(out: Outcome, s: Schedule, ms: number): void {
   if (!FIGURES) return;
