@@ -32,7 +32,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production
 # glibc keeps the pages of large transient buffers (20 MB answers, rendered texts) in its arenas: at 1M series this
-# cut the steady RSS by 150-200 MB (README, Memory and the process benchmark).
+# cut the steady RSS by 150-200 MB (docs/operations.md, Memory and the process benchmark).
 ENV MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -6,7 +6,7 @@
  *   /resources with every documented metric and `*_request_time` as an object keyed by size range (its traffic
  *   model and its metricValues). Steady state (every series exists) and first poll (every series created) are
  *   separate rows; the store's refresh() after a steady poll is a row of its own (it runs off the poll's stack).
- *   The exporter parses a body this big in its parse worker (src/traffic/parse-pool.ts): the row that counts is the
+ *   The exporter parses a body this big in its parse worker (src/offloop/pool.ts): the row that counts is the
  *   event loop's active time for such a poll (unpacking and counting, GC included), against 3x JSON.parse.
  * - stall: the longest event-loop stall while a poll is counted into a store of ~100k and ~1M series, through
  *   the exporter's path (TrafficApplier: time slices, yielding between them; then store.refresh()), against a
@@ -27,13 +27,13 @@ import { MINUTE } from '../src/clock.js';
 import { loadConfig } from '../src/config/index.js';
 import { Exporter } from '../src/exporter/exporter.js';
 import { silentLogger } from '../src/log.js';
+import { ParsePool, TRAFFIC_POOL } from '../src/offloop/pool.js';
 import type { RequestLogEntry, SimulatorOptions } from '../src/simulator/server.js';
 import { formatApiTime, metricValues, TrafficModel } from '../src/simulator/traffic.js';
 import { SeriesStore } from '../src/store/series-store.js';
 import { TrafficApplier } from '../src/traffic/applier.js';
 import { createTrafficFamilies, type TrafficFamilies } from '../src/traffic/metrics.js';
 import { parseMetricsResponse } from '../src/traffic/parse.js';
-import { WorkerTrafficParser } from '../src/traffic/parse-pool.js';
 import { type ApplyResult, TrafficProcess } from '../src/traffic/process.js';
 import type { TrafficResponse } from '../src/traffic/response.js';
 import { fullGc, maxStall, median } from './measure.js';
@@ -41,8 +41,8 @@ import type { BenchRow } from './report.js';
 
 const ACCOUNT = 'bench';
 const PARSE_OPTS = { account: ACCOUNT, breakdown: 'resource' } as const;
-/** dist/bench/exporter.js -> dist/src/traffic/parse-worker.js */
-const WORKER_URL = new URL('../src/traffic/parse-worker.js', import.meta.url);
+/** dist/bench/exporter.js -> dist/src/offloop/worker.js */
+const WORKER_URL = new URL('../src/offloop/worker.js', import.meta.url);
 const utf8 = new TextEncoder();
 const RESOURCES = 10_000;
 /** Traffic series per resource with every metric: edge 35, origin 33, resource info 1. */
@@ -179,14 +179,14 @@ async function measureApply(model: TrafficModel, log: (l: string) => void): Prom
   const parseMs = median(parseRuns);
   // The exporter's path for a body this big: parsed in the worker, then counted on the event loop. What the
   // event loop spends on it (eventLoopUtilization's active time: unpacking, counting, GC) is what a scrape waits on.
-  const workerParser = new WorkerTrafficParser({ workerUrl: WORKER_URL });
-  await workerParser.parse(utf8.encode(texts[0]!), PARSE_OPTS);
+  const workerParser = new ParsePool(TRAFFIC_POOL, { workerUrl: WORKER_URL });
+  await workerParser.traffic(utf8.encode(texts[0]!), PARSE_OPTS);
   const loopRuns: number[] = [];
   for (let i = 1; i <= STEADY_RUNS; i++) {
     const bytes = utf8.encode(texts[i % 2]!);
     fullGc(2);
     const before = performance.eventLoopUtilization();
-    const response = await workerParser.parse(bytes, PARSE_OPTS);
+    const response = await workerParser.traffic(bytes, PARSE_OPTS);
     p.process.apply(ACCOUNT, T0 + (i % 2) * MINUTE, T0 + ((i % 2) + 1) * MINUTE, response, T0 + 3 * MINUTE);
     loopRuns.push(performance.eventLoopUtilization(before).active);
     counts[i % 2]!++;
@@ -261,12 +261,12 @@ async function measureStall(
     response = parse(text);
   });
   // The exporter's path: the body goes to the parse worker as bytes, and comes back packed.
-  const workerParser = new WorkerTrafficParser({ workerUrl: WORKER_URL });
-  await workerParser.parse(utf8.encode(text), PARSE_OPTS); // the worker's start is not part of a poll
+  const workerParser = new ParsePool(TRAFFIC_POOL, { workerUrl: WORKER_URL });
+  await workerParser.traffic(utf8.encode(text), PARSE_OPTS); // the worker's start is not part of a poll
   const bytes = utf8.encode(text);
   fullGc(2);
   const parseStall = await maxStall(async () => {
-    response = await workerParser.parse(bytes, PARSE_OPTS);
+    response = await workerParser.traffic(bytes, PARSE_OPTS);
   });
   await workerParser.close();
   const first = await maxStall(async () => {

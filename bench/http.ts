@@ -4,15 +4,17 @@
  * Content-Encoding. The body is shaped like a 15k-resource traffic answer, served from loopback.
  *
  * Then the longest event-loop block while a 10 MB DVR answer (3 hosts x 100k ranges) and a 10 MB recordings
- * listing (350 settings x 240 instances) are parsed: in the worker and unpacked in slices (src/answers/), against
+ * listing (350 settings x 240 instances) are parsed: in the worker and unpacked in slices (src/offloop/), against
  * JSON.parse and the tolerant parser inline, as the clients did before.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
-import { parseDvrInline, parseRecordingsInline, WorkerAnswerParser } from '../src/answers/parse-pool.js';
+import { parseDvrBody } from '../src/dvr/response.js';
 import { HttpClient } from '../src/http/request.js';
+import { ANSWER_POOL, ParsePool } from '../src/offloop/pool.js';
+import { parseRecordingsBody } from '../src/recordings/response.js';
 import { fullGc, maxStall, median } from './measure.js';
 import type { BenchRow } from './report.js';
 
@@ -99,7 +101,7 @@ async function answerStalls(log: (line: string) => void): Promise<BenchRow[]> {
   const recordings = recordingsBody();
   const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
   log(`DVR answer ${mb(dvr.length)}, recordings answer ${mb(recordings.length)}`);
-  const worker = new WorkerAnswerParser();
+  const worker = new ParsePool(ANSWER_POOL);
   try {
     // The worker's start is not part of a poll.
     await worker.dvr(new Uint8Array(dvr), 'live/main');
@@ -108,13 +110,13 @@ async function answerStalls(log: (line: string) => void): Promise<BenchRow[]> {
       [
         `DVR answer (${mb(dvr.length)}, 300k ranges)`,
         dvr,
-        (b: Uint8Array) => parseDvrInline(b, 'live/main'),
+        async (b: Uint8Array) => parseDvrBody(b, 'live/main'),
         (b: Uint8Array) => worker.dvr(b, 'live/main'),
       ],
       [
         `recordings answer (${mb(recordings.length)}, 84k instances)`,
         recordings,
-        (b: Uint8Array) => parseRecordingsInline(b, 'acme'),
+        async (b: Uint8Array) => parseRecordingsBody(b, 'acme'),
         (b: Uint8Array) => worker.recordings(b, 'acme'),
       ],
     ] as const) {

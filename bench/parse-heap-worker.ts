@@ -6,9 +6,8 @@
 
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
-import { packTrafficResponse } from '../src/traffic/packed.js';
+import { packTrafficResponse, parseTrafficBodyPacked } from '../src/offloop/traffic.js';
 import { parseTrafficBody } from '../src/traffic/parse.js';
-import { parseTrafficBodyPacked } from '../src/traffic/parse-elements.js';
 
 const { mode } = workerData as { mode: 'whole' | 'elements' };
 const port = parentPort!;

@@ -1,15 +1,15 @@
 /**
  * The traffic parse worker's heap while it reads a 15k-resource answer (22 MB, the shape of the process bench's
  * fake API): JSON.parse of the whole body (what the worker did before issue 15) against the element-by-element
- * read (src/traffic/parse-elements.ts) in a worker with the parse pool's resource limits (the whole-body parse
+ * read (src/offloop/elements.ts) in a worker with the parse pool's resource limits (the whole-body parse
  * ran with V8's defaults). Each way runs in a fresh worker that parses the answer RUNS times; the figure is the
  * largest heap total seen after a parse (V8 keeps the heap it grew to, until the worker stops).
  */
 import { Worker } from 'node:worker_threads';
 import { METRIC_NAMES } from '../src/api/vocabulary.js';
 import { MINUTE } from '../src/clock.js';
+import { PARSE_WORKER_LIMITS } from '../src/offloop/pool.js';
 import { metricValues, TrafficModel } from '../src/simulator/traffic.js';
-import { PARSE_WORKER_LIMITS } from '../src/traffic/parse-pool.js';
 import { median } from './measure.js';
 import type { BenchRow } from './report.js';
 

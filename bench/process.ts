@@ -17,6 +17,11 @@
  * Targets (issue 15, at 1M series): peak RSS <= 450 MB, steady <= 300 MB, no /healthz wait over 100 ms, plain
  * scrape within 1.5x of the bare server, gzip scrape >= 300x faster than prom-client's render + gzip. The wait
  * and plain scrape targets hold at every size; the RSS and gzip targets are given at 1M only.
+ *
+ * Then the other formats (issue 23), which the store renders only once asked for: OpenMetrics (a counter's body
+ * repeats its labels on the `_created` line) and protobuf, each scraped as above, with the bytes, the scrape time
+ * beside the text format's and the bare server's (sending the protobuf body), and the RSS they add: the text
+ * figures above are taken before either is asked for.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -45,10 +50,15 @@ const BARE = new URL('./process-bare.js', import.meta.url);
  * compresses in the background, off the event loop). That first one is logged, not counted.
  */
 const SCRAPES = 7;
+const ACCEPT = {
+  openmetrics: 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5',
+  protobuf:
+    'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.5,application/openmetrics-text;version=1.0.0;q=0.4,text/plain;version=0.0.4;q=0.2',
+};
 /**
  * Steady RSS is read this long after the last answer (a poll of the next minute, if one comes meanwhile, starts
  * the wait again): polls come a minute apart, and the traffic parse worker is stopped after 5 s idle
- * (src/traffic/parse-pool.ts), its pages released by V8 about 8 s later. The RSS 3 s after the catch-up is
+ * (src/offloop/pool.ts), its pages released by V8 about 8 s later. The RSS 3 s after the catch-up is
  * logged too.
  */
 const STEADY_AFTER_MS = 18_000;
@@ -390,10 +400,40 @@ export async function processBenchmark(
         `${opts.label}: WARNING the last plain and gzip scrapes differ: ${series} and ${seriesLines(text)} series`,
       );
     log(`${opts.label}: exporter's own view: ${memoryLines(text)}`);
+    const l0 = opts.label;
     const peakRss = procMb(pid, 'VmHWM');
     log(
       `${opts.label}: ${series} series, plain ${(plain.body.length / 1e6).toFixed(1)} MB in ${plain.ms.toFixed(0)} ms, ` +
         `gzip ${(gz.body.length / 1e6).toFixed(1)} MB in ${gz.ms.toFixed(1)} ms (the first, not counted: plain ${plain.firstMs.toFixed(0)} ms, gzip ${gz.firstMs.toFixed(0)} ms), VmHWM ${peakRss.toFixed(0)} MB`,
+    );
+    // The other formats, after the text figures (their bodies would be in those). Prometheus asks for gzip: a
+    // format scraped only gzipped keeps its gzip, not its bodies. So protobuf gzipped first, as a Prometheus with
+    // created-timestamp-zero-ingestion asks for it (RSS: the text bodies and that gzip), then OpenMetrics
+    // gzipped (Prometheus' default), then protobuf plain (its bodies kept from then on), each RSS read after.
+    const rss = () => ({ hwm: procMb(pid, 'VmHWM'), rss: procMb(pid, 'VmRSS') });
+    const pbGz = await scrapeTimes(`${base}/metrics`, agent, {
+      accept: ACCEPT.protobuf,
+      'accept-encoding': 'gzip',
+    });
+    const pbRss = rss();
+    const om = await scrapeTimes(`${base}/metrics`, agent, {
+      accept: ACCEPT.openmetrics,
+      'accept-encoding': 'gzip',
+    });
+    const omRss = rss();
+    const pb = await scrapeTimes(`${base}/metrics`, agent, { accept: ACCEPT.protobuf });
+    const allRss = rss();
+    log(
+      `${l0}: protobuf plain ${(pb.body.length / 1e6).toFixed(1)} MB in ${pb.ms.toFixed(0)} ms, gzip ${(pbGz.body.length / 1e6).toFixed(1)} MB in ${pbGz.ms.toFixed(1)} ms ` +
+        `(the first, not counted: plain ${pb.firstMs.toFixed(0)} ms, gzip ${pbGz.firstMs.toFixed(0)} ms) ` +
+        `beside text plain ${(plain.body.length / 1e6).toFixed(1)} MB in ${plain.ms.toFixed(0)} ms, gzip ${(gz.body.length / 1e6).toFixed(1)} MB in ${gz.ms.toFixed(1)} ms`,
+    );
+    log(
+      `${l0}: OpenMetrics gzip ${(om.body.length / 1e6).toFixed(1)} MB in ${om.ms.toFixed(1)} ms (the first ${om.firstMs.toFixed(0)} ms)`,
+    );
+    log(
+      `${l0}: VmRSS / VmHWM after protobuf gzip ${pbRss.rss.toFixed(0)} / ${pbRss.hwm.toFixed(0)} MB, ` +
+        `then OpenMetrics gzip ${omRss.rss.toFixed(0)} / ${omRss.hwm.toFixed(0)} MB, then protobuf plain ${allRss.rss.toFixed(0)} / ${allRss.hwm.toFixed(0)} MB: ${smapsGroups(pid)}`,
     );
     exporter.kill('SIGTERM');
     await Promise.race([exitedP, sleep(10_000)]);
@@ -401,6 +441,12 @@ export async function processBenchmark(
     const { worker: bare, first: bareUrl } = await startWorker<{ url: string }>(BARE, { body: plain.body });
     const bareScrape = await scrapeTimes(bareUrl.url, agent, {});
     await closeWorker(bare);
+    const { worker: barePb, first: barePbUrl } = await startWorker<{ url: string }>(BARE, { body: pb.body });
+    const barePbScrape = await scrapeTimes(barePbUrl.url, agent, {});
+    await closeWorker(barePb);
+    log(
+      `${l0}: bare node:http: text ${bareScrape.ms.toFixed(0)} ms, protobuf ${barePbScrape.ms.toFixed(0)} ms`,
+    );
     const file = join(dir, 'metrics.txt');
     writeFileSync(file, plain.body);
     const prom = await runPromClient(file);
@@ -450,6 +496,37 @@ export async function processBenchmark(
         baseline: prom.renderMs + prom.gzipMs,
         ...(opts.rssTargets ? { target: { minRatio: 300 } } : {}),
       },
+      {
+        name: `${l}: protobuf scrape vs bare node:http`,
+        unit: 'ms',
+        value: pb.ms,
+        baseline: barePbScrape.ms,
+        target: { minRatio: 1 / 1.5 },
+      },
+      { name: `${l}: protobuf scrape vs text scrape`, unit: 'ms', value: pb.ms, baseline: plain.ms },
+      { name: `${l}: protobuf gzip scrape vs text gzip`, unit: 'ms', value: pbGz.ms, baseline: gz.ms },
+      {
+        name: `${l}: protobuf bytes vs text bytes`,
+        unit: 'MB',
+        value: pb.body.length / 1e6,
+        baseline: plain.body.length / 1e6,
+      },
+      {
+        name: `${l}: peak RSS, protobuf gzip scraped too`,
+        unit: 'MB',
+        value: pbRss.hwm,
+        baseline: peakRss,
+        ...(opts.rssTargets ? { target: { maxValue: 450 } } : {}),
+      },
+      {
+        name: `${l}: RSS after protobuf gzip scrapes`,
+        unit: 'MB',
+        value: pbRss.rss,
+        baseline: steadyRss,
+        ...(opts.rssTargets ? { target: { maxValue: 300 } } : {}),
+      },
+      { name: `${l}: peak RSS, OpenMetrics gzip too`, unit: 'MB', value: omRss.hwm, baseline: peakRss },
+      { name: `${l}: peak RSS, protobuf plain too`, unit: 'MB', value: allRss.hwm, baseline: peakRss },
     );
   } finally {
     await prober.stop();

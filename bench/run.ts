@@ -5,6 +5,7 @@
 
 import { exporterBenchmarks } from './exporter.js';
 import { httpBenchmarks } from './http.js';
+import { landingBenchmarks } from './landing.js';
 import { parseWorkerHeapBenchmarks } from './parse-worker-heap.js';
 import { process1M, process100k } from './process.js';
 import { processShrink } from './process-shrink.js';
@@ -33,6 +34,8 @@ const SUITES: Suite[] = [
   { name: 'http: reading big answers', run: httpBenchmarks },
   { name: 'parse worker: heap of a 22 MB answer', run: parseWorkerHeapBenchmarks },
   { name: 'web config: HTTPS and basic auth on a scrape', run: webBenchmarks },
+  // `node dist/bench/run.js landing` runs it alone.
+  { name: 'landing page: traffic at 10k resources x 50 accounts', run: landingBenchmarks },
 ];
 
 async function main(): Promise<void> {

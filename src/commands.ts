@@ -1,7 +1,6 @@
 /**
- * The command line: parse flags, then run, simulate, demo or check-config. It reads process.env and
- * process.argv only as src/cli.ts hands them over (after the Node version check), and is the only module that
- * does.
+ * The command line: parse flags, then run, simulate, demo or check-config. It gets the environment and the
+ * arguments from src/cli.ts (after the Node version check), the one module that reads process.env and process.argv.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

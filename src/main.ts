@@ -10,10 +10,6 @@ import type { ListenAddress } from './config/index.js';
 import type { Logger } from './log.js';
 import { applyServerLimits, type ServerLimits } from './server/limits.js';
 
-export interface Stoppable {
-  stop(graceMs?: number): Promise<void>;
-}
-
 export function listen(app: Express, address: ListenAddress, limits?: ServerLimits): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = app.listen(address.port, address.host ?? '::', (err?: Error) => {

@@ -1,6 +1,6 @@
 /**
  * Memory settings the exporter gives its own process (every command but `check-config`, `--help`, `--version`). Both matter at a million
- * series (README, "Memory"), measured with `node dist/bench/run.js process-1M`:
+ * series (docs/operations.md, "Memory"), measured with `node dist/bench/run.js process-1M`:
  *
  * - glibc's malloc keeps freed memory in per-thread arenas and raises its mmap threshold after each big free, so
  *   the exposition buffers, rebuilt after every poll, end up fragmenting its heap: about 160 MB more resident at

@@ -1,5 +1,5 @@
 /**
- * Which replica polls which account (README, "Sharding"): rendezvous (highest random weight) hashing. Each account
+ * Which replica polls which account (docs/operations.md, "Sharding"): rendezvous (highest random weight) hashing. Each account
  * goes to the shard whose weight `sha256("<shard>:<account>")` is highest. The choice depends only on the account
  * name and the number of shards, never on the other accounts, so every replica decides alone and they agree.
  * Going from N to N+1 shards moves about 1/(N+1) of the accounts, and only onto the new shard: an account moves

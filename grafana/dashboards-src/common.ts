@@ -60,7 +60,7 @@ export type { Dashboard };
 export const DATASOURCE = { type: 'prometheus', uid: '${datasource}' } as const;
 
 /**
- * Range for rate()/increase() over counters that step once per traffic window. README, "How traffic is counted": a range
+ * Range for rate()/increase() over counters that step once per traffic window. docs/metrics.md, "How traffic is counted": a range
  * shorter than two windows shows zeros and spikes; the largest window is 10 minutes, hence 20m at least.
  */
 export const WINDOW_RANGE = '$window_range';

@@ -4,6 +4,7 @@
  * committed JSON differs from what these builders produce.
  */
 import { type Dashboard, render } from './common.js';
+import * as cost from './cost.js';
 import * as dvr from './dvr.js';
 import * as exporter from './exporter.js';
 import * as recordings from './recordings.js';
@@ -16,7 +17,7 @@ export interface DashboardSource {
   build(): Dashboard;
 }
 
-export const DASHBOARDS: readonly DashboardSource[] = [traffic, dvr, recordings, exporter].map((m) => ({
+export const DASHBOARDS: readonly DashboardSource[] = [traffic, dvr, recordings, exporter, cost].map((m) => ({
   uid: m.UID,
   file: `${m.UID}.json`,
   build: m.build,

@@ -279,7 +279,7 @@ export function build(): Dashboard {
       description:
         'Share of edge requests that arrived after the first read of their window and were added by its re-read ' +
         '(metrics.revisit). Empty with revisit off. A share that stays high means metrics.delay is too short: ' +
-        'dashboards and alerts on the newest windows see too little (README: choosing delay and revisit).',
+        'dashboards and alerts on the newest windows see too little (docs/metrics.md: choosing delay and revisit).',
       unit: 'percentunit',
       w: 24,
       queries: [

@@ -21,10 +21,15 @@
  * - `onToken(listener)`: called after every new token, so pollers waiting out an auth backoff go on at once.
  * - The password and tokens never appear in an error, a log line or `description`.
  */
-import { readFileSync, statSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../clock.js';
-import type { LoginCredential, TokenSource } from '../config/token.js';
+import {
+  type LoginCredential,
+  nodeFs,
+  type TokenFs,
+  type TokenSource,
+  unreadableReason,
+} from '../config/token.js';
 import type { Logger } from '../log.js';
 import { type BackoffPolicy, backoffDelay } from '../poll/backoff.js';
 import { SECRETS } from '../redact.js';
@@ -80,16 +85,8 @@ export function isLoginError(err: unknown): err is LoginError {
   return err instanceof LoginError;
 }
 
-/** The password's file system; tests may pass their own. */
-export interface PasswordFs {
-  stat(path: string): { ino: bigint; size: bigint; mtimeNs: bigint; ctimeNs: bigint };
-  read(path: string): string;
-}
-
-const nodeFs: PasswordFs = {
-  stat: (path) => statSync(path, { bigint: true }),
-  read: (path) => readFileSync(path, 'utf8'),
-};
+/** The password's file system: the one a token file is read with; tests may pass their own. */
+export type PasswordFs = TokenFs;
 
 export interface LoginTokenOptions {
   credential: LoginCredential;
@@ -114,14 +111,6 @@ export interface LoginStatus {
   /** Our words on the last failure; never a secret. */
   detail?: string;
   expiresAt?: number;
-}
-
-function reasonText(e: unknown): string {
-  const code = (e as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT') return 'does not exist';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'EISDIR') return 'is a directory';
-  return code ?? 'cannot be read';
 }
 
 export class LoginToken implements TokenSource {
@@ -408,7 +397,7 @@ export class LoginToken implements TokenSource {
       return this.#password;
     } catch (e) {
       this.#password = undefined;
-      const why = `password file ${path}: ${reasonText(e)}`;
+      const why = `password file ${path}: ${unreadableReason(e)}`;
       if (this.#passwordError !== why) log.error({ login: this.username, error: why }, 'cannot log in');
       this.#passwordError = why;
       if (this.#valid() === undefined) {

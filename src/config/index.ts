@@ -22,6 +22,7 @@ export {
   type ApiConfig,
   BREAKDOWNS,
   type Breakdown,
+  type CommitConfig,
   type Config,
   type ConfigIssue,
   type DiscoveryConfig,

@@ -7,9 +7,10 @@
  */
 import { stringify } from 'yaml';
 import { REDACTED, redactSecrets, redactUrl } from '../redact.js';
+import { formatBitRate } from './bit-rate.js';
 import { formatDuration } from './duration.js';
-import type { AccountConfig, Config } from './schema.js';
-import { formatSize } from './size.js';
+import type { AccountConfig, CommitConfig, Config } from './schema.js';
+import { formatDecimalSize, formatSize } from './size.js';
 
 export interface PrintableConfig {
   api: Record<string, unknown>;
@@ -46,8 +47,24 @@ function tokenKeys(source: {
   return out;
 }
 
+/** `{commit: {...}}` in the contract's units, or nothing when there is no commit. */
+function commitKeys(c: CommitConfig | undefined): Record<string, unknown> {
+  if (!c) return {};
+  const out: Record<string, string> = {};
+  if (c.monthlyTransferBytes !== undefined) out.monthly_transfer = formatDecimalSize(c.monthlyTransferBytes);
+  if (c.bandwidthP95BitsPerSecond !== undefined)
+    out.bandwidth_p95 = formatBitRate(c.bandwidthP95BitsPerSecond);
+  return { commit: out };
+}
+
 function account(a: AccountConfig): Record<string, unknown> {
-  return { name: a.name, ...tokenKeys(a), dvr_streams: [...a.dvrStreams], recordings: a.recordings };
+  return {
+    name: a.name,
+    ...tokenKeys(a),
+    dvr_streams: [...a.dvrStreams],
+    recordings: a.recordings,
+    ...commitKeys(a.commit),
+  };
 }
 
 /** The pattern as written: the anchoring `^(?:...)$` the loader added is taken off. */
@@ -87,6 +104,7 @@ export function redactConfig(config: Config): PrintableConfig {
       include: patternText(config.discovery.include),
       ...(config.discovery.exclude ? { exclude: patternText(config.discovery.exclude) } : {}),
       recordings: config.discovery.recordings,
+      ...commitKeys(config.discovery.commit),
     },
     sharding: { ...config.sharding },
     limits: {

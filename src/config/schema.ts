@@ -1,5 +1,5 @@
 /**
- * The configuration file (the README's Configuration section): a zod schema of its YAML, strict at every level (an unknown key is
+ * The configuration file (docs/configuration.md): a zod schema of its YAML, strict at every level (an unknown key is
  * an error, so a typo never silently falls back to a default), and the typed `Config` the rest of the exporter
  * reads. The file's keys are snake_case, as in Prometheus' own files; `Config` is camelCase with every duration in
  * milliseconds (`windowMs`, `timeoutMs`, ...). Defaults live here and nowhere else.
@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import { BREAKDOWNS, type Breakdown, METRIC_NAMES } from '../api/vocabulary.js';
 import { isRecord } from '../http/parse.js';
+import { parseBitRate } from './bit-rate.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { formatSize, parseSize } from './size.js';
 
@@ -25,7 +26,7 @@ const DAY = 24 * 60 * MINUTE;
  * The ceilings of every numeric and duration key, refused at start with the key named. They keep each value
  * where the process still works: Node's timers hold at most 2^31-1 ms (about 24.8 days; a longer delay fires
  * at once, every time), a catch-up from far back or with huge concurrency pins the CPU and outlives SIGTERM's
- * grace period, and an answer must fit a JavaScript string. The README's configuration reference lists them.
+ * grace period, and an answer must fit a JavaScript string. docs/configuration.md lists them.
  */
 export const CEILINGS = {
   timeoutMs: 10 * MINUTE,
@@ -108,6 +109,45 @@ function size(min: number, max: number) {
 }
 
 const nonEmpty = z.string().min(1, { error: 'must not be empty' });
+
+/** What a value in the file is, for a message that quotes it. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null) return 'null';
+  return typeof value === 'object' ? 'a list or mapping' : String(value);
+}
+
+/** A monthly transfer volume: a size (./size.ts) above 0; decimal units are the contract's (`50TB` = 50e12 B). */
+const transferVolume = z.unknown().transform((value, ctx) => {
+  const bytes = typeof value === 'string' || typeof value === 'number' ? parseSize(value) : undefined;
+  if (bytes === undefined || bytes === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be a volume above 0 like 50TB, 800GB or 2PB (decimal; TiB also read), got ${shown(value)}`,
+    });
+    return z.NEVER;
+  }
+  return bytes;
+});
+
+/** A bandwidth (./bit-rate.ts) above 0, in bits per second. */
+const bandwidth = z.unknown().transform((value, ctx) => {
+  const bits = typeof value === 'string' ? parseBitRate(value) : undefined;
+  if (bits === undefined || bits === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be a bandwidth above 0 like 2Gbps, 500Mbps or 1.5Tbps (bits per second), got ${shown(value)}`,
+    });
+    return z.NEVER;
+  }
+  return bits;
+});
+
+/** What the contract commits to per calendar month (src/server/commit.ts exposes it); either or both. */
+const commitSchema = z.strictObject({
+  monthly_transfer: transferVolume.optional(),
+  bandwidth_p95: bandwidth.optional(),
+});
 
 /** Inline tokens are trimmed: surrounding whitespace is never part of an HTTP header value. */
 const token = z
@@ -207,6 +247,8 @@ const discoverySchema = z.strictObject({
   /** Absent: nothing is excluded. */
   exclude: accountPattern.optional(),
   recordings: z.boolean().default(DEFAULTS.accounts_discovery.recordings),
+  /** The commit of every discovered account. */
+  commit: commitSchema.optional(),
 });
 
 const apiSchema = z.strictObject({
@@ -254,6 +296,7 @@ const accountSchema = z.strictObject({
   ...credentialKeys,
   dvr_streams: z.array(nonEmpty).default([]).transform(unique),
   recordings: z.boolean().default(false),
+  commit: commitSchema.optional(),
 });
 
 const shardingSchema = z.strictObject({
@@ -359,6 +402,14 @@ export interface MetricsConfig {
   counterRetentionMs: number;
 }
 
+/** A contract's monthly commit; a key left out is no commit of that kind. */
+export interface CommitConfig {
+  /** Bytes transferred at the edge per calendar month. */
+  monthlyTransferBytes?: number;
+  /** The 95th percentile of the month's 5-minute average edge bandwidths, bits per second. */
+  bandwidthP95BitsPerSecond?: number;
+}
+
 export interface AccountConfig {
   name: string;
   /** Per-account override of the api credential; at most one of token / tokenFile / a login. */
@@ -369,6 +420,8 @@ export interface AccountConfig {
   passwordFile?: string;
   dvrStreams: string[];
   recordings: boolean;
+  /** Absent: no commit (no cdn_commit_* series). */
+  commit?: CommitConfig;
 }
 
 export interface DiscoveryConfig {
@@ -380,6 +433,8 @@ export interface DiscoveryConfig {
   exclude?: RegExp;
   /** Discovered accounts' recordings are polled too. */
   recordings: boolean;
+  /** The commit of every discovered account; absent: none. */
+  commit?: CommitConfig;
 }
 
 export interface Config {
@@ -419,10 +474,19 @@ export interface ServerConfig {
 }
 
 /** Optional keys are left out rather than set to undefined, so a printed or compared Config shows only what is set. */
-function withOptional<T extends object>(base: T, extra: Record<string, string | undefined>): T {
+function withOptional<T extends object>(base: T, extra: Record<string, unknown>): T {
   const out = { ...base } as Record<string, unknown>;
   for (const [key, value] of Object.entries(extra)) if (value !== undefined) out[key] = value;
   return out as T;
+}
+
+/** The file's commit section as Config holds it; undefined when absent or empty. */
+function toCommit(c: FileConfig['accounts_discovery']['commit']): CommitConfig | undefined {
+  if (!c || (c.monthly_transfer === undefined && c.bandwidth_p95 === undefined)) return undefined;
+  return withOptional({} as CommitConfig, {
+    monthlyTransferBytes: c.monthly_transfer,
+    bandwidthP95BitsPerSecond: c.bandwidth_p95,
+  });
 }
 
 export function toConfig(file: FileConfig): Config {
@@ -466,15 +530,18 @@ export function toConfig(file: FileConfig): Config {
           username: a.username,
           password: a.password,
           passwordFile: a.password_file,
+          commit: toCommit(a.commit),
         }),
       ),
-      discovery: {
-        enabled: file.accounts_discovery.enabled,
-        intervalMs: file.accounts_discovery.interval,
-        include: file.accounts_discovery.include,
-        recordings: file.accounts_discovery.recordings,
-        ...(file.accounts_discovery.exclude ? { exclude: file.accounts_discovery.exclude } : {}),
-      },
+      discovery: withOptional(
+        {
+          enabled: file.accounts_discovery.enabled,
+          intervalMs: file.accounts_discovery.interval,
+          include: file.accounts_discovery.include,
+          recordings: file.accounts_discovery.recordings,
+        } as DiscoveryConfig,
+        { exclude: file.accounts_discovery.exclude, commit: toCommit(file.accounts_discovery.commit) },
+      ),
       sharding: { shard: file.sharding.shard, shards: file.sharding.shards },
       limits: {
         maxSeries: file.limits.max_series,

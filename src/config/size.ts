@@ -1,7 +1,9 @@
 /**
  * Sizes in the configuration file: a whole number of bytes (`1048576`), or a whole number with a unit, decimal
- * (`kB`, `MB`, `GB`: powers of 1000) or binary (`KiB`, `MiB`, `GiB`: powers of 1024), as Prometheus and
- * Kubernetes write them (`64MiB`, `500MB`). `B` alone is bytes. Units are case-sensitive except `k`/`K`.
+ * (`kB`, `MB`, `GB`, `TB`, `PB`: powers of 1000) or binary (`KiB`, `MiB`, `GiB`, `TiB`, `PiB`: powers of 1024), as
+ * Prometheus and Kubernetes write them (`64MiB`, `500MB`). `B` alone is bytes. Units are case-sensitive except
+ * `k`/`K`. CDN contracts count in decimal units (`50TB` is 50 * 10^12 bytes), so a commit written the way the
+ * contract writes it is read as the contract means it.
  */
 
 const UNITS: Record<string, number> = {
@@ -11,9 +13,13 @@ const UNITS: Record<string, number> = {
   KB: 1000,
   MB: 1000 ** 2,
   GB: 1000 ** 3,
+  TB: 1000 ** 4,
+  PB: 1000 ** 5,
   KiB: 1024,
   MiB: 1024 ** 2,
   GiB: 1024 ** 3,
+  TiB: 1024 ** 4,
+  PiB: 1024 ** 5,
 };
 
 /** Bytes, or undefined when `value` is not a size (negative, fractional, unknown unit, ...). */
@@ -30,9 +36,25 @@ export function parseSize(value: string | number): number | undefined {
 /** The shortest exact binary form (`67108864` -> `64MiB`), else bytes. */
 export function formatSize(bytes: number): string {
   for (const [unit, size] of [
+    ['PiB', 1024 ** 5],
+    ['TiB', 1024 ** 4],
     ['GiB', 1024 ** 3],
     ['MiB', 1024 ** 2],
     ['KiB', 1024],
+  ] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size}${unit}`;
+  }
+  return `${bytes}B`;
+}
+
+/** The shortest exact decimal form (`50000000000000` -> `50TB`), else bytes: how a contract writes a volume. */
+export function formatDecimalSize(bytes: number): string {
+  for (const [unit, size] of [
+    ['PB', 1000 ** 5],
+    ['TB', 1000 ** 4],
+    ['GB', 1000 ** 3],
+    ['MB', 1000 ** 2],
+    ['kB', 1000],
   ] as const) {
     if (bytes >= size && bytes % size === 0) return `${bytes / size}${unit}`;
   }

@@ -77,12 +77,13 @@ export interface TokenFs {
   read(path: string): string;
 }
 
-const nodeFs: TokenFs = {
+export const nodeFs: TokenFs = {
   stat: (path) => statSync(path, { bigint: true }),
   read: (path) => readFileSync(path, 'utf8'),
 };
 
-function reason(e: unknown): string {
+/** Why a secret's file (token, password) cannot be read, in words: a filesystem error's code, never its path. */
+export function unreadableReason(e: unknown): string {
   const code = (e as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return 'does not exist';
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
@@ -119,7 +120,7 @@ export class FileToken implements TokenSource {
       s = this.#fs.stat(this.#path);
     } catch (e) {
       this.#token = undefined;
-      throw new TokenError(`token file ${this.#path}: ${reason(e)}`);
+      throw new TokenError(`token file ${this.#path}: ${unreadableReason(e)}`);
     }
     return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
   }
@@ -130,7 +131,7 @@ export class FileToken implements TokenSource {
     try {
       text = this.#fs.read(this.#path);
     } catch (e) {
-      throw new TokenError(`token file ${this.#path}: ${reason(e)}`);
+      throw new TokenError(`token file ${this.#path}: ${unreadableReason(e)}`);
     }
     const token = text.trim();
     if (token === '') throw new TokenError(`token file ${this.#path}: is empty`);

@@ -7,7 +7,7 @@ import { type DvrStreamResponse, parseDvrBody } from './response.js';
 
 /**
  * Reads a 2xx GET stream body (parseDvrBody's contract): inline by default, or off the event loop
- * (src/answers/parse-pool.ts).
+ * (src/offloop/pool.ts).
  */
 export type DvrBodyParser = (bytes: Uint8Array, stream: string) => Promise<DvrStreamResponse>;
 

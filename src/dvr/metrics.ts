@@ -1,5 +1,5 @@
 /**
- * DVR health families (README, "DVR health"): per host (labels account, stream, host), and one per stream (labels
+ * DVR health families (docs/metrics.md, "DVR health"): per host (labels account, stream, host), and one per stream (labels
  * account, stream) saying whether the stream's own poll was answered.
  */
 import type { Family, SeriesStoreApi } from '../store/types.js';

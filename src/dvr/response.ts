@@ -11,6 +11,7 @@ import {
   malformed,
   ParseReport,
   parseJsonBody,
+  withDataArray,
 } from '../http/parse.js';
 
 export interface DvrRange {
@@ -56,12 +57,8 @@ const RANGE_KEYS = new Set(['from', 'duration']);
  * entries that lack `stream_name`; when given, an answer echoing another `stream_name` is `malformed`, and an
  * entry of another stream is an issue and dropped. A host listed twice: the second entry is an issue, dropped.
  */
-export function parseDvrStreamResponse(raw: unknown, fallbackStream = ''): DvrStreamResponse {
-  if (!isRecord(raw)) throw malformed('dvr-net', `top level is ${describeValue(raw)}, not an object`);
-  if (!Array.isArray(raw.data)) {
-    const said = typeof raw.description === 'string' ? ` (description: ${raw.description})` : '';
-    throw malformed('dvr-net', `no data array${said}`);
-  }
+export function parseDvrStreamResponse(body: unknown, fallbackStream = ''): DvrStreamResponse {
+  const raw = withDataArray('dvr-net', body);
   const report = new ParseReport();
   for (const key of Object.keys(raw)) if (!TOP_KEYS.has(key)) report.unknownKey(key);
   let streamName = fallbackStream;
@@ -99,7 +96,7 @@ export function parseDvrStreamResponse(raw: unknown, fallbackStream = ''): DvrSt
   return { streamName, entries, issues: report.issues, unknownKeys: report.unknownKeys };
 }
 
-/** A 2xx body as it came off the wire -> parseDvrStreamResponse. Runs inline or in a worker (src/answers/). */
+/** A 2xx body as it came off the wire -> parseDvrStreamResponse. Runs inline or in a worker (src/offloop/). */
 export function parseDvrBody(bytes: Uint8Array, fallbackStream = ''): DvrStreamResponse {
   return parseDvrStreamResponse(parseJsonBody('dvr-net', bytes), fallbackStream);
 }

@@ -9,7 +9,9 @@ import type { AccountConfig, Config } from '../config/index.js';
 import type { AnswerAudit } from '../http/answers.js';
 import type { Logger } from '../log.js';
 import { pollEvery } from '../poll/interval.js';
+import type { CommitMetrics } from '../server/commit-metrics.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
+import type { TrafficHistory } from '../server/traffic-history.js';
 import type { RefusalReason } from '../store/limits.js';
 import type { AccountWalker } from '../traffic/walker.js';
 import type { CursorBook } from './cursor-book.js';
@@ -31,6 +33,10 @@ export interface AccountPollersDeps {
   intervals: { dvrMs: number; recordingsMs: number };
   limits: Config['limits'];
   self: Pick<SelfMetrics, 'seriesRefused' | 'parseErrors'>;
+  /** Where each polled account's commit is exposed (none in tests that do not look at it). */
+  commits?: Pick<CommitMetrics, 'set' | 'remove'>;
+  /** Where each counted window's figures go for the landing page (none in tests that do not look at it). */
+  history?: Pick<TrafficHistory, 'record' | 'remove'>;
   audit: Pick<AnswerAudit, 'check'>;
   storeChanged: () => void;
   /** The exporter's stop signal: it stops every account's loops. */
@@ -103,9 +109,13 @@ export class AccountPollers {
       storeChanged: d.storeChanged,
       refused: () => rereadToken(token, alog),
       revisitsChanged: () => d.cursors.touch(),
+      windowCounted: (start, end, response) => {
+        if (active) d.history?.record(name, start, end, response);
+      },
     });
     const { walker } = poller;
     board.expect('metrics', name);
+    d.commits?.set(name, account.commit);
     this.walkers.push(walker);
     // A renewed token ends the walker's slow auth backoff at once.
     const unsubscribe =
@@ -180,6 +190,8 @@ export class AccountPollers {
     dvr.removeAccount(name, pollers.account.dvrStreams);
     recordings.removeAccount(name);
     d.board.removeAccount(name);
+    d.commits?.remove(name);
+    d.history?.remove(name);
     for (const api of APIS) this.refusing.delete(`${api}\u0000${name}`);
     this.walkers = this.walkers.filter((w) => w !== pollers.walker);
     d.storeChanged();

@@ -1,7 +1,7 @@
 /**
  * The cursor book: per account, the cursor a restart resumes at, kept in the optional state file (`state_file`).
  *
- * The rule (README, "How traffic is counted"): the state file is a checkpoint of the counting state taken while no
+ * The rule (docs/metrics.md, "How traffic is counted"): the state file is a checkpoint of the counting state taken while no
  * window is half counted: each account's counted cursor, the traffic counters' values at that cursor, and the
  * windows awaiting a re-read. A restart resumes from it: its counters start at the saved values (they continue,
  * they do not reset) and its walk at the saved cursors. A scrape hands the counted cursors of the exposition it is
@@ -59,12 +59,13 @@ export interface CheckpointSource {
 
 /**
  * The counter part of the state file: the traffic counters' values at the saved cursors, so a restart continues
- * them. Per account, each series as [family index, value, ...label values after the account].
+ * them. Per account, each series as [family index, value, start (created timestamp, Unix seconds), ...label
+ * values after the account].
  */
 export interface SavedCounters {
   version: 1;
   families: string[];
-  accounts: Record<string, Array<[number, number, ...string[]]>>;
+  accounts: Record<string, Array<[number, number, number, ...string[]]>>;
 }
 /**
  * The least time between two writes asked for by the revisit part alone (CursorBook.touch). The part is rewritten
@@ -728,12 +729,14 @@ function revisitProblem(
 /** Why one account's saved counters cannot be used; undefined when they can. */
 function countersProblem(series: SavedCounters['accounts'][string], families: number): string | undefined {
   for (const s of series as unknown[]) {
-    if (!Array.isArray(s)) return 'include a series that is not [family, value, ...labels]';
-    const [fi, value, ...labels] = s as unknown[];
+    if (!Array.isArray(s)) return 'include a series that is not [family, value, start, ...labels]';
+    const [fi, value, start, ...labels] = s as unknown[];
     if (typeof fi !== 'number' || !Number.isInteger(fi) || fi < 0 || fi >= families)
       return 'name a counter family the file does not list';
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
       return `include a value that is not a number >= 0 (${JSON.stringify(value)})`;
+    if (typeof start !== 'number' || !Number.isInteger(start) || start < 0)
+      return `include a start that is not Unix seconds (${JSON.stringify(start)})`;
     if (labels.some((l) => typeof l !== 'string')) return 'include a label value that is not text';
   }
   return undefined;

@@ -71,7 +71,9 @@ export function startDiscovery(d: DiscoveredAccountsDeps): Promise<void> {
       discovered.add(name);
       const up = d.upstreamFor(wanted.get(name)!);
       log.info({ account: name }, 'discovered account: polling started');
-      d.pollers.start({ name, dvrStreams: [], recordings: config.discovery.recordings }, up, true);
+      const account: AccountConfig = { name, dvrStreams: [], recordings: config.discovery.recordings };
+      if (config.discovery.commit) account.commit = config.discovery.commit;
+      d.pollers.start(account, up, true);
     }
   };
 

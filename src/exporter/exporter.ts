@@ -9,7 +9,6 @@
 import type { Express } from 'express';
 import { Registry } from 'prom-client';
 import type { Agent } from 'undici';
-import { type AnswerParserOptions, WorkerAnswerParser } from '../answers/parse-pool.js';
 import type { LoginToken } from '../auth/login-token.js';
 import { type AuthMetrics, createAuthMetrics } from '../auth/metrics.js';
 import { type Clock, systemClock } from '../clock.js';
@@ -23,14 +22,16 @@ import {
 import { AnswerAudit } from '../http/answers.js';
 import { type AgentOptions, createAgent } from '../http/request.js';
 import type { Logger } from '../log.js';
+import { ANSWER_POOL, ParsePool, type ParsePoolOptions, TRAFFIC_POOL } from '../offloop/pool.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
 import { createApp } from '../server/app.js';
+import { CommitMetrics } from '../server/commit-metrics.js';
 import { createSelfMetrics, type SelfMetrics } from '../server/self-metrics.js';
 import type { ExporterStatus } from '../server/status.js';
+import { TrafficHistory } from '../server/traffic-history.js';
 import { accountsForShard } from '../sharding.js';
 import { refreshSoon } from '../store/refresh-soon.js';
 import { SeriesStore } from '../store/series-store.js';
-import { type WorkerParserOptions, WorkerTrafficParser } from '../traffic/parse-pool.js';
 import type { AccountWalker } from '../traffic/walker.js';
 import { AccountPollers } from './account-pollers.js';
 import { CursorBook } from './cursor-book.js';
@@ -58,26 +59,28 @@ export interface ExporterOptions {
   agent?: AgentOptions;
   /** prom-client's process and Node.js metrics (default on). */
   defaultMetrics?: boolean;
-  /** Where big traffic answers are parsed (default: a worker thread, src/traffic/parse-pool.ts). */
-  trafficParser?: WorkerParserOptions;
-  /** Where big DVR and recordings answers are parsed (default: a worker thread, src/answers/parse-pool.ts). */
-  answerParser?: AnswerParserOptions;
+  /** Where big traffic answers are parsed (default: a worker thread, src/offloop/pool.ts). */
+  trafficParser?: ParsePoolOptions;
+  /** Where big DVR and recordings answers are parsed (default: a worker thread of their own). */
+  answerParser?: ParsePoolOptions;
 }
 
 export class Exporter {
   readonly registry = new Registry();
-  readonly store = new SeriesStore();
+  readonly store: SeriesStore;
   readonly self: SelfMetrics;
   readonly app: Express;
   readonly accounts: readonly string[];
+  /** The landing page's per-account traffic history (memory only). */
+  readonly history = new TrafficHistory();
 
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly config: Config;
   private readonly agent: Agent;
-  private readonly parser: WorkerTrafficParser;
+  private readonly parser: ParsePool;
   private readonly reclaim: ShrinkReclaim;
-  private readonly answerParser: WorkerAnswerParser;
+  private readonly answerParser: ParsePool;
   /** The upstream of each account this shard owns in the configuration. */
   private readonly upstreams = new Map<string, Upstream>();
   /** One upstream per token source, and every login the configuration names (./upstreams.ts). */
@@ -113,6 +116,7 @@ export class Exporter {
   constructor(private readonly opts: ExporterOptions) {
     this.config = opts.config;
     this.clock = opts.clock ?? systemClock;
+    this.store = new SeriesStore({ clock: this.clock });
     this.log = opts.log;
     this.self = createSelfMetrics(this.registry, {
       version: opts.version,
@@ -153,8 +157,8 @@ export class Exporter {
       opts.version,
       settingsSummary(this.config, owned.length),
     );
-    this.parser = new WorkerTrafficParser({ log: this.log, ...opts.trafficParser });
-    this.answerParser = new WorkerAnswerParser({ log: this.log, ...opts.answerParser });
+    this.parser = new ParsePool(TRAFFIC_POOL, { log: this.log, ...opts.trafficParser });
+    this.answerParser = new ParsePool(ANSWER_POOL, { log: this.log, ...opts.answerParser });
     this.sources = new Upstreams({
       api: this.config.api,
       clock: this.clock,
@@ -163,7 +167,7 @@ export class Exporter {
       signal: this.controller.signal,
       self: this.self,
       auth: () => this.auth,
-      parseTraffic: this.parser.parse,
+      parseTraffic: this.parser.traffic,
       parseAnswers: this.answerParser,
       random: opts.random,
       tokenFs: opts.tokenFs,
@@ -185,6 +189,7 @@ export class Exporter {
       store: this.store,
       beforeServe: (counted) => this.cursors.commit(counted),
       status: () => this.status(),
+      history: this.history,
       log: this.log,
       maxScrapesInFlight: this.config.server.maxScrapesInFlight,
       // Every token and password is in the registry of src/redact.ts: the token sources and the logins register
@@ -238,6 +243,8 @@ export class Exporter {
       intervals: { dvrMs: config.dvr.intervalMs, recordingsMs: config.recordings.intervalMs },
       limits: config.limits,
       self: this.self,
+      commits: new CommitMetrics(this.registry),
+      history: this.history,
       audit: this.audit,
       storeChanged: this.storeChanged,
       signal,

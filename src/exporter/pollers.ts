@@ -23,7 +23,7 @@ export interface RoundResult {
 /** What a round reports, for cdn_up, the landing page, readiness and the token-refresh policy. */
 export interface RoundReporter {
   result(r: RoundResult): void;
-  /** Every answer that arrived: what it had that could not be used is counted and logged (./answers.ts). */
+  /** Every answer that arrived: what it had that could not be used is counted and logged (AnswerAudit, ../http/answers.ts). */
   answer(res: ParsedAnswer): void;
 }
 

@@ -12,8 +12,7 @@ import { type ApiError, isApiError } from '../http/errors.js';
 import { HttpClient, reportingSends } from '../http/request.js';
 import { RequestGate } from '../poll/request-gate.js';
 import { RecorderClient, type RecordingsBodyParser } from '../recordings/client.js';
-import { MetricsClient } from '../traffic/client.js';
-import type { TrafficBodyParser } from '../traffic/parse-pool.js';
+import { MetricsClient, type TrafficBodyParser } from '../traffic/client.js';
 
 export interface Upstream {
   token: TokenSource;
@@ -44,9 +43,9 @@ export interface UpstreamOptions {
   signal?: AbortSignal;
   /** Every failed request, after the gate has seen it (for counting malformed answers). */
   onError?: (err: ApiError) => void;
-  /** Reads traffic answers (default: inline). One is shared by every upstream: see src/traffic/parse-pool.ts. */
+  /** Reads traffic answers (default: inline). One is shared by every upstream: see src/offloop/pool.ts. */
   parseTraffic?: TrafficBodyParser;
-  /** Read DVR and recordings answers (default: inline). One is shared by every upstream: src/answers/parse-pool.ts. */
+  /** Read DVR and recordings answers (default: inline). One is shared by every upstream: src/offloop/pool.ts. */
   parseDvr?: DvrBodyParser;
   parseRecordings?: RecordingsBodyParser;
 }

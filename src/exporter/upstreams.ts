@@ -4,14 +4,14 @@
  * renewal loops the exporter starts before its pollers.
  */
 import type { Agent } from 'undici';
-import type { WorkerAnswerParser } from '../answers/parse-pool.js';
 import { LoginToken } from '../auth/login-token.js';
 import type { AuthMetrics } from '../auth/metrics.js';
 import type { Clock } from '../clock.js';
 import type { Config, LoginCredential, TokenFs, TokenSource } from '../config/index.js';
 import type { Logger } from '../log.js';
+import type { ParsePool } from '../offloop/pool.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
-import type { TrafficBodyParser } from '../traffic/parse-pool.js';
+import type { TrafficBodyParser } from '../traffic/client.js';
 import { createUpstream, type Upstream } from './upstream.js';
 
 export interface UpstreamsDeps {
@@ -26,7 +26,7 @@ export interface UpstreamsDeps {
   auth: () => AuthMetrics;
   parseTraffic: TrafficBodyParser;
   /** Reads DVR and recordings answers, big ones off the event loop (default: inline). */
-  parseAnswers?: Pick<WorkerAnswerParser, 'dvr' | 'recordings'>;
+  parseAnswers?: Pick<ParsePool, 'dvr' | 'recordings'>;
   random?: () => number;
   tokenFs?: TokenFs;
 }

@@ -27,17 +27,6 @@ export type ErrorKind =
   /** A body over api.max_body_bytes, as sent or decoded: given up at the limit; traffic asks for less. */
   | 'too_large';
 
-export const ERROR_KINDS: readonly ErrorKind[] = [
-  'rate-limited',
-  'server',
-  'timeout',
-  'auth',
-  'invalid',
-  'network',
-  'malformed',
-  'too_large',
-];
-
 const RETRYABLE: Record<ErrorKind, boolean> = {
   'rate-limited': true,
   server: true,

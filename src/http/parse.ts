@@ -44,12 +44,25 @@ export function malformed(api: ApiName, detail: string): ApiError {
   return new ApiError({ api, kind: 'malformed', detail });
 }
 
+/**
+ * `raw` as a top-level object with a `data` array (the traffic and DVR answers), else ApiError `malformed`. An
+ * answer without data usually says why in `description`: the error quotes it.
+ */
+export function withDataArray(api: ApiName, raw: unknown): Json & { data: unknown[] } {
+  if (!isRecord(raw)) throw malformed(api, `top level is ${describeValue(raw)}, not an object`);
+  if (!Array.isArray(raw.data)) {
+    const said = typeof raw.description === 'string' ? ` (description: ${raw.description})` : '';
+    throw malformed(api, `no data array${said}`);
+  }
+  return raw as Json & { data: unknown[] };
+}
+
 const utf8 = new TextDecoder();
 
 /**
  * A 2xx body as it came off the wire -> its JSON value, as the HTTP client reads one (./request.ts): UTF-8, an
  * empty or blank body is undefined, a body that is not JSON is `malformed` with the JSON error in its detail (the
- * HTTP client scrubs the token from it). For parsers that run inline or in a worker thread (src/answers/).
+ * HTTP client scrubs the token from it). For parsers that run inline or in a worker thread (src/offloop/).
  */
 export function parseJsonBody(api: ApiName, bytes: Uint8Array): unknown {
   const text = utf8.decode(bytes);

@@ -7,7 +7,7 @@ import { parseRecordingsBody, type RecordingListResponse } from './response.js';
 
 /**
  * Reads a 2xx listing body (parseRecordingsBody's contract): inline by default, or off the event loop
- * (src/answers/parse-pool.ts).
+ * (src/offloop/pool.ts).
  */
 export type RecordingsBodyParser = (
   bytes: Uint8Array,

@@ -1,4 +1,4 @@
-/** Recording families (README, "Recordings"), labels account, id. */
+/** Recording families (docs/metrics.md, "Recordings"), labels account, id. */
 import type { Family, SeriesStoreApi } from '../store/types.js';
 
 export interface RecordingFamilies {

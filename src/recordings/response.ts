@@ -135,7 +135,7 @@ export function parseRecordingList(raw: unknown, account?: string): RecordingLis
   return { settings, issues: report.issues, unknownKeys: report.unknownKeys };
 }
 
-/** A 2xx body as it came off the wire -> parseRecordingList. Runs inline or in a worker (src/answers/). */
+/** A 2xx body as it came off the wire -> parseRecordingList. Runs inline or in a worker (src/offloop/). */
 export function parseRecordingsBody(bytes: Uint8Array, account?: string): RecordingListResponse {
   return parseRecordingList(parseJsonBody('recorder-cloud', bytes), account);
 }

@@ -1,10 +1,11 @@
 /**
- * The exporter's HTTP app (docs/architecture.md; the README's Endpoints and Metrics). It reads only what the pollers already stored: the
+ * The exporter's HTTP app (docs/architecture.md; docs/operations.md, "Endpoints"). It reads only what the pollers already stored: the
  * prom-client registry, the series store's cached exposition and a synchronous status snapshot. No handler waits
  * on a poll, so a slow or failing CDN API never makes a scrape or a probe slow. Listening, signals and shutdown
  * belong to the caller.
  *
- * Routes: GET|HEAD /metrics, /healthz, /readyz, /; other methods on them 405; other paths 404.
+ * Routes: GET|HEAD /metrics, /healthz, /readyz, /, /accounts/<name> (an account whose traffic is polled; else
+ * 404); other methods on them 405; other paths 404.
  */
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
@@ -13,10 +14,11 @@ import type { Logger } from '../log.js';
 import { redactSecrets } from '../redact.js';
 import type { CountedCursors, Exposition } from '../store/types.js';
 import { assertDistinctFamilies, duplicateFamilies, renderMetrics } from './exposition.js';
-import { renderLanding } from './landing.js';
+import { renderAccountPage, renderLanding, trafficAccounts } from './landing.js';
 import { DEFAULT_SERVER_LIMITS, scrapeGate } from './limits.js';
 import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from './negotiate.js';
 import { type ExporterStatus, notReadyReason } from './status.js';
+import type { HistorySource } from './traffic-page.js';
 
 export { redactSecrets } from '../redact.js';
 export type { AccountStatus, DvrProblem, ExporterStatus, RecordingProblem } from './status.js';
@@ -28,6 +30,8 @@ export interface AppDeps {
   store: Exposition;
   /** A snapshot for the landing page and /readyz; must return at once. */
   status: () => ExporterStatus;
+  /** Each account's traffic history for the landing page (src/server/traffic-history.ts); absent: none shown. */
+  history?: { get: HistorySource };
   log: Logger;
   /**
    * Makes the counted cursors of the exposition about to be served durable (the state file); /metrics sends its
@@ -83,6 +87,8 @@ function releaseWhenOver(req: Request, res: Response, release: (written: boolean
 export function createApp(deps: AppDeps): Express {
   const { registry, store, log } = deps;
   const clock = deps.clock ?? systemClock;
+  /** The registry's counters count from here: their created timestamp (made with the registry, at startup). */
+  const startedMs = clock.now();
   const secrets = (): string[] => [...(deps.secrets?.() ?? [])];
   assertDistinctFamilies(registry, store);
   let reportedDuplicates = '';
@@ -108,7 +114,7 @@ export function createApp(deps: AppDeps): Express {
 
       const format = negotiateFormat(req);
       const gzip = acceptsGzip(req);
-      const body = await renderMetrics(registry, store, format, gzip);
+      const body = await renderMetrics(registry, store, format, gzip, startedMs);
       releaseWhenOver(req, res, body.release);
       const counted = body.counted;
       // A HEAD sends no counts: it must not mark them as seen.
@@ -142,6 +148,18 @@ export function createApp(deps: AppDeps): Express {
     })
     .all(methodNotAllowed);
 
+  const history: HistorySource | undefined = deps.history
+    ? (account) => deps.history!.get(account)
+    : undefined;
+  const sendPage = (res: Response, html: string): void => {
+    res
+      .status(200)
+      .set('Content-Type', 'text/html; charset=utf-8')
+      .set('Cache-Control', 'no-store')
+      // Each dynamic string was redacted before escaping; the whole page once more, as it leaves.
+      .send(redactSecrets(html, secrets(), 'page'));
+  };
+
   app
     .route('/')
     .get((req, res) => {
@@ -149,13 +167,21 @@ export function createApp(deps: AppDeps): Express {
         now: clock.now(),
         secrets: secrets(),
         refresh: req.query.refresh !== 'off',
+        ...(history ? { history } : {}),
       });
-      res
-        .status(200)
-        .set('Content-Type', 'text/html; charset=utf-8')
-        .set('Cache-Control', 'no-store')
-        // Each dynamic string was redacted before escaping; the whole page once more, as it leaves.
-        .send(redactSecrets(html, secrets(), 'page'));
+      sendPage(res, html);
+    })
+    .all(methodNotAllowed);
+
+  app
+    .route('/accounts/:name')
+    .get((req, res) => {
+      const name = String(req.params.name);
+      if (!history || !trafficAccounts(deps.status()).includes(name)) {
+        sendText(res, 404, 'no such account\n');
+        return;
+      }
+      sendPage(res, renderAccountPage(name, { now: clock.now(), secrets: secrets(), history }));
     })
     .all(methodNotAllowed);
 

@@ -9,6 +9,7 @@
 import { gzipSync } from 'node:zlib';
 import type { Registry } from 'prom-client';
 import type { CountedCursors, Exposition, ExpositionFormat } from '../store/types.js';
+import { registryToProtobuf } from './registry-protobuf.js';
 
 const EOF_TEXT = '# EOF\n';
 const EOF = Buffer.from(EOF_TEXT);
@@ -32,9 +33,10 @@ function sampleName(line: string): string {
 /**
  * Classic text (as prom-client writes it: HELP, TYPE, then samples, families apart by blank lines) to
  * OpenMetrics 1.0 without `# EOF`: no blank lines, a counter family is named without `_total` and its samples
- * carry it, HELP escapes `"` too.
+ * carry it, each followed by its `_created` sample (`startedSeconds`: prom-client's counters count from the
+ * process start), HELP escapes `"` too.
  */
-export function textToOpenMetrics(text: string): string {
+export function textToOpenMetrics(text: string, startedSeconds?: number): string {
   const lines = text.split('\n');
   // A HELP line precedes its TYPE line; the family name (and so the HELP line) depends on the type.
   const types = new Map<string, string>();
@@ -63,13 +65,21 @@ export function textToOpenMetrics(text: string): string {
       out.push(`# TYPE ${familyOf(name)} ${type}`);
     } else if (line.startsWith('#')) {
       // Other comments are not part of OpenMetrics.
-    } else if (counterFamily !== undefined && sampleName(line) === counterFamily) {
-      out.push(`${counterFamily}_total${line.slice(counterFamily.length)}`);
+    } else if (counterFamily !== undefined && isCounterSample(sampleName(line), counterFamily)) {
+      const rest = line.slice(sampleName(line).length);
+      out.push(`${counterFamily}_total${rest}`);
+      if (startedSeconds !== undefined) {
+        out.push(`${counterFamily}_created${rest.slice(0, rest.lastIndexOf(' '))} ${startedSeconds}`);
+      }
     } else {
       out.push(line);
     }
   }
   return out.length ? `${out.join('\n')}\n` : '';
+}
+
+function isCounterSample(name: string, family: string): boolean {
+  return name === family || name === `${family}_total`;
 }
 
 /** The family names a source contributes, as OpenMetrics sees them (a counter's `_total` is a sample suffix). */
@@ -116,27 +126,41 @@ export interface RenderedMetrics {
   release(written: boolean): void;
 }
 
+/** The registry's part in `format`; its counters start at `startedMs` (the process start). */
+async function renderRegistry(
+  registry: Registry,
+  format: ExpositionFormat,
+  startedMs: number,
+): Promise<Buffer> {
+  if (format === 'protobuf') return registryToProtobuf(registry, startedMs);
+  const text = await registry.metrics();
+  return Buffer.from(format === 'openmetrics' ? textToOpenMetrics(text, Math.floor(startedMs / 1000)) : text);
+}
+
 /**
  * The whole /metrics body in `format`, gzipped when asked, as buffers to write in order (their total is
  * `length`): the registry's part is rendered (and gzipped) per scrape, it is small; the store's cached buffers
  * follow as they are, shared by every scrape and never copied; `# EOF` ends OpenMetrics, as a gzip member of its
- * own when gzipped.
+ * own when gzipped. A protobuf body is a stream of delimited MetricFamily messages: the parts simply follow one
+ * another. `startedMs`: the process start, the created timestamp of the registry's counters.
  */
 export async function renderMetrics(
   registry: Registry,
   store: Exposition,
   format: ExpositionFormat,
   gzip: boolean,
+  startedMs: number,
 ): Promise<RenderedMetrics> {
-  const text = await registry.metrics();
-  const own = format === 'openmetrics' ? textToOpenMetrics(text) : text;
+  const own = await renderRegistry(registry, format, startedMs);
+  const preparing = store.prepare?.(format, gzip);
+  if (preparing) await preparing;
   const eof = format === 'openmetrics';
   // The store's bytes and their cursors are read in one turn of the event loop.
   // The gzip is a buffer of its own, left to the GC; the plain chunks are the store's bodies, held while written.
   const held = gzip ? undefined : store.hold(format);
   const part = held ? held.chunks : [store.renderGzip(format)];
   const counted = store.countedIn?.(format);
-  const chunks = [gzip ? gzipSync(own) : Buffer.from(own), ...part, eof ? (gzip ? EOF_GZ : EOF) : EMPTY];
+  const chunks = [gzip ? gzipSync(own) : own, ...part, eof ? (gzip ? EOF_GZ : EOF) : EMPTY];
   const kept = chunks.filter((c) => c.length > 0);
   let length = 0;
   for (const c of kept) length += c.length;

@@ -5,6 +5,7 @@
  * which `?refresh=off` leaves out (a link on the page says so and switches it).
  */
 import { redactSecrets } from '../redact.js';
+import { escapeHtml } from './html.js';
 import {
   type AccountStatus,
   accountState,
@@ -12,23 +13,24 @@ import {
   type RecordingProblem,
   type SettingsSummary,
 } from './status.js';
+import { accountBody, accountHref, type HistorySource, TRAFFIC_CSS, trafficSection } from './traffic-page.js';
 
 /** The project's home; package.json's `homepage`/`repository` and the Helm chart's `home`/`sources` name it too. */
 export const PROJECT_URL = 'https://github.com/cdn-exporter/cdn-exporter';
-/** The README as the project's home shows it; the links below point at its headings. */
-export const README_URL = `${PROJECT_URL}/blob/main/README.md`;
+/** The docs/ pages as the project's home shows them; test/docs/links.test.ts checks each anchor has its heading. */
+export const DOCS_URL = `${PROJECT_URL}/blob/main/docs`;
+/** The runbook; an alert's section is this URL, `#` and the alert's name in lower case (the rules' runbook_url). */
+export const RUNBOOK_URL = `${DOCS_URL}/alerts.md`;
 export const DOC_LINKS = {
-  runbook: `${README_URL}#alerts-and-runbook`,
-  dashboards: `${README_URL}#dashboards`,
-  troubleshooting: `${README_URL}#troubleshooting`,
+  runbook: RUNBOOK_URL,
+  dashboards: `${DOCS_URL}/operations.md#dashboards`,
+  troubleshooting: `${DOCS_URL}/operations.md#troubleshooting`,
 } as const;
 
 /** How often the page reloads itself while the refresh is on. */
 export const REFRESH_SECONDS = 30;
 
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+export { escapeHtml };
 
 /** `1h 2m 3s`, `4m 0s`, `12s`; negative or non-finite as `-`. */
 export function formatDuration(seconds: number): string {
@@ -68,6 +70,8 @@ export interface LandingOptions {
   secrets: Iterable<string>;
   /** The page reloads itself (default true); `?refresh=off` turns it off. */
   refresh?: boolean;
+  /** Each account's traffic history (./traffic-history.ts); absent: no traffic section. */
+  history?: HistorySource;
 }
 
 const STATE_TEXT = { pending: 'pending', down: 'down', failing: 'failing', up: 'up' } as const;
@@ -137,13 +141,20 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
     return `<td class="err">${head ? `<span class="small">${head}</span><br>` : ''}${t(a.lastError)}</td>`;
   };
 
+  // The account's own page (top resources), from its traffic row, in a last column when traffic is shown.
+  const trafficLink = (a: AccountStatus): string =>
+    !opts.history
+      ? ''
+      : a.api === 'metrics'
+        ? `<td><a href="${accountHref(a.name)}" aria-label="traffic of ${t(a.name)}">traffic</a></td>`
+        : '<td></td>';
   const accountRows = status.accounts.map(
     (a) =>
       `<tr><td>${t(a.name)}${a.discovered ? ' <span class="none">(discovered)</span>' : ''}</td><td>${t(a.api)}</td>${upCell(a)}` +
       `<td class="ts">${a.cursor ? isoMinute(a.cursor) : '-'}</td>` +
       `<td class="num">${a.lagSeconds === undefined ? '-' : formatDuration(a.lagSeconds)}</td>` +
       `<td class="num">${windowCell(a)}</td>` +
-      `<td>${ago(a.lastSuccess)}</td>${errorCell(a)}</tr>`,
+      `<td>${ago(a.lastSuccess)}</td>${errorCell(a)}${trafficLink(a)}</tr>`,
   );
   const dvrRows = status.problems.dvr.map(
     (p) =>
@@ -176,13 +187,16 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
   const refreshLine = refresh
     ? `<p class="refresh" id="refresh">Reloads every ${REFRESH_SECONDS} s · <a href="?refresh=off">stop reloading</a></p>`
     : `<p class="refresh" id="refresh">Reloading is off · <a href="?">reload every ${REFRESH_SECONDS} s</a></p>`;
+  const traffic = opts.history
+    ? `<h2>Traffic</h2>\n${trafficSection(trafficAccounts(status), opts.history, t, status.startedAt)}\n`
+    : '';
   const settings = status.settings
     ? `<p class="settings" aria-label="settings">${settingsLine(status.settings, t)}</p>`
     : '';
   return (
     `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-${refresh ? `<meta http-equiv="refresh" content="${REFRESH_SECONDS}">\n` : ''}<title>cdn-exporter</title><style>${CSS}</style></head>
+${refresh ? `<meta http-equiv="refresh" content="${REFRESH_SECONDS}">\n` : ''}<title>cdn-exporter</title><style>${CSS}${TRAFFIC_CSS}</style></head>
 <body>
 <h1>cdn-exporter</h1>
 <p class="meta">version ${t(status.version)} · started ${isoMinute(status.startedAt)} (up ${uptime}) · ${
@@ -194,8 +208,8 @@ ${refreshLine}
     `<a href="${DOC_LINKS.runbook}">Runbook</a><a href="${DOC_LINKS.dashboards}">Dashboards</a>` +
     `<a href="${DOC_LINKS.troubleshooting}">Troubleshooting</a></nav>
 ${notes}<h2>Accounts</h2>
-${table('accounts', ['Account', 'API', 'State', 'Cursor', 'Lag', 'Window', 'Last success', 'Last error'], accountRows, 'No accounts configured.')}
-<h2>Series refused by limits</h2>
+<div class="wrap">${table('accounts', ['Account', 'API', 'State', 'Cursor', 'Lag', 'Window', 'Last success', 'Last error', ...(opts.history ? ['Traffic'] : [])], accountRows, 'No accounts configured.')}</div>
+${traffic}<h2>Series refused by limits</h2>
 ${table('refused series', ['Account', 'API', 'Reason', 'Series refused in the last poll'], refusedRows, 'None: every resource answered is exported.')}
 <h2>DVR streams with problems</h2>
 ${table('dvr problems', ['Account', 'Stream', 'Host', 'Problem'], dvrRows, 'None.')}
@@ -204,4 +218,24 @@ ${table('recording problems', ['Account', 'Source', 'Resource', 'Status', 'Probl
 </body></html>
 `
   );
+}
+
+/** The accounts whose traffic is polled, once each, in the status' order. */
+export function trafficAccounts(status: ExporterStatus): string[] {
+  return [...new Set(status.accounts.filter((a) => a.api === 'metrics').map((a) => a.name))];
+}
+
+/** `/accounts/<name>`: one account's traffic and busiest resources. `name` must be one of trafficAccounts. */
+export function renderAccountPage(name: string, opts: LandingOptions & { history: HistorySource }): string {
+  const secrets = [...opts.secrets];
+  const t = (s: string): string => (s === '' ? '-' : escapeHtml(redactSecrets(s, secrets)));
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${t(name)} · cdn-exporter</title><style>${CSS}${TRAFFIC_CSS}</style></head>
+<body>
+<h1>${t(name)}</h1>
+<p class="meta"><a href="../">cdn-exporter</a> · traffic of account ${t(name)}</p>
+${accountBody(name, opts.history(name), t)}
+</body></html>
+`;
 }

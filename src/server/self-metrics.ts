@@ -1,5 +1,5 @@
 /**
- * The exporter's own metrics (README, "The exporter itself"), kept in prom-client on the registry
+ * The exporter's own metrics (docs/metrics.md, "The exporter itself"), kept in prom-client on the registry
  * given (never prom-client's global one), plus prom-client's process and Node.js defaults (no prefix).
  *
  * Label values of `api` are chosen by the callers; the pollers use the API names `metrics`, `dvr-net`, `recorder-cloud`.

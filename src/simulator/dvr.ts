@@ -1,7 +1,7 @@
 /**
  * Simulator of the network-DVR API (docs/upstream-api.md), mounted at /app/dvr-net/v1.
  *
- * Assumptions where the document is silent (the exporter's README repeats them):
+ * Assumptions where the document is silent (docs/upstream-api.md repeats them):
  * - `dvr.window`, `dvr.duration` and `ranges[].duration` are seconds.
  * - `dvr.from` is the start of the oldest range still held; with no ranges the key is left out.
  * - A stream with DVR disabled holds no ranges.

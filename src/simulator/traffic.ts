@@ -9,7 +9,7 @@
  * - `*_bandwidth` is total bits / window seconds, `edge_hit_ratio` is hit bytes / bytes (0 without bytes);
  * - `*_request_time` per range is the mean of the minutes' medians weighted by their 2xx counts (0 without 2xx).
  *
- * Assumptions where the document says "not shown" (README.md repeats them):
+ * Assumptions where the document says "not shown" (docs/upstream-api.md repeats them):
  * - Without `metric=`, every documented metric is returned.
  * - An unknown account and an account the token may not see are both 403 (the API does not show the difference).
  * - An unknown `resource=` is 422 naming it; `resource=` may repeat (a set).

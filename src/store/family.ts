@@ -23,6 +23,16 @@ import { SECRETS } from '../redact.js';
 import { escapeHelp, type LabelTemplate, labelTemplate, labelText, parseLabelText } from './format.js';
 import { freeNow } from './free-now.js';
 import { openMetricsName, validateSpec } from './names.js';
+import {
+  FIXED64,
+  familyHeader,
+  LEN,
+  tag,
+  timestampSize,
+  varintSize,
+  writeTimestamp,
+  writeVarint,
+} from './protobuf.js';
 import type { ExpositionFormat, Family, FamilySpec, Slot } from './types.js';
 
 const INITIAL_CAPACITY = 16;
@@ -45,6 +55,19 @@ const SPACE = 0x20;
 const NEWLINE = 0x0a;
 const MINUS = 0x2d;
 const ZERO = 0x30;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const LETTER_N = 0x6e;
+/** Protobuf tags: MetricFamily.metric, Metric.label, Metric.gauge, Metric.counter, LabelPair.value, the doubles. */
+const METRIC_FIELD = tag(4, LEN);
+const LABEL_FIELD = tag(1, LEN);
+const GAUGE_FIELD = tag(2, LEN);
+const COUNTER_FIELD = tag(3, LEN);
+const LABEL_VALUE_FIELD = tag(2, LEN);
+const VALUE_FIELD = tag(1, FIXED64);
+const CREATED_FIELD = tag(3, LEN);
+/** A protobuf series' bytes beyond its label pairs' name and value bytes, as a first estimate. */
+const PROTOBUF_SERIES_BYTES = 32;
 
 /** FNV-1a over bytes [0, len) of `b`. */
 function hashBytes(b: Uint8Array, from: number, len: number): number {
@@ -53,8 +76,14 @@ function hashBytes(b: Uint8Array, from: number, len: number): number {
   return h >>> 0;
 }
 
-/** A body being rendered: the store calls renderRange until `next` reaches highWater, then finishRender. */
+/**
+ * A body being rendered: the store calls renderRange until `next` reaches highWater, then finishRender. A text
+ * body is the family's sample lines in both text formats (a gauge's OpenMetrics body is its text body); an
+ * `openmetrics` body (counters only) adds each series' `_created` sample; a `protobuf` body is the family's
+ * Metric fields (the store writes the MetricFamily header before it, ./protobuf.ts).
+ */
 export interface BodyRender {
+  readonly format: ExpositionFormat;
   /** Next slot to write. */
   next: number;
   /** Bytes written. */
@@ -76,8 +105,19 @@ export class SeriesFamily implements Family {
 
   private readonly template: LabelTemplate;
   private readonly isCounter: boolean;
-  private readonly headers: Record<ExpositionFormat, Buffer>;
+  private readonly headers: Record<'text' | 'openmetrics', Buffer>;
   private readonly name: Buffer;
+  /** `<name without _total>_created`: a counter's start sample in OpenMetrics. */
+  private readonly createdName: Buffer;
+  /** Per label: the template part's length in UTF-8 (`{a="` or `",b="`) and LabelPair.name's tag, length, bytes. */
+  private readonly partLen: Uint32Array;
+  private readonly pairNames: Buffer[];
+  /** Scratch of a protobuf render: each label value's start, end (escaped) and length (unescaped) in the source. */
+  private readonly valFrom: Uint32Array;
+  private readonly valTo: Uint32Array;
+  private readonly valLen: Uint32Array;
+  /** When the series was created, or, for a counter, the start of the first window it counted (its created timestamp). */
+  private readonly now: () => number;
 
   private values = new Float64Array(INITIAL_CAPACITY);
   private labelAt = new Uint32Array(INITIAL_CAPACITY);
@@ -85,6 +125,8 @@ export class SeriesFamily implements Family {
   private hashes = new Uint32Array(INITIAL_CAPACITY);
   /** FREE, IN_BODY or IN_ARENA. */
   private state = new Uint8Array(INITIAL_CAPACITY);
+  /** A counter's start (created timestamp) in whole seconds since the epoch; unused for gauges. */
+  private startSeconds = new Uint32Array(INITIAL_CAPACITY);
   /** One past the highest slot ever used. */
   private top = 0;
   private readonly freeSlots: Slot[] = [];
@@ -105,13 +147,28 @@ export class SeriesFamily implements Family {
   /** Series created since the last finished render. */
   private newSeries = 0;
 
-  constructor(spec: FamilySpec) {
+  /** `now`: the clock of a series' start when slot() is not given one (milliseconds since the epoch). */
+  constructor(spec: FamilySpec, now: () => number = Date.now) {
     validateSpec(spec);
     this.spec = Object.freeze({ ...spec, labelNames: Object.freeze([...spec.labelNames]) });
     this.template = labelTemplate(spec.labelNames);
     this.isCounter = spec.type === 'counter';
+    this.now = now;
     this.name = Buffer.from(spec.name);
     const om = openMetricsName(spec);
+    this.createdName = Buffer.from(`${om}_created`);
+    const n = spec.labelNames.length;
+    this.partLen = Uint32Array.from(this.template.parts, (p) => Buffer.byteLength(p));
+    this.pairNames = spec.labelNames.map((l) => {
+      const name = Buffer.from(l);
+      const field = Buffer.alloc(1 + varintSize(name.length) + name.length);
+      field[0] = tag(1, LEN);
+      name.copy(field, writeVarint(field, 1, name.length));
+      return field;
+    });
+    this.valFrom = new Uint32Array(n);
+    this.valTo = new Uint32Array(n);
+    this.valLen = new Uint32Array(n);
     this.headers = {
       text: Buffer.from(
         `# HELP ${spec.name} ${escapeHelp(spec.help, 'text')}\n# TYPE ${spec.name} ${spec.type}\n`,
@@ -131,9 +188,19 @@ export class SeriesFamily implements Family {
     return this.top;
   }
 
-  /** The `# HELP` and `# TYPE` lines in this format. */
-  header(format: ExpositionFormat): Buffer {
+  /** The `# HELP` and `# TYPE` lines in this text format. */
+  header(format: 'text' | 'openmetrics'): Buffer {
     return this.headers[format];
+  }
+
+  /** The MetricFamily's length prefix, name, help and type before a protobuf body of `bodyBytes`. */
+  protobufHeader(bodyBytes: number): Buffer {
+    return familyHeader(this.spec.name, this.spec.help, this.spec.type, bodyBytes);
+  }
+
+  /** Whether the format has a body of its own: a gauge's OpenMetrics body is its text body. */
+  rendersOwn(format: ExpositionFormat): boolean {
+    return format === 'protobuf' || (format === 'openmetrics' && this.isCounter);
   }
 
   /**
@@ -177,7 +244,11 @@ export class SeriesFamily implements Family {
     }
   }
 
-  slot(labelValues: readonly string[]): Slot {
+  startOf(slot: Slot): number {
+    return this.startSeconds[slot]! * 1000;
+  }
+
+  slot(labelValues: readonly string[], startMs?: number): Slot {
     const { len, masked } = this.keyOf(labelValues);
     const h = hashBytes(this.scratch, 0, len);
     const { slot: found, home } = this.lookup(h, len);
@@ -186,6 +257,7 @@ export class SeriesFamily implements Family {
     const slot = this.freeSlots.pop() ?? this.top++;
     if (slot >= this.values.length) this.grow();
     this.values[slot] = 0;
+    this.startSeconds[slot] = Math.max(0, Math.floor((startMs ?? this.now()) / 1000));
     this.hashes[slot] = h;
     this.labelLen[slot] = len;
     this.labelAt[slot] = this.toArena(len);
@@ -280,24 +352,36 @@ export class SeriesFamily implements Family {
   }
 
   /**
-   * Starts rendering the sample lines. The buffer is sized from the label bytes and the last render's value
-   * bytes (plus room for new series); a render that outgrows it grows it by a quarter.
+   * Starts rendering a body in `format` (text by default; see BodyRender). The buffer is sized from the label
+   * bytes and the last text render's value bytes (plus room for new series); a render that outgrows it grows it
+   * by a quarter. Only a text body records where it put each label text (`at`): it becomes the label source.
    */
-  beginRender(): BodyRender {
+  beginRender(format: ExpositionFormat = 'text'): BodyRender {
     const lines = this.live * (this.name.length + 2);
     const values = this.lastValueBytes + (this.newSeries + 16) * NEW_VALUE_CHARS;
+    let size = this.labelBytes + lines + values;
+    // A counter's `_created` line repeats the labels; its start takes 10 digits.
+    if (format === 'openmetrics') size += this.labelBytes + this.live * (this.createdName.length + 12);
+    if (format === 'protobuf') size = this.labelBytes + this.live * PROTOBUF_SERIES_BYTES;
     return {
+      format,
       next: 0,
       pos: 0,
-      buf: Buffer.allocUnsafeSlow(this.labelBytes + lines + values + BODY_MARGIN),
-      at: new Uint32Array(this.values.length),
+      buf: Buffer.allocUnsafeSlow(size + BODY_MARGIN),
+      at: new Uint32Array(format === 'text' ? this.values.length : 0),
       structure: this.structure,
       version: this.version,
     };
   }
 
-  /** Writes the lines of slots [r.next, to) (to capped at highWater). The structure must not have moved. */
+  /** Writes the series of slots [r.next, to) (to capped at highWater). The structure must not have moved. */
   renderRange(r: BodyRender, to: number): void {
+    if (r.format === 'protobuf') this.renderProtobufRange(r, to);
+    else if (r.format === 'openmetrics' && this.isCounter) this.renderOpenMetricsRange(r, to);
+    else this.renderTextRange(r, to);
+  }
+
+  private renderTextRange(r: BodyRender, to: number): void {
     const end = Math.min(to, this.top);
     const name = this.name;
     const nameLen = name.length;
@@ -338,6 +422,124 @@ export class SeriesFamily implements Family {
     r.next = end;
   }
 
+  /** Grows r.buf when fewer than `need` bytes are left after `pos`. */
+  private room(r: BodyRender, pos: number, need: number): Buffer {
+    const buf = r.buf;
+    if (pos + need <= buf.length) return buf;
+    const bigger = Buffer.allocUnsafeSlow(Math.ceil(buf.length * 1.25) + need + BODY_MARGIN);
+    buf.copy(bigger, 0, 0, pos);
+    freeNow(buf);
+    r.buf = bigger;
+    return bigger;
+  }
+
+  /** A counter's OpenMetrics lines: `name_total{...} value` and `name_created{...} start` per series. */
+  private renderOpenMetricsRange(r: BodyRender, to: number): void {
+    const end = Math.min(to, this.top);
+    const name = this.name;
+    const created = this.createdName;
+    const extra = name.length + created.length + 2 * (MAX_VALUE_CHARS + 2);
+    let pos = r.pos;
+    for (let slot = r.next; slot < end; slot++) {
+      const st = this.state[slot]!;
+      if (st === FREE) continue;
+      const len = this.labelLen[slot]!;
+      const buf = this.room(r, pos, 2 * len + extra);
+      const src = st === IN_ARENA ? this.arena : this.body;
+      const from = this.labelAt[slot]!;
+      pos = copyBytes(name, 0, name.length, buf, pos);
+      pos = copyBytes(src, from, from + len, buf, pos);
+      buf[pos++] = SPACE;
+      pos = writeValue(buf, pos, this.values[slot]!);
+      buf[pos++] = NEWLINE;
+      pos = copyBytes(created, 0, created.length, buf, pos);
+      pos = copyBytes(src, from, from + len, buf, pos);
+      buf[pos++] = SPACE;
+      pos = writeValue(buf, pos, this.startSeconds[slot]!);
+      buf[pos++] = NEWLINE;
+    }
+    r.pos = pos;
+    r.next = end;
+  }
+
+  /**
+   * Metric fields (MetricFamily.metric) per series: its label pairs, transcoded from its label text (escapes
+   * undone), then Gauge or Counter (with created_timestamp).
+   */
+  private renderProtobufRange(r: BodyRender, to: number): void {
+    const end = Math.min(to, this.top);
+    const n = this.partLen.length;
+    const { partLen, pairNames, valFrom, valTo, valLen } = this;
+    let pos = r.pos;
+    for (let slot = r.next; slot < end; slot++) {
+      const st = this.state[slot]!;
+      if (st === FREE) continue;
+      const src = st === IN_ARENA ? this.arena : this.body;
+      // Each value runs from the end of its template part to the unescaped `"` that begins the next part.
+      let p = this.labelAt[slot]!;
+      let size = 0;
+      for (let i = 0; i < n; i++) {
+        p += partLen[i]!;
+        const from = p;
+        let escapes = 0;
+        for (let c = src[p]!; c !== QUOTE; c = src[p]!) {
+          if (c === BACKSLASH) {
+            escapes++;
+            p += 2;
+          } else p++;
+        }
+        valFrom[i] = from;
+        valTo[i] = p;
+        const vlen = p - from - escapes;
+        valLen[i] = vlen;
+        const pair = pairNames[i]!.length + 1 + varintSize(vlen) + vlen;
+        size += 1 + varintSize(pair) + pair;
+      }
+      const start = this.startSeconds[slot]!;
+      const stamp = timestampSize(start);
+      // Counter { value; created_timestamp } or Gauge { value }.
+      const inner = this.isCounter ? 9 + (stamp > 0 ? 2 + stamp : 0) : 9;
+      size += 2 + inner;
+      const buf = this.room(r, pos, 1 + varintSize(size) + size);
+      buf[pos++] = METRIC_FIELD;
+      pos = writeVarint(buf, pos, size);
+      for (let i = 0; i < n; i++) {
+        const names = pairNames[i]!;
+        const vlen = valLen[i]!;
+        buf[pos++] = LABEL_FIELD;
+        pos = writeVarint(buf, pos, names.length + 1 + varintSize(vlen) + vlen);
+        pos = copyBytes(names, 0, names.length, buf, pos);
+        buf[pos++] = LABEL_VALUE_FIELD;
+        pos = writeVarint(buf, pos, vlen);
+        const from = valFrom[i]!;
+        const to = valTo[i]!;
+        if (to - from === vlen) {
+          pos = copyBytes(src, from, to, buf, pos);
+          continue;
+        }
+        for (let j = from; j < to; j++) {
+          let c = src[j]!;
+          if (c === BACKSLASH) {
+            c = src[++j]!;
+            if (c === LETTER_N) c = NEWLINE;
+          }
+          buf[pos++] = c;
+        }
+      }
+      buf[pos++] = this.isCounter ? COUNTER_FIELD : GAUGE_FIELD;
+      buf[pos++] = inner;
+      buf[pos++] = VALUE_FIELD;
+      pos = buf.writeDoubleLE(this.values[slot]!, pos);
+      if (this.isCounter && stamp > 0) {
+        buf[pos++] = CREATED_FIELD;
+        buf[pos++] = stamp;
+        pos = writeTimestamp(buf, pos, start);
+      }
+    }
+    r.pos = pos;
+    r.next = end;
+  }
+
   /**
    * Ends a render that wrote every slot with the structure unchanged: its body becomes the label source. Returns
    * the body, trimmed to what was written.
@@ -347,6 +549,8 @@ export class SeriesFamily implements Family {
       throw new Error(`${this.spec.name}: a render finished over a changed family`);
     }
     const body = tight(r.buf, r.pos);
+    // Only a text body holds the label texts where `at` says: the others are read, not adopted.
+    if (r.format !== 'text') return body;
     // The old body is the store's to free (scrapes may be writing it); the old offsets are nobody's.
     this.body = body;
     // Same length: the structure has not moved, so neither has the capacity.
@@ -378,9 +582,9 @@ export class SeriesFamily implements Family {
     return this.body;
   }
 
-  /** The whole body, synchronously (renders and adopts it). */
-  renderBody(): Buffer {
-    const r = this.beginRender();
+  /** The whole body in `format`, synchronously (renders it; a text body is adopted as the label source). */
+  renderBody(format: ExpositionFormat = 'text'): Buffer {
+    const r = this.beginRender(format);
     this.renderRange(r, this.top);
     return this.finishRender(r);
   }
@@ -454,6 +658,10 @@ export class SeriesFamily implements Family {
     state.set(this.state);
     freeNow(this.state);
     this.state = state;
+    const startSeconds = new Uint32Array(n);
+    startSeconds.set(this.startSeconds);
+    freeNow(this.startSeconds);
+    this.startSeconds = startSeconds;
   }
 }
 
@@ -467,6 +675,16 @@ function tight(buf: Buffer, used: number): Buffer {
   buf.copy(out, 0, 0, used);
   freeNow(buf);
   return out;
+}
+
+/**
+ * Copies src[from, to) to dst at `pos`; returns the new position. A short run is copied byte by byte: a
+ * Buffer.copy call costs more than the copy itself below a few dozen bytes (label texts, names).
+ */
+function copyBytes(src: Buffer, from: number, to: number, dst: Buffer, pos: number): number {
+  if (to - from > 64) return pos + src.copy(dst, pos, from, to);
+  for (let i = from; i < to; i++) dst[pos++] = src[i]!;
+  return pos;
 }
 
 /**

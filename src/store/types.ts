@@ -24,10 +24,17 @@ export interface Family {
   readonly spec: FamilySpec;
   /** Number of live series. */
   readonly size: number;
-  /** The series for these label values (same order as spec.labelNames), created at 0 on first use. */
-  slot(labelValues: readonly string[]): Slot;
+  /**
+   * The series for these label values (same order as spec.labelNames), created at 0 on first use. A counter
+   * created so starts at `startMs` (default: now): its created timestamp, exposed in OpenMetrics (`_created`) and
+   * protobuf, is where Prometheus' created-timestamp zero ingestion puts its zero. For traffic that is the start of
+   * the first window the series counts, not when the exporter got to it.
+   */
+  slot(labelValues: readonly string[], startMs?: number): Slot;
   /** The series' slot if it exists. */
   find(labelValues: readonly string[]): Slot | undefined;
+  /** A counter's start (its created timestamp, whole seconds, as ms); what slot() was given. */
+  startOf?(slot: Slot): number;
   set(slot: Slot, value: number): void;
   /** Counters only accept non-negative deltas (throws otherwise). */
   add(slot: Slot, delta: number): void;
@@ -39,7 +46,8 @@ export interface Family {
   forEach(fn: (labelValues: readonly string[], value: number, slot: Slot) => void): void;
 }
 
-export type ExpositionFormat = 'text' | 'openmetrics';
+/** Prometheus text 0.0.4, OpenMetrics 1.0.0, and protobuf (delimited io.prometheus.client.MetricFamily). */
+export type ExpositionFormat = 'text' | 'openmetrics' | 'protobuf';
 
 /**
  * Per account, the cursor up to which traffic windows are counted in the values an exposition shows: every window
@@ -78,6 +86,12 @@ export interface Exposition {
   hold(format: ExpositionFormat): HeldChunks;
   /** The same, gzipped, cached alongside. */
   renderGzip(format: ExpositionFormat): Buffer;
+  /**
+   * Undefined when the format can be served at once (`gzip`: as renderGzip, else as hold/render); otherwise a
+   * promise to await first (a format not asked for lately has no bodies yet, nor one asked for only gzipped until
+   * now has plain ones, and a window being counted keeps them from being rendered now).
+   */
+  prepare?(format: ExpositionFormat, gzip?: boolean): Promise<void> | undefined;
   /** Names of all families, so the server can check that none appears twice across sources. */
   familyNames(): string[];
   /**

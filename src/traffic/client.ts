@@ -4,8 +4,16 @@
  */
 import type { Breakdown } from '../api/vocabulary.js';
 import type { HttpClient, QueryParam } from '../http/request.js';
-import { parseInline, type TrafficBodyParser } from './parse-pool.js';
+import { type ParseMetricsOptions, parseTrafficBody } from './parse.js';
 import type { TrafficResponse } from './response.js';
+
+/**
+ * Reads a 2xx traffic body (parseTrafficBody's contract): inline by default, or off the event loop
+ * (src/offloop/pool.ts).
+ */
+export type TrafficBodyParser = (bytes: Uint8Array, opts: ParseMetricsOptions) => Promise<TrafficResponse>;
+
+const parseInline: TrafficBodyParser = async (bytes, opts) => parseTrafficBody(bytes, opts);
 
 const PREFIX = '/app/metrics/v1';
 
@@ -43,7 +51,7 @@ export function formatApiTime(t: Date | number): string {
 }
 
 export class MetricsClient {
-  /** `parse` reads a 2xx body: inline by default, or a WorkerTrafficParser's (./parse-pool.ts) off the event loop. */
+  /** `parse` reads a 2xx body: inline by default, or a ParsePool's (src/offloop/pool.ts) off the event loop. */
   constructor(
     private readonly http: HttpClient,
     private readonly parse: TrafficBodyParser = parseInline,

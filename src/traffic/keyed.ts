@@ -13,8 +13,8 @@ export class KeyedNumbers implements ReadonlyMap<string, number> {
     readonly keyList: readonly string[],
     /**
      * The values: keyList.length of them from `offset` on. An array of their own for a parsed record; for one
-     * from the parse worker (./packed.ts), the answer's one Float64Array of values, shared by every record: a
-     * view per field (subarray) cost 115 bytes each, 9 MB of an unpacked 15k-resource answer's 18.
+     * from the parse worker (src/offloop/traffic.ts), the answer's one Float64Array of values, shared by every
+     * record: a view per field (subarray) cost 115 bytes each, 9 MB of an unpacked 15k-resource answer's 18.
      */
     readonly valueList: ArrayLike<number>,
     readonly offset = 0,

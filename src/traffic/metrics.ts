@@ -1,5 +1,5 @@
 /**
- * Traffic metric families (README, "Traffic"). Counters step once per window; gauges show the newest window.
+ * Traffic metric families (docs/metrics.md, "Traffic"). Counters step once per window; gauges show the newest window.
  * With `breakdown: account` the `resource` label is absent everywhere.
  */
 
@@ -202,29 +202,4 @@ export function createTrafficFamilies(
         })
       : undefined,
   };
-}
-
-/** The gauges of the traffic families (what vanishes with a resource at once). */
-export function gaugeFamilies(f: TrafficFamilies): Family[] {
-  const out: Family[] = [];
-  for (const s of [f.edge, f.origin]) {
-    out.push(s.bandwidth, s.requestDurationMedian);
-    if (s.cacheHitRatio) out.push(s.cacheHitRatio);
-    if (s.window) {
-      out.push(s.window.responses, s.window.responsesByClass, s.window.requests, s.window.transferredBytes);
-      if (s.window.cacheHitBytes) out.push(s.window.cacheHitBytes);
-    }
-  }
-  if (f.resourceInfo) out.push(f.resourceInfo);
-  return out;
-}
-
-/** The counters of the traffic families (kept for a day after their resource vanished). */
-export function counterFamilies(f: TrafficFamilies): Family[] {
-  const out: Family[] = [];
-  for (const s of [f.edge, f.origin]) {
-    out.push(s.responses, s.responsesByClass, s.requests, s.transferredBytes);
-    if (s.cacheHitBytes) out.push(s.cacheHitBytes);
-  }
-  return out;
 }

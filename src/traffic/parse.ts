@@ -8,9 +8,10 @@ import {
   isRecord,
   MAX_BANDWIDTH_BITS_PER_SECOND,
   MAX_MEASURE,
-  malformed,
   ParseReport,
+  parseJsonBody,
   parseUtc,
+  withDataArray,
 } from '../http/parse.js';
 import { checkEcho } from './echo.js';
 import { KeyedBuilder, NO_KEYS } from './keyed.js';
@@ -62,14 +63,10 @@ export function parseMetricsResponse(raw: unknown, opts: ParseMetricsOptions = {
  * unknownKeys are the report's once the elements are read.
  */
 export function readHead(
-  raw: unknown,
+  body: unknown,
   opts: ParseMetricsOptions,
 ): { out: TrafficResponse; report: ParseReport } {
-  if (!isRecord(raw)) throw malformed('metrics', `top level is ${describeValue(raw)}, not an object`);
-  if (!Array.isArray(raw.data)) {
-    const said = typeof raw.description === 'string' ? ` (description: ${raw.description})` : '';
-    throw malformed('metrics', `no data array${said}`);
-  }
+  const raw = withDataArray('metrics', body);
   const report = new ParseReport();
   for (const key of Object.keys(raw)) if (!TOP_KEYS.has(key)) report.unknownKey(key);
 
@@ -118,24 +115,13 @@ export class ElementReader {
   }
 }
 
-const utf8 = new TextDecoder();
-
 /**
  * A 2xx body as it came off the wire -> TrafficResponse: UTF-8, JSON, then parseMetricsResponse. Not JSON is an
  * ApiError `malformed` (its detail quotes the JSON error, which may hold a piece of the body: the HTTP client
- * scrubs the token from it). Runs inline or in the parse worker (./parse-pool.ts).
+ * scrubs the token from it). Runs inline or in the parse worker (src/offloop/).
  */
 export function parseTrafficBody(bytes: Uint8Array, opts: ParseMetricsOptions): TrafficResponse {
-  const text = utf8.decode(bytes);
-  let raw: unknown;
-  if (text.trim() !== '') {
-    try {
-      raw = JSON.parse(text);
-    } catch (err) {
-      throw malformed('metrics', `body is not JSON (${err instanceof Error ? err.message : String(err)})`);
-    }
-  }
-  return parseMetricsResponse(raw, opts);
+  return parseMetricsResponse(parseJsonBody('metrics', bytes), opts);
 }
 
 /**

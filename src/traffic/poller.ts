@@ -3,7 +3,7 @@
  * TrafficProcess that maps answers onto them and the TrafficApplier that counts windows in order; `poller()` builds
  * the AccountWalker of one account. A window enters here and leaves through the store:
  *
- *   walker (which window, when) -> fetchTraffic (gate, HTTP, parse: ./client.ts, ./parse-pool.ts, ./parse.ts)
+ *   walker (which window, when) -> fetchTraffic (gate, HTTP, parse: ./client.ts, ./parse.ts, src/offloop/)
  *   -> walker.handOver -> applier (in order, in time slices: ./applier.ts) -> process (./process.ts) -> store.
  *
  * What leaves traffic/ besides the store goes through the narrow TrafficPollerDeps below: the walker's status (for
@@ -21,7 +21,7 @@ import { REVISIT_PRIORITY } from '../poll/request-gate.js';
 import type { CountingLock, Family, SeriesStoreApi } from '../store/types.js';
 import { TrafficApplier } from './applier.js';
 import type { FetchTrafficOptions } from './client.js';
-import { counterFamilies, createTrafficFamilies, type TrafficFamilies } from './metrics.js';
+import { createTrafficFamilies, type TrafficFamilies } from './metrics.js';
 import { type ApplyResult, type SeriesLimits, TrafficProcess } from './process.js';
 import type { TrafficResponse } from './response.js';
 import {
@@ -90,6 +90,8 @@ export interface TrafficPollerDeps {
   refused(): void;
   /** The windows awaiting a re-read changed (revisit on): the state file should be saved. */
   revisitsChanged?(): void;
+  /** A window's first read was counted (re-reads are not): the landing page's traffic history. Must not throw. */
+  windowCounted?(start: number, end: number, response: TrafficResponse): void;
 }
 
 /** One account's traffic poller: the walker, and with revisit on the queue of re-reads. */
@@ -242,6 +244,7 @@ export class TrafficPipeline {
               if (counted && queue) queue.add({ start, end, counted, countedAt: now });
               d.audit(response, r.dropped);
               d.limited?.(r);
+              d.windowCounted?.(start, end, response);
               d.storeChanged();
             },
             book ? { prepare: () => (again ? book.beginRecord(account) : book.abort()) } : {},
@@ -445,7 +448,11 @@ export class TrafficPipeline {
   /** Every counter family of the pipeline (what the state file's counter part holds). */
   private counters(): Family[] {
     const f = this.families;
-    const out = [...counterFamilies(f), f.windows, f.skippedSeconds];
+    const out: Family[] = [f.windows, f.skippedSeconds];
+    for (const s of [f.edge, f.origin]) {
+      out.push(s.responses, s.responsesByClass, s.requests, s.transferredBytes);
+      if (s.cacheHitBytes) out.push(s.cacheHitBytes);
+    }
     if (f.revisions) out.push(f.revisions);
     if (f.revisitEdgeRequests) out.push(f.revisitEdgeRequests);
     return out;
@@ -467,13 +474,15 @@ export class TrafficPipeline {
     delete saved.accounts[account];
     const byName = new Map(this.counters().map((f) => [f.spec.name, f]));
     let left = 0;
-    for (const [fi, value, ...labels] of series) {
+    for (const [fi, value, startSeconds, ...labels] of series) {
       const family = byName.get(saved.families[fi] ?? '');
       if (!family || labels.length + 1 !== family.spec.labelNames.length) {
         left++;
         continue;
       }
-      family.add(family.slot([account, ...labels]), value);
+      // Its start too: a created timestamp moved to the restart would be a zero (a reset) for Prometheus'
+      // created-timestamp zero ingestion, under a value that goes on.
+      family.add(family.slot([account, ...labels], startSeconds * 1000), value);
     }
     if (left > 0)
       log.warn(
@@ -494,21 +503,21 @@ export class TrafficPipeline {
     if (loaded) {
       for (const [account, series] of Object.entries(loaded.accounts)) {
         if (this.polled.has(account)) continue;
-        out.accounts[account] = series.flatMap(([fi, value, ...labels]) => {
+        out.accounts[account] = series.flatMap(([fi, value, start, ...labels]) => {
           const at = names.indexOf(loaded.families[fi] ?? '');
-          return at < 0 ? [] : [[at, value, ...labels] as [number, number, ...string[]]];
+          return at < 0 ? [] : [[at, value, start, ...labels] as [number, number, number, ...string[]]];
         });
       }
     }
     families.forEach((family, fi) => {
-      family.forEach((labels, value) => {
+      family.forEach((labels, value, slot) => {
         const account = labels[0]!;
         let list = out.accounts[account];
         if (!list) {
           list = [];
           out.accounts[account] = list;
         }
-        list.push([fi, value, ...labels.slice(1)]);
+        list.push([fi, value, Math.floor((family.startOf?.(slot) ?? 0) / 1000), ...labels.slice(1)]);
       });
     });
     return out;

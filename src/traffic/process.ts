@@ -193,6 +193,7 @@ export class TrafficProcess {
       gate: undefined,
       set: 0,
       j: 0,
+      startMs: 0,
     };
   }
 
@@ -241,6 +242,8 @@ export class TrafficProcess {
       total: list.length,
       records: (from, to) => {
         if (finished) throw new Error('traffic window already finished');
+        // Counters this window creates start where it starts (their created timestamp), not now.
+        this.keyedCall.startMs = startMs;
         const end = Math.min(to, list.length);
         for (let i = from; i < end; i++) {
           const record = list[i]!;
@@ -462,7 +465,7 @@ export class TrafficProcess {
       this.setKeyed(w.responsesByClass, base, ws.classes, this.classIndex, r.classes, s.classes);
     }
     if (r.requests !== undefined && allow.requests) {
-      if (s.requests === NONE) s.requests = f.requests.slot(base);
+      if (s.requests === NONE) s.requests = f.requests.slot(base, this.keyedCall.startMs);
       f.requests.add(s.requests, r.requests);
       if (w && ws) {
         if (ws.requests === NONE) ws.requests = w.requests.slot(base);
@@ -472,7 +475,7 @@ export class TrafficProcess {
     if (r.bandwidthBitsPerSecond !== undefined && allow.bandwidth) {
       // Bandwidth is an average over the window; bytes are whole, so the product is rounded.
       const bytes = Math.round((r.bandwidthBitsPerSecond * seconds) / 8);
-      if (s.transferred === NONE) s.transferred = f.transferredBytes.slot(base);
+      if (s.transferred === NONE) s.transferred = f.transferredBytes.slot(base, this.keyedCall.startMs);
       f.transferredBytes.add(s.transferred, bytes);
       if (gauges) {
         if (s.bandwidth === NONE) s.bandwidth = f.bandwidth.slot(base);
@@ -495,7 +498,7 @@ export class TrafficProcess {
       );
     }
     if (f.cacheHitBytes && r.hitBytes !== undefined && allow.hitBytes) {
-      if (s.hitBytes === NONE) s.hitBytes = f.cacheHitBytes.slot(base);
+      if (s.hitBytes === NONE) s.hitBytes = f.cacheHitBytes.slot(base, this.keyedCall.startMs);
       f.cacheHitBytes.add(s.hitBytes, r.hitBytes);
       if (w?.cacheHitBytes && ws) {
         if (ws.hitBytes === NONE) ws.hitBytes = w.cacheHitBytes.slot(base);

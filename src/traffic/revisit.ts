@@ -117,8 +117,8 @@ export class CountedBook {
       get size() {
         return family.size;
       },
-      slot: (labels) => {
-        const slot = family.slot(labels);
+      slot: (labels, startMs) => {
+        const slot = family.slot(labels, startMs);
         if (map.get(slot) < 0) map.set(slot, this.number(fi, labels));
         return slot;
       },
@@ -141,6 +141,7 @@ export class CountedBook {
         return family.deleteWhere(match);
       },
       forEach: (fn) => family.forEach(fn),
+      startOf: (slot) => family.startOf?.(slot) ?? 0,
     };
   }
 

@@ -74,6 +74,8 @@ export interface KeyedCall {
   set: number;
   /** Position in the map being walked. */
   j: number;
+  /** The start of the window being counted: where a counter it creates starts (Family.slot). */
+  startMs: number;
 }
 
 export function addOne(this: KeyedCall, n: number, key: string): void {
@@ -82,7 +84,7 @@ export function addOne(this: KeyedCall, n: number, key: string): void {
   let slot = slots[i];
   if (slot === undefined || slot === NONE) {
     if (this.allowed(`${this.side}_status_${key}`)) {
-      slot = this.family.slot([...this.base, key]);
+      slot = this.family.slot([...this.base, key], this.startMs);
       this.k.live++;
     } else slot = OFF;
     fill(slots, i);

@@ -37,7 +37,7 @@ const AFTER_WINDOWS = 3;
 const LINUX = existsSync('/proc/self/status');
 /**
  * glibc's settings the Docker image runs the exporter with (its Dockerfile's ENV): without them glibc keeps a
- * further ~100 MB of freed buffers after a burst (see README, "Memory and the process benchmark"), which puts
+ * further ~100 MB of freed buffers after a burst (see docs/operations.md, "Memory and the process benchmark"), which puts
  * the figure at 1.6-1.8x, too near the 2x line for a test on a loaded machine. The benchmark measures both.
  */
 const IMAGE_MALLOC = Object.fromEntries(

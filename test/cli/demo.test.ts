@@ -45,6 +45,27 @@ describe('demo banner', () => {
     expect(scrape.value('cdn_exporter_build_info', {})).toBeDefined();
   });
 
+  it("the landing page shows each demo account's traffic charts within two minutes of start", async () => {
+    const p = startCli(['demo', '--web.listen-address', '127.0.0.1:0']);
+    const line = await p.textLine(/^ {2}Landing page\s+http:/, 20_000);
+    const url = /(http:\/\/\S+\/)$/.exec(line)![1]!;
+    const until = Date.now() + 120_000;
+    let page = '';
+    // The demo walks its lookback at once: windows are counted seconds after start.
+    while (Date.now() < until) {
+      page = await (await fetch(`${url}?refresh=off`)).text();
+      if ((page.match(/<svg class="spark"/g) ?? []).length >= 12) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    for (const account of ['demo', 'acme']) {
+      const start = page.indexOf(`<section class="acct" aria-label="traffic of ${account}"`);
+      expect(start, account).toBeGreaterThan(0);
+      const card = page.slice(start, page.indexOf('</section>', start));
+      expect(card.match(/<svg class="spark"/g)).toHaveLength(6);
+      expect(card).toMatch(/<figcaption>Edge requests<b>[\d.,]+\/s<\/b>/);
+    }
+  }, 150_000);
+
   it('the example Prometheus configuration scrapes the port the banner names for the default address', () => {
     const config = parse(
       readFileSync(join(import.meta.dirname, '../../examples/prometheus.yml'), 'utf8'),

@@ -1,5 +1,5 @@
 /**
- * Exact as Prometheus sees it, through crashes and stops (README, "How traffic is counted"): `cdn-exporter run` as
+ * Exact as Prometheus sees it, through crashes and stops (docs/metrics.md, "How traffic is counted"): `cdn-exporter run` as
  * a process with a state file, killed (SIGKILL at seeded random moments of a catch-up whose applier queue is long)
  * or stopped (SIGTERM with windows in flight) and started again, several times, while a scraper records every
  * /metrics response it receives. Summing each counter's increases across all the scrapes, with resets as Prometheus

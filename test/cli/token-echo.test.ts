@@ -1,5 +1,5 @@
 /**
- * The token in nothing the exporter writes (README, "Security"): `cdn-exporter run` against an upstream that echoes
+ * The token in nothing the exporter writes (docs/configuration.md, "Tokens"): `cdn-exporter run` against an upstream that echoes
  * the token back in every way found so far: as a wrongly typed field, as a key, URL-encoded, as the start of a body
  * that is not JSON (a parser quotes its first characters), base64-encoded in an error description, and as a
  * resource id (a /metrics label). Every output is then searched for the token as is, URL-encoded, base64 and

@@ -420,7 +420,7 @@ describe('loadConfig: defaults', () => {
     } satisfies Config);
   });
 
-  it('reads the design example in full', () => {
+  it('reads a configuration that sets every section', () => {
     const config = load(`
 api:
   base_url: https://api.cdn.example

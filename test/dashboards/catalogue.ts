@@ -1,5 +1,5 @@
 /**
- * The metric catalogue (the contract of names, as the README's Metrics section lists it), as family name -> label
+ * The metric catalogue (the contract of names, as docs/metrics.md lists it), as family name -> label
  * names. A dashboard or a rule that uses a name missing from this list is a broken contract, not a test to update
  * casually.
  */
@@ -37,8 +37,8 @@ export const CATALOGUE: Readonly<Record<string, readonly string[]>> = {
   cdn_metrics_skipped_seconds_total: ['account', 'reason'],
   // Proposed with the exporter dashboard (not in the first catalogue): the current max window.
   cdn_metrics_window_seconds: ['account'],
-  // metrics.revisit: design.md names the revisions counter and asks for "a counter of the edge requests revisits
-  // added" without naming it.
+  // metrics.revisit: the revisions counter, and the counter of the edge requests re-reads added (named here; the
+  // first catalogue only asked for one).
   cdn_metrics_revisions_total: ['account', 'direction'],
   cdn_metrics_revisit_edge_requests_total: ['account'],
 
@@ -75,6 +75,25 @@ export const CATALOGUE: Readonly<Record<string, readonly string[]>> = {
   cdn_auth_token_expiry_timestamp_seconds: ['login'],
   cdn_auth_logins_total: ['login', 'result'],
   cdn_discovered_accounts: ['login'],
+  // Cost (issue 24): the contract's commit per account.
+  cdn_commit_transfer_bytes: ['account'],
+  cdn_commit_bandwidth_bits_per_second: ['account'],
+};
+
+/**
+ * The cost recording rules of rules/cdn-exporter.rules.yml (design.md section 5 names the first two), by the
+ * labels they keep: no target labels (they aggregate them away), `month` on the per-minute and per-window ones.
+ */
+export const RECORDED: Readonly<Record<string, readonly string[]>> = {
+  'cdn:edge_bandwidth_bits_per_second:avg5m': ['account', 'month'],
+  'cdn:edge_transferred_bytes:increase1h': ['account'],
+  'cdn:edge_transferred_bytes:increase1m': ['account', 'month'],
+  'cdn:metrics_window:new1m': ['account', 'job', 'instance'],
+  'cdn_resource:edge_bandwidth_bits_per_second:avg5m': ['account', 'resource'],
+  'cdn_resource:edge_transferred_bytes:increase1h': ['account', 'resource'],
+  'cdn:edge_transferred_bytes:month_to_date': ['account'],
+  'cdn:edge_bandwidth_bits_per_second:p95_month_to_date': ['account'],
+  'cdn:metrics_window_seen:ratio_month_to_date': ['account'],
 };
 
 /** Histogram families: their samples are NAME_bucket{le}, NAME_sum and NAME_count. */
@@ -94,7 +113,7 @@ export const TARGET_LABELS: readonly string[] = ['job', 'instance'];
 
 /**
  * Counters that step once per traffic window (not per scrape): rate()/increase() over them need a range of at
- * least two of the largest window (10 minutes), README "How traffic is counted".
+ * least two of the largest window (10 minutes), docs/metrics.md, "How traffic is counted".
  */
 export const WINDOW_STEPPED: ReadonlySet<string> = new Set(
   Object.keys(CATALOGUE).filter(
@@ -121,6 +140,8 @@ export const MIN_WINDOW_RANGE_SECONDS = 20 * 60;
 export function labelsOf(name: string): readonly string[] | undefined {
   const known = CATALOGUE[name] ?? EXTERNAL[name];
   if (known) return [...known, ...TARGET_LABELS];
+  const recorded = RECORDED[name];
+  if (recorded) return recorded;
   for (const suffix of ['_bucket', '_sum', '_count']) {
     const base = name.slice(0, -suffix.length);
     if (name.endsWith(suffix) && HISTOGRAMS.has(base)) {

@@ -18,6 +18,7 @@ describe('generated dashboards', () => {
       'cdn-dvr',
       'cdn-recordings',
       'cdn-exporter',
+      'cdn-cost',
     ]);
     for (const d of DASHBOARDS) expect(d.build().uid).toBe(d.uid);
   });

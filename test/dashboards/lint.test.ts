@@ -2,7 +2,7 @@
  * Rules every generated dashboard keeps: each panel has a unit, a description and the `$datasource` variable;
  * every metric an expression reads is in the metric catalogue (./catalogue.ts), with labels it has; no rate()/increase() range is
  * a bare small literal, and the counters that step once per traffic window are never read over less than two
- * windows (README, "How traffic is counted").
+ * windows (docs/metrics.md, "How traffic is counted").
  */
 import { describe, expect, it } from 'vitest';
 import { renderAll } from '../../grafana/dashboards-src/index.js';
@@ -47,7 +47,7 @@ interface DashboardJson {
 // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's variable syntax, not a JS template.
 const DS_UID = '${datasource}';
 const DASHBOARDS = renderAll().map((g) => ({ file: g.file, json: JSON.parse(g.text) as DashboardJson }));
-const BUILTIN_VARIABLES = new Set(['__range', '__rate_interval', '__interval']);
+const BUILTIN_VARIABLES = new Set(['__range', '__range_s', '__rate_interval', '__interval']);
 const COUNTER_SAMPLE = /(_total|_bucket|_count|_sum)$/;
 
 /** Every problem found in one query of a panel; empty when the query keeps the rules. */

@@ -15,6 +15,7 @@ const SUBSTITUTES: Record<string, string> = {
   window_range: '20m',
   __rate_interval: '2m',
   __range: '6h',
+  __range_s: '21600',
   __interval: '1m',
 };
 

@@ -129,6 +129,7 @@ export function jobSelector(values: Values, release: Release): string {
 export const RULES_JOB_MATCHER = 'job=~".*cdn-exporter.*"';
 
 interface Rule {
+  /** Absent on a recording rule (then `record` is set). */
   alert: string;
   expr: string;
   labels?: Record<string, string>;
@@ -140,9 +141,12 @@ interface Rule {
  * What templates/prometheusrule.yaml renders under `spec.groups`: the chart's copy of the rule file with
  * prometheusRule's values applied rule by rule (Sprig's `merge`: the first dictionary wins).
  */
-export function renderedRuleGroups(values: Values, release: Release): Array<{ name: string; rules: Rule[] }> {
+export function renderedRuleGroups(
+  values: Values,
+  release: Release,
+): Array<{ name: string; interval?: string; rules: Rule[] }> {
   const file = readYaml('helm/cdn-exporter/files/rules/cdn-exporter.rules.yml') as {
-    groups: Array<{ name: string; rules: Rule[] }>;
+    groups: Array<{ name: string; interval?: string; rules: Rule[] }>;
   };
   const v = values.prometheusRule as {
     runbookUrl: string;
@@ -152,21 +156,31 @@ export function renderedRuleGroups(values: Values, release: Release): Array<{ na
     additionalRuleAnnotations: Record<string, string>;
   };
   const selector = jobSelector(values, release);
-  const groups: Array<{ name: string; rules: Rule[] }> = [];
+  const groups: Array<{ name: string; interval?: string; rules: Rule[] }> = [];
   for (const group of file.groups) {
     const kept = group.rules
-      .filter((rule) => !v.disabled[rule.alert])
-      .map((rule) => ({
-        ...rule,
-        expr: rule.expr.split(RULES_JOB_MATCHER).join(selector),
-        labels: { ...rule.labels, ...v.additionalRuleLabels, ...v.ruleLabels[rule.alert] },
-        annotations: {
-          ...rule.annotations,
-          ...v.additionalRuleAnnotations,
-          runbook_url: `${v.runbookUrl}${rule.alert.toLowerCase()}`,
-        },
-      }));
-    if (kept.length > 0) groups.push({ name: group.name, rules: kept });
+      .filter((rule) => 'record' in rule || !v.disabled[rule.alert])
+      .map((rule) =>
+        'record' in rule
+          ? rule
+          : {
+              ...rule,
+              expr: rule.expr.split(RULES_JOB_MATCHER).join(selector),
+              labels: { ...rule.labels, ...v.additionalRuleLabels, ...v.ruleLabels[rule.alert] },
+              annotations: {
+                ...rule.annotations,
+                ...v.additionalRuleAnnotations,
+                runbook_url: `${v.runbookUrl}${rule.alert.toLowerCase()}`,
+              },
+            },
+      );
+    // Recording rules keep their group's evaluation interval.
+    if (kept.length > 0)
+      groups.push(
+        group.interval
+          ? { name: group.name, interval: group.interval, rules: kept }
+          : { name: group.name, rules: kept },
+      );
   }
   return groups;
 }

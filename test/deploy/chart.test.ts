@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { isMap as isYamlMap, type Pair, parse, parseDocument, stringify } from 'yaml';
-import { PROJECT_URL, README_URL } from '../../src/server/landing.js';
+import { PROJECT_URL, RUNBOOK_URL } from '../../src/server/landing.js';
 import { findTool } from '../helpers/tools.js';
 import {
   CHART,
@@ -68,11 +68,11 @@ describe('Chart.yaml', () => {
     expect(meta.homepage).toBe(`${PROJECT_URL}#readme`);
     expect(meta.repository).toEqual({ type: 'git', url: `git+${PROJECT_URL}.git` });
     expect(meta.bugs.url).toBe(`${PROJECT_URL}/issues`);
-    // The chart's default runbook prefix is the README's, as the rule file's own runbook_url.
-    expect((chartValues().prometheusRule as Values).runbookUrl).toBe(`${README_URL}#`);
+    // The chart's default runbook prefix is docs/alerts.md's, as the rule file's own runbook_url.
+    expect((chartValues().prometheusRule as Values).runbookUrl).toBe(`${RUNBOOK_URL}#`);
     const rules = readText('rules/cdn-exporter.rules.yml');
     for (const m of rules.matchAll(/runbook_url: (\S+)/g))
-      expect(m[1]!.startsWith(`${README_URL}#`)).toBe(true);
+      expect(m[1]!.startsWith(`${RUNBOOK_URL}#`)).toBe(true);
   });
 });
 
@@ -408,7 +408,7 @@ describe('the templates rendered (test/deploy/go-template.ts, in place of helm t
 });
 
 describe('PrometheusRule values (templates/prometheusrule.yaml)', () => {
-  const alertsOf = (groups: RuleGroups) => groups.flatMap((g) => g.rules);
+  const alertsOf = (groups: RuleGroups) => groups.flatMap((g) => g.rules).filter((r) => r.alert);
 
   it('the rule file selects the exporter job with exactly the matcher the template replaces', () => {
     const rules = readText('helm/cdn-exporter/files/rules/cdn-exporter.rules.yml');
@@ -421,14 +421,16 @@ describe('PrometheusRule values (templates/prometheusrule.yaml)', () => {
     expect(renderManifest('prometheusrule.yaml', chartValues(), RELEASE)).toBeUndefined();
   });
 
-  it("by default: every alert, the job of the chart's own ServiceMonitor, the README runbook", () => {
+  it("by default: every alert, the job of the chart's own ServiceMonitor, the project's runbook", () => {
     const values = withValues(chartValues(), { prometheusRule: { enabled: true } });
     const groups = templateRuleGroups(values);
-    const file = readYaml('rules/cdn-exporter.rules.yml') as { groups: Array<{ rules: unknown[] }> };
-    expect(alertsOf(groups)).toHaveLength(file.groups.flatMap((g) => g.rules).length);
+    const file = readYaml('rules/cdn-exporter.rules.yml') as { groups: Array<{ rules: object[] }> };
+    expect(alertsOf(groups)).toHaveLength(
+      file.groups.flatMap((g) => g.rules).filter((r) => 'alert' in r).length,
+    );
     const down = alertsOf(groups).find((r) => r.alert === 'CdnExporterDown')!;
     expect(down.expr).toBe('up{job="cdn-cdn-exporter"} == 0');
-    expect(down.annotations!.runbook_url).toBe(`${README_URL}#cdnexporterdown`);
+    expect(down.annotations!.runbook_url).toBe(`${RUNBOOK_URL}#cdnexporterdown`);
     // Every other part of every rule is the rule file's.
     expect(groups).toEqual(renderedRuleGroups(values, RELEASE));
     expect(jobSelector(values, { name: 'cdn-exporter', namespace: 'x' })).toBe('job="cdn-exporter"');
@@ -495,7 +497,7 @@ describe('PrometheusRule values (templates/prometheusrule.yaml)', () => {
         const file = join(dir, `rules-${i}.yml`);
         writeFileSync(file, stringify({ groups }));
         const out = execFileSync(promtool!, ['check', 'rules', file], { encoding: 'utf8' });
-        expect(out).toContain(`SUCCESS: ${alertsOf(groups).length} rules found`);
+        expect(out).toContain(`SUCCESS: ${groups.flatMap((g) => g.rules).length} rules found`);
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -511,6 +513,7 @@ describe('ServiceMonitor values (templates/servicemonitor.yaml)', () => {
     const monitor = render(withValues(chartValues(), { serviceMonitor: { enabled: true } }));
     expect(monitor.spec.jobLabel).toBeUndefined();
     expect(monitor.spec.targetLabels).toBeUndefined();
+    expect(monitor.spec.scrapeProtocols).toBeUndefined();
     expect(monitor.spec.endpoints).toHaveLength(1);
     const endpoint = monitor.spec.endpoints[0]!;
     expect(endpoint).toMatchObject({
@@ -527,6 +530,15 @@ describe('ServiceMonitor values (templates/servicemonitor.yaml)', () => {
     const monitor = render(monitoringOn());
     expect(monitor.spec.jobLabel).toBe('app.kubernetes.io/name');
     expect(monitor.spec.targetLabels).toEqual(['team']);
+  });
+
+  it('asks for the protobuf format first when scrapeProtocols says so (created timestamps)', () => {
+    const scrapeProtocols = ['PrometheusProto', 'OpenMetricsText1.0.0', 'PrometheusText0.0.4'];
+    const values = withValues(monitoringOn(), { serviceMonitor: { scrapeProtocols } });
+    expect(errorsOf(values)).toBe('');
+    expect(render(values).spec.scrapeProtocols).toEqual(scrapeProtocols);
+    const unknown = withValues(monitoringOn(), { serviceMonitor: { scrapeProtocols: ['Protobuf'] } });
+    expect(errorsOf(unknown)).toContain('/serviceMonitor/scrapeProtocols/0');
   });
 
   it('passes scheme, honorLabels, tlsConfig and basicAuth through as written', () => {

@@ -165,7 +165,7 @@ describe('production install of the packed tarball', () => {
     expect(Object.keys(lock.packages)).toContain(`node_modules/${pkg.name}`);
     expect(existsSync(join(modules, pkg.name, 'dist/src/cli.js'))).toBe(true);
     // Big traffic answers are parsed in this worker; without it they would block the event loop.
-    expect(existsSync(join(modules, pkg.name, 'dist/src/traffic/parse-worker.js'))).toBe(true);
+    expect(existsSync(join(modules, pkg.name, 'dist/src/offloop/worker.js'))).toBe(true);
     expect(existsSync(join(modules, '.bin/cdn-exporter'))).toBe(true);
     for (const dep of ['prom-client', 'express', 'yaml', 'zod'])
       expect(existsSync(join(modules, dep)), dep).toBe(true);

@@ -1,5 +1,5 @@
 /**
- * README's table of the metrics API's metric names (what `metrics.metrics` may list) against the code: every name
+ * docs/metrics.md's table of the metrics API's metric names (what `metrics.metrics` may list) against the code: every name
  * the configuration accepts is in it exactly once, and each row's families, dashboard panels and alerts are the
  * ones that name really feeds. Families come from the real TrafficProcess asked for that one name; panels and
  * alerts from the committed dashboards' and rules' queries. A row that drifts fails with the row it should be.
@@ -18,8 +18,8 @@ import { metricNames } from '../dashboards/promql.js';
 import { Scrape } from '../helpers/exposition.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const HEADING = '#### API metric names (`metrics.metrics`)';
+const METRICS_DOC = readFileSync(join(ROOT, 'docs', 'metrics.md'), 'utf8');
+const HEADING = '### API metric names (`metrics.metrics`)';
 /** Families every counted window moves, whatever was asked for: not part of a name's row. */
 const BOOKKEEPING = /^cdn_(metrics_|resource_info)/;
 
@@ -128,10 +128,10 @@ function expectedRows(): string[][] {
 }
 
 /** The table under HEADING, as rows of cells (header and separator dropped). */
-function readmeRows(): string[][] {
-  const lines = README.split('\n');
+function documentedRows(): string[][] {
+  const lines = METRICS_DOC.split('\n');
   const start = lines.indexOf(HEADING);
-  expect(start, `README has no heading ${HEADING}`).toBeGreaterThan(0);
+  expect(start, `docs/metrics.md has no heading ${HEADING}`).toBeGreaterThan(0);
   const rows: string[][] = [];
   for (const line of lines.slice(start + 1)) {
     if (/^#/.test(line)) break;
@@ -146,16 +146,16 @@ function readmeRows(): string[][] {
   return rows;
 }
 
-describe('README: API metric names', () => {
+describe('docs/metrics.md: API metric names', () => {
   it('lists every name metrics.metrics accepts, once', () => {
-    const listed = readmeRows().flatMap((r) => [...r[0]!.matchAll(/`([a-z0-9_]+)`/g)].map((m) => m[1]!));
+    const listed = documentedRows().flatMap((r) => [...r[0]!.matchAll(/`([a-z0-9_]+)`/g)].map((m) => m[1]!));
     expect([...listed].sort()).toEqual([...METRIC_NAMES].sort());
   });
 
   it('says for each name the families, panels and alerts it feeds', () => {
     const expected = expectedRows();
     const table = (rows: string[][]) => rows.map((r) => `| ${r.join(' | ')} |`).join('\n');
-    expect(table(readmeRows()), `the table should read:\n${table(expected)}`).toBe(table(expected));
+    expect(table(documentedRows()), `the table should read:\n${table(expected)}`).toBe(table(expected));
   });
 
   it('a status code feeds the exact-code family only, a class the class family only', () => {

@@ -24,8 +24,12 @@ export interface PrometheusOptions {
   readyTimeoutMs?: number;
   /** More keys for the scrape job (scheme, tls_config, basic_auth, ...). */
   scrape?: Record<string, unknown>;
+  /** More command-line flags (`--enable-feature=...`). */
+  flags?: string[];
   /** More scrape jobs, each with its own name, target and keys. */
   extraJobs?: { job: string; target: string; scrape?: Record<string, unknown> }[];
+  /** An existing TSDB directory to serve (blocks made by promtool); default: a fresh one. Not removed by stop(). */
+  storagePath?: string;
 }
 
 /** One element of an instant query's result (vector) or of a scalar answer. */
@@ -52,8 +56,11 @@ export interface RuleState {
 export interface Prometheus {
   url: string;
   dir: string;
-  /** An instant query at the current time. Never throws for a PromQL error: `status` says it. */
-  query(expr: string): Promise<QueryAnswer>;
+  /**
+   * An instant query at the current time, or at `at` (Unix seconds; then it may take up to 2 minutes: month-long
+   * queries). Never throws for a PromQL error: `status` says it.
+   */
+  query(expr: string, at?: number): Promise<QueryAnswer>;
   /** Values of a label on the series matching `match` (as Grafana's label_values(match, label)). */
   labelValues(label: string, match: string): Promise<{ status: string; values: string[]; error?: string }>;
   /** The health of every rule Prometheus loaded. */
@@ -134,9 +141,10 @@ async function launch(o: PrometheusOptions, dir: string, configFile: string): Pr
     o.bin,
     [
       `--config.file=${configFile}`,
-      `--storage.tsdb.path=${join(dir, `data-${port}`)}`,
+      `--storage.tsdb.path=${o.storagePath ?? join(dir, `data-${port}`)}`,
       `--web.listen-address=127.0.0.1:${port}`,
       '--log.level=warn',
+      ...(o.flags ?? []),
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
@@ -174,12 +182,14 @@ async function launch(o: PrometheusOptions, dir: string, configFile: string): Pr
   const api = (path: string, params: Record<string, string>) =>
     `${url}/api/v1/${path}?${new URLSearchParams(params).toString()}`;
 
-  const query = async (expr: string): Promise<QueryAnswer> => {
+  const query = async (expr: string, at?: number): Promise<QueryAnswer> => {
+    const params: Record<string, string> = { query: expr };
+    if (at !== undefined) params.time = String(at);
     const body = await getJson<{
       status: 'success' | 'error';
       error?: string;
       data?: { resultType: string; result: unknown };
-    }>(api('query', { query: expr }));
+    }>(api('query', params), at === undefined ? 5000 : 120_000);
     const data = body.data;
     let result: PromSample[] = [];
     if (data?.resultType === 'vector') result = data.result as PromSample[];

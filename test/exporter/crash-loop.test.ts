@@ -6,8 +6,14 @@
  * from increase() (a third of an account's traffic in the issue's runs). Driven on a FakeClock
  * (test/helpers/crash-schedule.ts).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startSimulator } from '../../src/simulator/server.js';
 import { runSchedule, type Schedule, type Step } from '../helpers/crash-schedule.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+import { type Stack, startStack, waitFor } from '../helpers/stack.js';
 
 const FAULTS = {
   '429': 0.05,
@@ -51,4 +57,53 @@ describe('counters across crashes, as a drop-is-reset scraper sees them', () => 
     expect(out.faults).toBeGreaterThan(10);
     expect(out.checked).toBeGreaterThan(100);
   }, 120_000);
+});
+
+describe('a restart continues each counter', () => {
+  it('with its value and its start (created timestamp): no zero for Prometheus to put under it', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 2, 1, 12, 0, 0));
+    const dir = mkdtempSync(join(tmpdir(), 'cdn-continue-'));
+    const sim = await startSimulator({ seed: 5, clock });
+    const config = {
+      state_file: join(dir, 'state.json'),
+      metrics: { lookback: '30m', delay: '0m', window: '5m' },
+    };
+    const openMetrics = async (s: Stack) =>
+      (
+        await fetch(`${s.url}/metrics`, {
+          headers: { accept: 'application/openmetrics-text; version=1.0.0' },
+        })
+      ).text();
+    const line = (text: string, name: string) =>
+      text.split('\n').find((l) => l.startsWith(`${name}{account="demo",resource="1001"}`));
+    try {
+      const one = await startStack({ clock, simulator: sim, config });
+      await clock.advance(60_000);
+      await waitFor(
+        async () =>
+          (await one.scrape()).value('cdn_metrics_window_end_timestamp_seconds', { account: 'demo' }) !==
+          undefined,
+        10_000,
+        'a window counted',
+      );
+      const before = await openMetrics(one);
+      await one.stop();
+      await clock.advance(60_000);
+      const two = await startStack({ clock, simulator: sim, config });
+      try {
+        const after = await openMetrics(two);
+        const created = line(before, 'cdn_edge_requests_created');
+        expect(created).toBeDefined();
+        expect(line(after, 'cdn_edge_requests_created')).toBe(created);
+        const value = (text: string) => Number(line(text, 'cdn_edge_requests_total')!.split(' ').at(-1));
+        expect(value(after)).toBeGreaterThanOrEqual(value(before));
+        expect(value(before)).toBeGreaterThan(0);
+      } finally {
+        await two.stop();
+      }
+    } finally {
+      await sim.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

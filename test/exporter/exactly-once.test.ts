@@ -2,15 +2,13 @@
  * The numbers must be true: after catch-up every counter equals the simulator's ground truth for
  * [first window start, cursor), per resource and per code, with and without faults.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
+import type { ParsePool } from '../../src/offloop/pool.js';
 import { demoWorld } from '../../src/simulator/world.js';
-import type { WorkerTrafficParser } from '../../src/traffic/parse-pool.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { answeredWindows, expectExact, expectTiles, walkStart } from '../helpers/ground-truth.js';
+import { BUILT_WORKER, expectBuiltWorker } from '../helpers/parse-pools.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
 
 function cursorOf(scrape: Scrape, account: string): number {
@@ -34,19 +32,15 @@ afterEach(async () => {
   stack = undefined;
 });
 
-/** The built parse worker (npm test builds before the tests run); with minBytes 0 every answer goes to it. */
-const WORKER = pathToFileURL(
-  join(import.meta.dirname, '..', '..', 'dist', 'src', 'traffic', 'parse-worker.js'),
-);
-
 describe('exactly once', () => {
   it.each([
     ['parsed inline', {}, 0],
-    ['parsed in the worker thread', { trafficParser: { minBytes: 0, workerUrl: WORKER } }, 1],
+    // With minBytes 0 every answer goes to the built worker.
+    ['parsed in the worker thread', { trafficParser: { minBytes: 0, workerUrl: BUILT_WORKER } }, 1],
   ])(
     'counts 6 hours of catch-up exactly, in windows that tile the range with no overlap and no gap (%s)',
     async (_how, exporter, workers) => {
-      expect(existsSync(WORKER), 'the build (npm run build) makes the parse worker').toBe(true);
+      expectBuiltWorker();
       // The exporter starts its walk at the minute of its own start, 6 h back: a minute may turn between the
       // clock readings around its start, so the first window starts at one of the two.
       const startOf = (t: number) => Math.floor((t - 6 * 60 * MINUTE) / MINUTE) * MINUTE;
@@ -76,7 +70,7 @@ describe('exactly once', () => {
       expect(scrape.value('cdn_up', { api: 'metrics', account: 'demo' })).toBe(1);
       expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' })).toBe(0);
       // The answers really took the path the test names (a missing worker would fall back to inline parsing).
-      expect((s.exporter as unknown as { parser: WorkerTrafficParser }).parser.started).toBe(workers);
+      expect((s.exporter as unknown as { parser: ParsePool }).parser.started).toBe(workers);
     },
   );
 

@@ -1,5 +1,5 @@
 /**
- * The failure table (README, "When the API fails"), end to end: the real exporter against the simulator on loopback, real
+ * The failure table (docs/metrics.md, "When the API fails"), end to end: the real exporter against the simulator on loopback, real
  * clock, small backoffs. Each test asserts what a user sees on /metrics, on the landing page, on /readyz and in the
  * logs, and checks the counters against the simulator's exact truth and its request log.
  */

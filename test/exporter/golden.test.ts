@@ -33,8 +33,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Exporter } from '../../src/exporter/exporter.js';
 import { startSimulator } from '../../src/simulator/server.js';
-import { parseExposition, Scrape } from '../helpers/exposition.js';
+import { parseExposition, type Sample, Scrape } from '../helpers/exposition.js';
 import { FakeClock, settle } from '../helpers/fake-clock.js';
+import { decodeProtobuf, protobufToText } from '../helpers/protobuf.js';
 import { type Stack, startStack } from '../helpers/stack.js';
 import { findTool } from '../helpers/tools.js';
 
@@ -163,8 +164,13 @@ async function drain(exporter: Exporter, seq: Sequencer, timeoutMs = 10_000): Pr
 interface Run {
   text: string;
   openMetrics: string;
+  protobuf: Buffer;
   requests: number;
 }
+
+/** What Prometheus 2.53 asks for with --enable-feature=created-timestamp-zero-ingestion. */
+const PROTOBUF_ACCEPT =
+  'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.5,application/openmetrics-text;version=1.0.0;q=0.4,text/plain;version=0.0.4;q=0.2,*/*;q=0.1';
 
 /** One complete run of the fixed scenario; everything it starts it stops. */
 async function goldenRun(): Promise<Run> {
@@ -200,7 +206,12 @@ async function goldenRun(): Promise<Run> {
       headers: { accept: 'application/openmetrics-text; version=1.0.0' },
     });
     expect(om.headers.get('content-type')).toMatch(/^application\/openmetrics-text/);
-    return { text, openMetrics: await om.text(), requests };
+    const pb = await fetch(`${stack.url}/metrics`, { headers: { accept: PROTOBUF_ACCEPT } });
+    expect(pb.headers.get('content-type')).toMatch(
+      /^application\/vnd\.google\.protobuf; proto=io\.prometheus\.client\.MetricFamily; encoding=delimited/,
+    );
+    const protobuf = Buffer.from(await pb.arrayBuffer());
+    return { text, openMetrics: await om.text(), protobuf, requests };
   } finally {
     await stack?.stop();
     await seq.close();
@@ -277,11 +288,43 @@ describe('golden exposition', () => {
     compareWithGolden(text, OPENMETRICS_GOLDEN);
   });
 
+  it('serves the same samples in protobuf, each counter with the start of its OpenMetrics _created sample', () => {
+    const families = decodeProtobuf(first.protobuf);
+    const key = (s: Sample) => `${s.name}${JSON.stringify(Object.entries(s.labels).sort())}`;
+    const fromText = new Map(parseExposition(first.text).map((s) => [key(s), s.value]));
+    const fromProtobuf = new Map(parseExposition(protobufToText(families)).map((s) => [key(s), s.value]));
+    expect(fromProtobuf).toEqual(fromText);
+    const created = new Map(
+      parseExposition(first.openMetrics)
+        .filter((s) => s.name.endsWith('_created'))
+        .map((s) => [key({ ...s, name: s.name.replace(/_created$/, '_total') }), s.value]),
+    );
+    let counters = 0;
+    for (const f of families.filter((f) => f.type === 'counter')) {
+      for (const m of f.metrics) {
+        counters++;
+        expect(m.created, `${f.name} ${JSON.stringify(m.labels)}`).toBe(
+          created.get(key({ name: f.name, labels: m.labels, value: 0 })),
+        );
+      }
+    }
+    expect(counters).toBe(created.size);
+    // The lookback's traffic counters start at the lookback's first window (30 minutes before the start).
+    const responses = families.find((f) => f.name === 'cdn_edge_responses_total')!;
+    expect(Math.min(...responses.metrics.map((m) => m.created!))).toBe((START - 30 * 60_000) / 1000);
+    for (const f of families.filter((f) => f.type === 'gauge')) {
+      for (const m of f.metrics) expect(m.created).toBeUndefined();
+    }
+  });
+
   it('is deterministic: a second run renders exactly the same', async () => {
     const again = await goldenRun();
     expect(again.requests).toBe(first.requests);
     expect(normalise(again.text)).toBe(normalise(first.text));
     expect(normalise(again.openMetrics)).toBe(normalise(first.openMetrics));
+    expect(normalise(protobufToText(decodeProtobuf(again.protobuf)))).toBe(
+      normalise(protobufToText(decodeProtobuf(first.protobuf))),
+    );
   }, 60_000);
 
   it('passes promtool check metrics (golden file and live text)', () => {
@@ -290,6 +333,8 @@ describe('golden exposition', () => {
     const golden = existsSync(TEXT_GOLDEN) ? readFileSync(TEXT_GOLDEN, 'utf8') : normalise(first.text);
     expect(promtoolProblems(promtool, golden)).toBe('');
     expect(promtoolProblems(promtool, first.text)).toBe('');
+    // promtool reads text only: the protobuf's names, types, help and samples, written back as text.
+    expect(promtoolProblems(promtool, protobufToText(decodeProtobuf(first.protobuf)))).toBe('');
   });
 });
 

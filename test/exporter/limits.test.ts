@@ -4,9 +4,7 @@
  * within its caps, keep the resources it exports exact, refuse the same new ids whatever their place in the
  * answer, say so (counter, landing page, one log line per change), and keep answering /metrics.
  */
-import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Exporter } from '../../src/exporter/exporter.js';
@@ -14,12 +12,8 @@ import { createLogger } from '../../src/log.js';
 import { closeServer, listen } from '../../src/main.js';
 import { Scrape } from '../helpers/exposition.js';
 import { type HostileApi, resourceJson, startHostileApi } from '../helpers/hostile-api.js';
+import { BUILT_WORKER, expectBuiltWorker } from '../helpers/parse-pools.js';
 import { configFrom, waitFor } from '../helpers/stack.js';
-
-/** Big answers are parsed in the built worker, as in production (`npm run build` first). */
-const WORKER = new URL(
-  `file://${join(import.meta.dirname, '..', '..', 'dist', 'src', 'traffic', 'parse-worker.js')}`,
-);
 
 let api: HostileApi | undefined;
 let server: Server | undefined;
@@ -51,7 +45,8 @@ function logLines() {
 }
 
 async function start(config: Record<string, unknown>, log = createLogger({ level: 'silent' })) {
-  expect(existsSync(WORKER), 'dist/src/traffic/parse-worker.js is missing: run npm run build').toBe(true);
+  // Big answers are parsed in the built worker, as in production.
+  expectBuiltWorker();
   // `api` keys given by a test are added to these (api.max_body_bytes for the 50 MB answer).
   const { api: apiKeys, ...rest } = config;
   exporter = new Exporter({
@@ -71,7 +66,7 @@ async function start(config: Record<string, unknown>, log = createLogger({ level
     version: '0.0.0-test',
     defaultMetrics: false,
     backoff: { baseMs: 20, capMs: 300 },
-    trafficParser: { workerUrl: WORKER },
+    trafficParser: { workerUrl: BUILT_WORKER },
   });
   server = await listen(exporter.app, { host: '127.0.0.1', port: 0 });
   const addr = server.address();

@@ -1,5 +1,5 @@
 /**
- * Sharding end to end (README, "Sharding"): three real exporters, configured as shards 0, 1 and 2 of the
+ * Sharding end to end (docs/operations.md, "Sharding"): three real exporters, configured as shards 0, 1 and 2 of the
  * same six accounts and pointed at one simulator, each poll only the accounts rendezvous hashing gives them, and
  * together every account exactly once. The environment (SHARD / SHARDS, as a StatefulSet passes them) picks the
  * same share as the file.

@@ -21,6 +21,8 @@ export interface StackOptions {
   exporter?: Partial<ExporterOptions>;
   /** Reuse a running simulator (for restarts). */
   simulator?: Simulator;
+  /** The exporter's loopback port (default: any free one); a restart on the same port keeps a scraper's target. */
+  port?: number;
 }
 
 export interface Stack {
@@ -67,7 +69,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
     random: () => 0.5,
     ...o.exporter,
   });
-  const server: Server = await listen(exporter.app, { host: '127.0.0.1', port: 0 });
+  const server: Server = await listen(exporter.app, { host: '127.0.0.1', port: o.port ?? 0 });
   const addr = server.address();
   const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   await exporter.start();

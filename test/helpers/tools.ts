@@ -68,3 +68,25 @@ export function findOlderNode(
   );
   return undefined;
 }
+
+/** Where `.ci/fetch-prometheus-trixie.sh` is told to unpack Prometheus 2.53 when PROMETHEUS_TRIXIE_BIN is unset. */
+export const PROMETHEUS_TRIXIE_CACHE = 'node_modules/.cache/prometheus-trixie';
+
+/**
+ * Prometheus 2.53 (Debian trixie's package), which reads created timestamps from the protobuf format
+ * (`--enable-feature=created-timestamp-zero-ingestion`; Debian's bookworm package, 2.42, has no such feature):
+ * `PROMETHEUS_TRIXIE_BIN`, else the copy `.ci/fetch-prometheus-trixie.sh` unpacked into PROMETHEUS_TRIXIE_CACHE.
+ * Missing: undefined with a message, or a failure under REQUIRE_TOOLS=1.
+ */
+export function findPrometheusTrixie(): string | undefined {
+  const fromEnv = process.env.PROMETHEUS_TRIXIE_BIN;
+  const cached = `${PROMETHEUS_TRIXIE_CACHE}/usr/bin/prometheus`;
+  const path = fromEnv && existsSync(fromEnv) ? fromEnv : existsSync(cached) ? cached : undefined;
+  if (path) return path;
+  const how = `run .ci/fetch-prometheus-trixie.sh ${PROMETHEUS_TRIXIE_CACHE} or set PROMETHEUS_TRIXIE_BIN`;
+  if (process.env.REQUIRE_TOOLS === '1') {
+    throw new Error(`Prometheus 2.53 is required (REQUIRE_TOOLS=1) but was not found: ${how}`);
+  }
+  console.warn(`skipping: Prometheus 2.53 (created timestamps) not found: ${how}`);
+  return undefined;
+}

@@ -1,14 +1,15 @@
 /**
  * rules/cdn-exporter.rules.yml: promtool accepts it, its unit tests (rules/tests/*.yml) pass, every alert has a
  * test where it fires and one where it stays silent, and every alert keeps the project's conventions (severity,
- * summary, description with label values, runbook link to a heading of docs/alerts.md, catalogue names, no
- * range below two windows over window-stepped counters).
+ * summary, description with label values, runbook link into docs/alerts.md (test/docs/links.test.ts checks that
+ * its heading exists), catalogue names, no range below two windows over window-stepped counters).
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { RUNBOOK_URL } from '../../src/server/landing.js';
 import { labelsOf, MIN_WINDOW_RANGE_SECONDS, WINDOW_STEPPED } from '../dashboards/catalogue.js';
 import { durationSeconds, ranges, selectors } from '../dashboards/promql.js';
 import { findTool } from '../helpers/tools.js';
@@ -19,7 +20,7 @@ const TESTS_DIR = join(ROOT, 'rules', 'tests');
 const TEST_FILES = readdirSync(TESTS_DIR)
   .filter((f) => f.endsWith('.yml'))
   .map((f) => join(TESTS_DIR, f));
-const RUNBOOK_BASE = 'https://github.com/cdn-exporter/cdn-exporter/blob/main/README.md#';
+const RUNBOOK_BASE = `${RUNBOOK_URL}#`;
 
 interface AlertRule {
   alert: string;
@@ -38,15 +39,6 @@ interface TestFile {
 const ruleFile = parse(readFileSync(RULES, 'utf8')) as RuleFile;
 const alerts = ruleFile.groups.flatMap((g) => g.rules).filter((r): r is AlertRule => 'alert' in r);
 
-/** The GitHub anchor of a Markdown heading. */
-function anchor(heading: string): string {
-  return heading
-    .trim()
-    .toLowerCase()
-    .replace(/[^\w\- ]/g, '')
-    .replace(/ /g, '-');
-}
-
 function run(tool: string, args: string[]): string {
   try {
     return execFileSync(tool, args, { cwd: ROOT, encoding: 'utf8', stdio: 'pipe' });
@@ -60,15 +52,22 @@ describe('promtool', () => {
   const promtool = findTool('promtool');
 
   it.skipIf(!promtool)('check rules accepts the rule file', () => {
-    expect(run(promtool!, ['check', 'rules', RULES])).toContain(`SUCCESS: ${alerts.length} rules found`);
+    const rules = ruleFile.groups.flatMap((g) => g.rules).length;
+    expect(run(promtool!, ['check', 'rules', RULES])).toContain(`SUCCESS: ${rules} rules found`);
   });
 
-  it.skipIf(!promtool)('test rules passes every unit test file', () => {
-    expect(TEST_FILES.length).toBeGreaterThan(0);
-    const out = run(promtool!, ['test', 'rules', ...TEST_FILES]);
-    expect(out).not.toContain('FAILED');
-    expect(out.match(/SUCCESS/g)?.length).toBe(TEST_FILES.length);
-  });
+  it.skipIf(!promtool)(
+    'test rules passes every unit test file',
+    () => {
+      expect(TEST_FILES.length).toBeGreaterThan(0);
+      const out = run(promtool!, ['test', 'rules', ...TEST_FILES]);
+      expect(out).not.toContain('FAILED');
+      expect(out.match(/SUCCESS/g)?.length).toBe(TEST_FILES.length);
+      // promtool evaluates every group at each test's evaluation_interval, the month-long cost rules included (every
+      // 5 minutes in Prometheus, every minute here): about half a minute of CPU in all, more on a busy machine.
+    },
+    180_000,
+  );
 });
 
 describe('unit test coverage', () => {
@@ -95,9 +94,6 @@ describe('unit test coverage', () => {
 });
 
 describe('alert conventions', () => {
-  const docs = readFileSync(join(ROOT, 'docs', 'alerts.md'), 'utf8');
-  const headings = new Set([...docs.matchAll(/^#{2,4} (.+)$/gm)].map((m) => anchor(m[1]!)));
-
   it('has unique alert names', () => {
     expect(new Set(alerts.map((a) => a.alert)).size).toBe(alerts.length);
   });
@@ -108,7 +104,6 @@ describe('alert conventions', () => {
     // Absent-type alerts have no series, hence no labels to show.
     if (!a.expr.includes('absent(')) expect(a.annotations?.description).toMatch(/\{\{ \$labels\.\w+ \}\}/);
     expect(a.annotations?.runbook_url).toBe(`${RUNBOOK_BASE}${name.toLowerCase()}`);
-    expect(headings.has(name.toLowerCase()), `docs/alerts.md has no heading "${name}"`).toBe(true);
 
     const problems: string[] = [];
     for (const s of selectors(a.expr)) {

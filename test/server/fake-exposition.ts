@@ -18,6 +18,7 @@ function escapeLabel(v: string): string {
 }
 
 function render(families: readonly FakeFamily[], format: ExpositionFormat): string {
+  if (format === 'protobuf') throw new Error('FakeExposition renders the text formats only');
   let out = '';
   for (const f of families) {
     const base = format === 'openmetrics' && f.type === 'counter' ? f.name.replace(/_total$/, '') : f.name;

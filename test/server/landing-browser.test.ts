@@ -208,10 +208,10 @@ describe.skipIf(!chromium)('landing page in headless Chromium', () => {
     expect(text).toContain('unknown stream (404: stream not found)');
     // Runbook and dashboards, and a visible, stoppable refresh.
     expect(dom).toMatch(
-      /<a href="https:\/\/github\.com\/cdn-exporter\/cdn-exporter\/blob\/main\/README\.md#alerts-and-runbook">Runbook<\/a>/,
+      /<a href="https:\/\/github\.com\/cdn-exporter\/cdn-exporter\/blob\/main\/docs\/alerts\.md">Runbook<\/a>/,
     );
     expect(dom).toMatch(
-      /<a href="https:\/\/github\.com\/cdn-exporter\/cdn-exporter\/blob\/main\/README\.md#dashboards">Dashboards<\/a>/,
+      /<a href="https:\/\/github\.com\/cdn-exporter\/cdn-exporter\/blob\/main\/docs\/operations\.md#dashboards">Dashboards<\/a>/,
     );
     expect(dom).toContain('<meta http-equiv="refresh" content="30">');
     expect(text).toContain('Reloads every 30 s · stop reloading');

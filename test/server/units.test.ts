@@ -40,11 +40,26 @@ describe('negotiateFormat', () => {
     ],
     // scrape_protocols: [PrometheusText0.0.4, OpenMetricsText1.0.0]
     ['text/plain;version=0.0.4;q=0.5,application/openmetrics-text;version=1.0.0;q=0.4,*/*;q=0.1', 'text'],
-    // Prometheus 3 with protobuf first, which we do not serve
+    // Prometheus 3 with protobuf first
     [
       'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.6,application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,text/plain;version=0.0.4;q=0.3,*/*;q=0.2',
-      'openmetrics',
+      'protobuf',
     ],
+    // Prometheus 2.53 with --enable-feature=created-timestamp-zero-ingestion (protobuf first)
+    [
+      'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.5,application/openmetrics-text;version=1.0.0;q=0.4,application/openmetrics-text;version=0.0.1;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1',
+      'protobuf',
+    ],
+    [
+      'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;escaping=allow-utf-8;q=0.5,text/plain;version=0.0.4;q=0.2',
+      'protobuf',
+    ],
+    // Another protobuf message or encoding is not what we write
+    [
+      'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text,text/plain;q=0.1',
+      'text',
+    ],
+    ['application/vnd.google.protobuf;proto=other.Message;encoding=delimited,text/plain;q=0.1', 'text'],
     ['application/openmetrics-text', 'openmetrics'],
     ['application/openmetrics-text; version="1.0.0"', 'openmetrics'],
     ['application/openmetrics-text;version=2.0.0', 'text'],

@@ -81,9 +81,9 @@ describe('state file after a crash', () => {
       families: ['cdn_edge_requests_total', 'cdn_metrics_windows_total'],
       accounts: {
         acme: [
-          [0, 1234, '1001'],
-          [1, 7],
-        ] as Array<[number, number, ...string[]]>,
+          [0, 1234, 1_780_000_000, '1001'],
+          [1, 7, 1_780_000_000],
+        ] as Array<[number, number, number, ...string[]]>,
       },
     };
     await new StateFile(path).save(new Map([['acme', T]]), undefined, counters);
@@ -99,9 +99,9 @@ describe('state file after a crash', () => {
           ...counters,
           accounts: {
             ...counters.accounts,
-            bad: [[0, -5, '1001']],
-            gone: [[0, 1, '1001']],
-            family: [[9, 1]],
+            bad: [[0, -5, 1, '1001']],
+            gone: [[0, 1, 1, '1001']],
+            family: [[9, 1, 1]],
           },
         },
       }),

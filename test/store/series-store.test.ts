@@ -103,9 +103,10 @@ describe('exposition', () => {
   });
 
   it('names a counter family without _total in OpenMetrics, its samples with it, and adds no # EOF', () => {
-    const store = new SeriesStore();
+    const start = Date.UTC(2026, 2, 2, 11, 0, 0);
+    const store = new SeriesStore({ clock: { now: () => start + 3_600_000 } });
     const f = store.family(requests);
-    f.set(f.slot(['acme', 'r1']), 7);
+    f.set(f.slot(['acme', 'r1'], start), 7);
     const g = store.family(ratio);
     g.set(g.slot(['acme', 'r1']), 0.5);
     expect(text(store, 'openmetrics')).toBe(
@@ -113,6 +114,7 @@ describe('exposition', () => {
         '# HELP cdn_edge_requests Requests at the edge.',
         '# TYPE cdn_edge_requests counter',
         'cdn_edge_requests_total{account="acme",resource="r1"} 7',
+        `cdn_edge_requests_created{account="acme",resource="r1"} ${start / 1000}`,
         '# HELP cdn_edge_cache_hit_ratio Cache hit ratio of the last window.',
         '# TYPE cdn_edge_cache_hit_ratio gauge',
         'cdn_edge_cache_hit_ratio{account="acme",resource="r1"} 0.5',
@@ -311,7 +313,12 @@ describe('refresh', () => {
     const published = store.render('openmetrics');
     await second;
     for (const body of [published, store.render('openmetrics')]) {
-      const lines = body.toString().split('\n').slice(2, -1);
+      const all = body.toString().split('\n').slice(2, -1);
+      // Each counter sample is followed by its start (`_created`) sample.
+      const lines = all.filter((_l, i) => i % 2 === 0);
+      expect(all.filter((l, i) => i % 2 === 1 && l.startsWith('cdn_edge_requests_created{'))).toHaveLength(
+        lines.length,
+      );
       const series = lines.map((l) => l.slice(0, l.lastIndexOf(' ')));
       expect(new Set(series).size).toBe(series.length);
       expect(series).toHaveLength(f.size);

@@ -11,13 +11,33 @@
 
 import type { Side } from '../../src/api/vocabulary.js';
 import type { Family } from '../../src/store/types.js';
-import {
-  counterFamilies,
-  gaugeFamilies,
-  type SideFamilies,
-  type TrafficFamilies,
-} from '../../src/traffic/metrics.js';
+import type { SideFamilies, TrafficFamilies } from '../../src/traffic/metrics.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
+
+/** The gauges of the traffic families (what vanishes with a resource at once). */
+function gaugeFamilies(f: TrafficFamilies): Family[] {
+  const out: Family[] = [];
+  for (const s of [f.edge, f.origin]) {
+    out.push(s.bandwidth, s.requestDurationMedian);
+    if (s.cacheHitRatio) out.push(s.cacheHitRatio);
+    if (s.window) {
+      out.push(s.window.responses, s.window.responsesByClass, s.window.requests, s.window.transferredBytes);
+      if (s.window.cacheHitBytes) out.push(s.window.cacheHitBytes);
+    }
+  }
+  if (f.resourceInfo) out.push(f.resourceInfo);
+  return out;
+}
+
+/** The counters of the traffic families (kept for a day after their resource vanished). */
+function counterFamilies(f: TrafficFamilies): Family[] {
+  const out: Family[] = [];
+  for (const s of [f.edge, f.origin]) {
+    out.push(s.responses, s.responsesByClass, s.requests, s.transferredBytes);
+    if (s.cacheHitBytes) out.push(s.cacheHitBytes);
+  }
+  return out;
+}
 
 interface ProcessOptions {
   /** API metric names to keep; empty: all. Applied before a series exists. */
