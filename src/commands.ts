@@ -77,10 +77,13 @@ async function runExporter(
     },
     `serving /metrics on ${served.scheme}://${address}/metrics`,
   );
-  await exporter.start();
+  // Signals are handled from here on, a start still under way included (restoring a big state file takes a
+  // while): the stop waits for it, so SIGTERM during a start is a clean stop, not the default kill.
+  const started = exporter.start();
   handleSignals(
     {
       stop: async () => {
+        await started.catch(() => undefined);
         await exporter.stop(SHUTDOWN_GRACE_MS);
         await served.close(1000);
         await extraStop?.();
@@ -88,6 +91,7 @@ async function runExporter(
     },
     log,
   );
+  await started;
   return { exporter, server, address, scheme: served.scheme };
 }
 

@@ -1,11 +1,15 @@
 /**
  * The cursor book: per account, the cursor a restart resumes at, kept in the optional state file (`state_file`).
  *
- * The rule (docs/metrics.md, "How traffic is counted"): the saved cursor covers only windows whose counts a served /metrics
- * response has included. A scrape hands the counted cursors of the exposition it is about to send to `commit`,
- * which returns once they are on disk; only then do the bytes leave. So after any crash or stop a restart re-reads
- * exactly the windows no scrape has seen: the old process's last scraped values, a counter reset, then the new
- * process's values add up to the truth, nothing lost and nothing twice.
+ * The rule (docs/metrics.md, "How traffic is counted"): the state file is a checkpoint of the counting state taken while no
+ * window is half counted: each account's counted cursor, the traffic counters' values at that cursor, and the
+ * windows awaiting a re-read. A restart resumes from it: its counters start at the saved values (they continue,
+ * they do not reset) and its walk at the saved cursors. A scrape hands the counted cursors of the exposition it is
+ * about to send to `commit`, which returns once a checkpoint at least that new is on disk; only then do the bytes
+ * leave. So whatever a scraper saw, the next process's counters start at or above it and add exactly what the
+ * windows after the checkpoint hold: nothing lost, nothing twice, and no reset that a scraper could miss (a
+ * counter coming back after a crash at or above its old value, after a reset, would hide everything counted
+ * before it from rate() and increase()).
  *
  * The state file is written atomically (a temporary file in the same folder, flushed to disk, then renamed over the
  * old one: a crash leaves the old state or the new, never an empty or torn file), one write at a time, the newest
@@ -14,8 +18,8 @@
  * Beside the cursors it holds a `revisit` part (metrics.revisit): what was counted for each window awaiting its
  * re-read, so a restart can still re-read late data.
  */
-import { copyFile, mkdir, open, readFile, rename } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { copyFile, mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { type Clock, systemClock } from '../clock.js';
 import { describeError } from '../http/errors.js';
@@ -33,6 +37,35 @@ const MINUTE = 60_000;
 export interface RevisitSource {
   part(cursors: ReadonlyMap<string, number>, rereads: number): SavedRevisits | undefined;
   shown(rereads: number): void;
+}
+
+/** What a write takes from the counting state at once, with no window half counted (./sinks.ts). */
+export interface Checkpoint {
+  /** Every polled account's counted cursor. */
+  cursors: ReadonlyMap<string, number>;
+  /** Re-reads counted (CountingLock.reread): the checkpoint holds every one up to this number. */
+  rereads: number;
+  revisit?: SavedRevisits;
+  counters?: SavedCounters;
+}
+
+/** The counting state's owner (the traffic pipeline): `take` resolves once no window is half counted. */
+export interface CheckpointSource {
+  /** The checkpoint of the newest exposition rendered (at least as new as any a scrape was given). */
+  take(): Promise<Checkpoint>;
+  /** The counting state now, once no window is half counted (after a change no exposition shows yet). */
+  now(): Promise<Checkpoint>;
+}
+
+/**
+ * The counter part of the state file: the traffic counters' values at the saved cursors, so a restart continues
+ * them. Per account, each series as [family index, value, start (created timestamp, Unix seconds), ...label
+ * values after the account].
+ */
+export interface SavedCounters {
+  version: 1;
+  families: string[];
+  accounts: Record<string, Array<[number, number, number, ...string[]]>>;
 }
 /**
  * The least time between two writes asked for by the revisit part alone (CursorBook.touch). The part is rewritten
@@ -64,6 +97,10 @@ export interface LoadedState {
   keptAs?: string;
   /** Windows awaiting a re-read (metrics.revisit), checked; absent when the file has none. */
   revisits?: SavedRevisits;
+  /** The counters' values at the saved cursors, checked; absent when the file has none (an older file). */
+  counters?: SavedCounters;
+  /** A state file was there: this process follows one that ran (and may have been killed a moment ago). */
+  existed: boolean;
 }
 
 const describe = (v: unknown): string =>
@@ -95,6 +132,9 @@ export class CursorBook {
   /** The revisit part as loaded; then, once `revisits` is set, what it returns. */
   private savedRevisits: SavedRevisits | undefined;
   private revisitSource: RevisitSource | undefined;
+  private checkpointSource: CheckpointSource | undefined;
+  /** The counter part as loaded: written as it is until a checkpoint source takes over. */
+  private savedCounters: SavedCounters | undefined;
   /** Re-reads counted in the newest exposition a scrape was given (wanted), and in the state on disk (durable). */
   private wantedRereads = 0;
   private durableRereads = 0;
@@ -120,14 +160,28 @@ export class CursorBook {
   async load(limits?: CursorLimits): Promise<LoadedState> {
     const loaded: LoadedState = this.file
       ? await this.file.load(limits, this.log)
-      : { cursors: new Map<string, number>(), clamped: new Map(), problems: [] };
+      : { cursors: new Map<string, number>(), clamped: new Map(), problems: [], existed: false };
     this.loaded = true;
+    this.savedCounters = loaded.counters;
     for (const [account, cursor] of loaded.cursors) {
       this.durable.set(account, cursor);
       this.wanted.set(account, cursor);
     }
     this.savedRevisits = loaded.revisits;
     return loaded;
+  }
+
+  /**
+   * With no state file found at load: writes an empty one before the first request, so the next process knows
+   * that this one ran, even if it is killed before its first checkpoint (RequestGate.spentAt). A failure is logged
+   * and counted; the start goes on.
+   */
+  async claim(existed: boolean): Promise<void> {
+    if (!this.file || existed) return;
+    await this.file.save(new Map()).catch((err: unknown) => {
+      this.saveFailed();
+      this.log.error({ err: describeError(err) }, 'saving state_file failed');
+    });
   }
 
   /** The windows awaiting a re-read as the state file had them (metrics.revisit); undefined: none. */
@@ -138,6 +192,20 @@ export class CursorBook {
   /** Where each save takes the revisit part from (the traffic pipeline). */
   set revisits(source: RevisitSource) {
     this.revisitSource = source;
+  }
+
+  /** The counter part as the state file had it; undefined: none. */
+  get loadedCounters(): SavedCounters | undefined {
+    return this.savedCounters;
+  }
+
+  /**
+   * Where each write takes its checkpoint from (the traffic pipeline): from then on a write holds the counting
+   * state as it is when the write begins (cursors, counters and revisit part of one moment), not the cursors of
+   * the exposition that asked for it. A checkpoint is never older than what a scrape was given.
+   */
+  set checkpoints(source: CheckpointSource) {
+    this.checkpointSource = source;
   }
 
   /**
@@ -182,7 +250,7 @@ export class CursorBook {
     let newer = false;
     // A re-read's late part shown for the first time: its window must be on disk as done before the bytes leave.
     const rereads = counted.rereads ?? 0;
-    if (this.revisitSource && rereads > this.durableRereads) newer = true;
+    if ((this.revisitSource || this.checkpointSource) && rereads > this.durableRereads) newer = true;
     if (rereads > this.wantedRereads) {
       this.wantedRereads = rereads;
       this.revisitSource?.shown(rereads);
@@ -192,12 +260,17 @@ export class CursorBook {
       if (cursor > (this.wanted.get(account) ?? Number.NEGATIVE_INFINITY)) this.wanted.set(account, cursor);
     }
     if (!newer) return Promise.resolve();
+    if (this.checkpointSource)
+      return this.checkpoint(
+        false,
+        'saving state_file failed: a crash now would count the windows since the last good save twice',
+      );
     const snapshot = new Map(this.wanted);
     const snapshotRereads = this.wantedRereads;
     this.release();
     this.lastSave = this.clock.now();
     const p = this.file
-      .save(snapshot, () => this.revisitPart(snapshot, snapshotRereads))
+      .save(snapshot, () => this.revisitPart(snapshot, snapshotRereads), this.savedCounters)
       .then(
         () => {
           if (snapshotRereads > this.durableRereads) this.durableRereads = snapshotRereads;
@@ -220,23 +293,74 @@ export class CursorBook {
     return p;
   }
 
-  /** Waits for the saves in progress. Nothing new is saved: the cursors on disk are the ones a scrape saw. */
+  /**
+   * Waits for the saves in progress, after one last checkpoint: everything counted is kept, the next process
+   * continues from it.
+   */
   async close(): Promise<void> {
     this.release();
+    if (this.file && this.loaded && this.checkpointSource)
+      void this.checkpoint(true, 'saving state_file failed');
     // The revisit part as it stands, with the cursors scrapes were given: nothing counted is added by a stop.
-    if (this.file && this.loaded && this.revisitSource) this.save();
+    else if (this.file && this.loaded && this.revisitSource) this.save();
     await Promise.all([...this.saving]);
+  }
+
+  /**
+   * Writes a checkpoint taken when the write begins (CheckpointSource.take); resolves once it is on disk (a failed
+   * write is logged with `failed` and counted; it resolves all the same).
+   */
+  private checkpoint(live: boolean, failed: string): Promise<void> {
+    const file = this.file!;
+    const source = this.checkpointSource!;
+    this.release();
+    this.lastSave = this.clock.now();
+    let taken: Checkpoint | undefined;
+    let cursors = new Map<string, number>();
+    const p = file
+      .write(async () => {
+        taken = await (live ? source.now() : source.take());
+        // Accounts not polled now (another shard's, a removed one) keep what the file had.
+        cursors = new Map(this.wanted);
+        for (const [account, cursor] of taken.cursors) cursors.set(account, cursor);
+        return { cursors, revisit: taken.revisit, counters: taken.counters };
+      })
+      .then(
+        () => {
+          // Undefined: a newer write took this one's place (StateFile.write) and updates the book itself.
+          const t = taken;
+          if (!t) return;
+          if (t.rereads > this.durableRereads) this.durableRereads = t.rereads;
+          for (const [account, cursor] of cursors) {
+            // An account no longer polled (removed, its counters gone) resumes at what a scrape saw, not at the
+            // checkpoint it was last part of.
+            if (!t.cursors.has(account) || cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY))
+              this.durable.set(account, cursor);
+          }
+        },
+        (err: unknown) => {
+          this.saveFailed();
+          this.log.error({ err: describeError(err) }, failed);
+        },
+      );
+    this.saving.add(p);
+    void p.finally(() => this.saving.delete(p));
+    return p;
   }
 
   /** A revisit-only write (touch): the cursors a scrape was given, the revisit part as it stands. */
   private save(): void {
     if (!this.file || !this.loaded) return;
+    if (this.checkpointSource) {
+      void this.checkpoint(true, 'saving state_file failed');
+      return;
+    }
     this.release();
     this.lastSave = this.clock.now();
     const snapshot = new Map(this.wanted);
     const snapshotRereads = this.wantedRereads;
     const p = this.file
-      .save(snapshot, () => this.revisitPart(snapshot, snapshotRereads))
+      .save(snapshot, () => this.revisitPart(snapshot, snapshotRereads), this.savedCounters)
       .then(
         () => undefined,
         (err: unknown) => {
@@ -283,18 +407,29 @@ const revisitsSchema = z.strictObject({
   ),
 });
 
+/** The counter part: checked as a whole here, series by series in StateFile.load. */
+const countersSchema = z.strictObject({
+  version: z.literal(1),
+  families: z.array(z.string()),
+  // Each series is checked by countersProblem: a schema per element costs seconds at a million series.
+  accounts: z.record(z.string(), z.array(z.unknown())),
+});
+
 export interface SavedState {
   version: 1;
   /** Account name to cursor (ISO 8601, UTC). */
   cursors: Record<string, string>;
   /** Windows awaiting a re-read (metrics.revisit); absent when there are none or revisit is off. */
   revisit?: SavedRevisits;
+  /** The traffic counters' values at the cursors; absent when there are none. */
+  counters?: SavedCounters;
 }
 
-/** What one write is to take: read when the write begins (StateFile.save). */
-interface SaveAsked {
+/** What one write holds, taken when it begins (StateFile.write). */
+interface WriteAsked {
   cursors: ReadonlyMap<string, number>;
-  revisits: SavedRevisits | (() => SavedRevisits | undefined) | undefined;
+  revisit?: SavedRevisits;
+  counters?: SavedCounters;
 }
 
 const CHUNK = 1 << 20;
@@ -302,8 +437,9 @@ const CHUNK = 1 << 20;
 const SERIES_SLICE = 20_000;
 
 export class StateFile {
-  private pending: SaveAsked | undefined;
-  private writing: Promise<void> | undefined;
+  /** The next write: what it takes, and who waits for it (every save asked for since the last write began). */
+  private pending: { take: () => Promise<WriteAsked>; waiters: Array<(err?: unknown) => void> } | undefined;
+  private writing = false;
 
   constructor(private readonly path: string) {}
 
@@ -323,7 +459,8 @@ export class StateFile {
    */
   async load(limits?: CursorLimits, log?: Logger): Promise<LoadedState> {
     const now = limits?.now ?? Date.now();
-    const out: LoadedState = { cursors: new Map(), clamped: new Map(), problems: [] };
+    const out: LoadedState = { cursors: new Map(), clamped: new Map(), problems: [], existed: false };
+    await this.removeLeftovers(log);
     let text: string;
     try {
       text = await readFile(this.path, 'utf8');
@@ -331,6 +468,7 @@ export class StateFile {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return out;
       throw new Error(`state_file ${this.path}: ${(err as Error).message}`);
     }
+    out.existed = true;
     const aside = `${this.path}.corrupt-${new Date(now).toISOString().replace(/[:.]/g, '-')}`;
     // A file unreadable as a whole is refused (the process does not start, its error names the file): every
     // account's cursor is in doubt, and the file is left as it is for the operator to repair or move away.
@@ -393,7 +531,9 @@ export class StateFile {
       }
       const checked = revisits.data as SavedRevisits;
       for (const [account, part] of Object.entries(checked.accounts)) {
-        const problem = revisitProblem(part, checked.families.length, earliest, latest);
+        const problem =
+          revisitProblem(part, checked.families.length, earliest, latest) ??
+          (out.cursors.has(account) ? undefined : 'belong to an account without a usable cursor');
         if (problem === undefined) continue;
         bad = true;
         delete checked.accounts[account];
@@ -402,6 +542,28 @@ export class StateFile {
         log?.error({ file: this.path, account, problem }, line);
       }
       if (Object.keys(checked.accounts).length > 0) out.revisits = checked;
+    }
+    const rawCounters = (parsed as { counters?: unknown }).counters;
+    if (rawCounters !== undefined) {
+      const counters = countersSchema.safeParse(rawCounters);
+      if (!counters.success) {
+        const issue = counters.error.issues[0];
+        const where = issue?.path.length ? ` at counters.${issue.path.join('.')}` : '';
+        return wholeFile(`its counters part is of an unknown format (${issue?.message}${where})`);
+      }
+      const checked = counters.data as SavedCounters;
+      for (const [account, series] of Object.entries(checked.accounts)) {
+        const problem =
+          countersProblem(series, checked.families.length) ??
+          (out.cursors.has(account) ? undefined : 'belong to an account without a usable cursor');
+        if (problem === undefined) continue;
+        bad = true;
+        delete checked.accounts[account];
+        const line = `state_file ${this.path}: counters of account ${JSON.stringify(account)} ${problem}; dropped, its counters start at 0 (a counter reset)`;
+        out.problems.push(line);
+        log?.error({ file: this.path, account, problem }, line);
+      }
+      if (Object.keys(checked.accounts).length > 0) out.counters = checked;
     }
     if (bad) {
       await copyFile(this.path, aside);
@@ -428,47 +590,109 @@ export class StateFile {
   save(
     cursors: ReadonlyMap<string, number>,
     revisits?: SavedRevisits | (() => SavedRevisits | undefined),
+    counters?: SavedCounters,
   ): Promise<void> {
-    this.pending = { cursors, revisits };
-    if (!this.writing) this.writing = this.drain();
-    return this.writing;
+    return this.write(async () => ({
+      cursors,
+      revisit: typeof revisits === 'function' ? revisits() : revisits,
+      counters,
+    }));
+  }
+
+  /**
+   * The same as save, with everything the write holds taken by `take` when the write begins (one write at a time,
+   * saves asked for meanwhile collapsing into one write of the latest).
+   */
+  write(take: () => Promise<WriteAsked>): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const waiter = (err?: unknown) => (err === undefined ? resolve() : reject(err));
+      if (this.pending) {
+        this.pending.take = take;
+        this.pending.waiters.push(waiter);
+      } else this.pending = { take, waiters: [waiter] };
+      if (!this.writing) {
+        this.writing = true;
+        void this.drain();
+      }
+    });
+  }
+
+  /**
+   * Temporary files a killed process left (`<file>.<pid>.tmp`, written and never renamed): removed, each said
+   * once. They hold a state newer than the file at most by the write that was cut; the file is what counts.
+   */
+  private async removeLeftovers(log?: Logger): Promise<void> {
+    const folder = dirname(this.path);
+    const prefix = `${basename(this.path)}.`;
+    let names: string[];
+    try {
+      names = await readdir(folder);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (!name.startsWith(prefix) || !/^\d+\.tmp$/.test(name.slice(prefix.length))) continue;
+      if (name === `${prefix}${process.pid}.tmp` && this.writing) continue;
+      const leftover = join(folder, name);
+      try {
+        await unlink(leftover);
+        log?.warn(
+          { file: leftover },
+          `state_file ${this.path}: removed ${leftover}, left by a process that was stopped while writing`,
+        );
+      } catch {
+        // gone already, or not ours to remove: left as it is
+      }
+    }
   }
 
   private async drain(): Promise<void> {
     try {
       // Off the caller's stack: a burst of saves within one turn of the event loop is one write.
       await new Promise<void>((resolve) => setImmediate(resolve));
+      // Each save resolves once the first write that began after it is on disk, not when the writes stop: saves
+      // that keep coming (a scrape every few ms during a catch-up) must not hold every earlier one.
       while (this.pending) {
-        const asked = this.pending;
+        const { take, waiters } = this.pending;
         this.pending = undefined;
-        const state: SavedState = { version: 1, cursors: {} };
-        for (const [account, ms] of asked.cursors) state.cursors[account] = new Date(ms).toISOString();
-        const revisits = typeof asked.revisits === 'function' ? asked.revisits() : asked.revisits;
-        if (revisits && Object.keys(revisits.accounts).length > 0) state.revisit = revisits;
-        await mkdir(dirname(this.path), { recursive: true });
-        const tmp = `${this.path}.${process.pid}.tmp`;
-        const file = await open(tmp, 'w');
         try {
-          // Written in pieces of about 1 MiB, each an await: the text is made between them, so the event loop
-          // (scrapes, answers) is never held for the whole part.
-          let piece = '';
-          for (const chunk of stateChunks(state)) {
-            piece += chunk;
-            if (piece.length >= CHUNK) {
-              await file.write(piece);
-              piece = '';
-            }
-          }
-          if (piece) await file.write(piece);
-          await file.sync();
-        } finally {
-          await file.close();
+          await this.writeOnce(await take());
+          for (const w of waiters) w();
+        } catch (err) {
+          for (const w of waiters) w(err ?? new Error('writing the state file failed'));
         }
-        await rename(tmp, this.path);
       }
     } finally {
-      this.writing = undefined;
+      this.writing = false;
     }
+  }
+
+  private async writeOnce(asked: WriteAsked): Promise<void> {
+    const state: SavedState = { version: 1, cursors: {} };
+    for (const [account, ms] of asked.cursors) state.cursors[account] = new Date(ms).toISOString();
+    const revisits = asked.revisit;
+    if (revisits && Object.keys(revisits.accounts).length > 0) state.revisit = revisits;
+    if (asked.counters && Object.keys(asked.counters.accounts).length > 0) state.counters = asked.counters;
+    await mkdir(dirname(this.path), { recursive: true });
+    const tmp = `${this.path}.${process.pid}.tmp`;
+    const file = await open(tmp, 'w');
+    try {
+      // Written in pieces of about 1 MiB, each an await: the text is made between them, so the event loop
+      // (scrapes, answers) is never held for the whole part.
+      let piece = '';
+      for (const chunk of stateChunks(state)) {
+        piece += chunk;
+        if (piece.length >= CHUNK) {
+          await file.write(piece);
+          piece = '';
+        }
+      }
+      if (piece) await file.write(piece);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(tmp, this.path);
   }
 }
 
@@ -489,9 +713,31 @@ function revisitProblem(
       return `include a window that is not whole minutes (${span})`;
     if (end > latest) return `include a window in the future (${span})`;
     if (start < earliest) return `include a window older than metrics.max_catch_up allows (${span})`;
-    const bytes = Buffer.from(w.counted, 'base64').length;
+    const record = Buffer.from(w.counted, 'base64');
+    const bytes = record.length;
     if (bytes % 8 !== 0 || bytes / 8 > part.series.length)
       return `include a record that does not fit the account's ${part.series.length} series (${span})`;
+    for (let i = 0; i < bytes; i += 8) {
+      const v = record.readDoubleLE(i);
+      if (!Number.isFinite(v) || v < 0)
+        return `include a record with a count that is not a number >= 0 (${span})`;
+    }
+  }
+  return undefined;
+}
+
+/** Why one account's saved counters cannot be used; undefined when they can. */
+function countersProblem(series: SavedCounters['accounts'][string], families: number): string | undefined {
+  for (const s of series as unknown[]) {
+    if (!Array.isArray(s)) return 'include a series that is not [family, value, start, ...labels]';
+    const [fi, value, start, ...labels] = s as unknown[];
+    if (typeof fi !== 'number' || !Number.isInteger(fi) || fi < 0 || fi >= families)
+      return 'name a counter family the file does not list';
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+      return `include a value that is not a number >= 0 (${JSON.stringify(value)})`;
+    if (typeof start !== 'number' || !Number.isInteger(start) || start < 0)
+      return `include a start that is not Unix seconds (${JSON.stringify(start)})`;
+    if (labels.some((l) => typeof l !== 'string')) return 'include a label value that is not text';
   }
   return undefined;
 }
@@ -501,13 +747,35 @@ function revisitProblem(
  * to stay compact, the same text as JSON.stringify would make of it, made a slice of series or a window at a time.
  */
 function* stateChunks(state: SavedState): Generator<string> {
-  const { revisit, ...cursors } = state;
+  const { revisit, counters, ...cursors } = state;
   const head = JSON.stringify(cursors, null, 2);
-  if (!revisit) {
+  if (!revisit && !counters) {
     yield `${head}\n`;
     return;
   }
-  yield `${head.slice(0, -2)},\n  "revisit": {"version":${JSON.stringify(revisit.version)},"families":${JSON.stringify(revisit.families)},"accounts":{`;
+  yield head.slice(0, -2);
+  if (revisit) yield* revisitChunks(revisit);
+  if (counters) yield* counterChunks(counters);
+  yield '\n}\n';
+}
+
+/** The counter part on one line, a slice of series at a time. */
+function* counterChunks(counters: SavedCounters): Generator<string> {
+  yield `,\n  "counters": {"version":${JSON.stringify(counters.version)},"families":${JSON.stringify(counters.families)},"accounts":{`;
+  let first = true;
+  for (const [account, series] of Object.entries(counters.accounts)) {
+    yield `${first ? '' : ','}${JSON.stringify(account)}:[`;
+    first = false;
+    for (let i = 0; i < series.length; i += SERIES_SLICE) {
+      yield `${i > 0 ? ',' : ''}${JSON.stringify(series.slice(i, i + SERIES_SLICE)).slice(1, -1)}`;
+    }
+    yield ']';
+  }
+  yield '}}';
+}
+
+function* revisitChunks(revisit: SavedRevisits): Generator<string> {
+  yield `,\n  "revisit": {"version":${JSON.stringify(revisit.version)},"families":${JSON.stringify(revisit.families)},"accounts":{`;
   let first = true;
   for (const [account, part] of Object.entries(revisit.accounts)) {
     yield `${first ? '' : ','}${JSON.stringify(account)}:{"series":[`;
@@ -522,5 +790,5 @@ function* stateChunks(state: SavedState): Generator<string> {
     }
     yield ']}';
   }
-  yield '}}\n}\n';
+  yield '}}';
 }

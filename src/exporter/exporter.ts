@@ -175,6 +175,9 @@ export class Exporter {
       now: this.clock.now(),
       maxCatchUpMs: Math.max(this.config.metrics.lookbackMs, this.config.metrics.maxCatchUpMs),
     });
+    // A process before this one may have sent requests in the second before it died: they count against the rate.
+    if (loaded.existed) this.sources.tookOver(this.clock.now());
+    else await this.cursors.claim(loaded.existed);
     // A bad state file is also shown on the landing page until the process restarts.
     this.board.problemsAtStart(...loaded.problems);
     this.board.markStarted();
@@ -190,6 +193,7 @@ export class Exporter {
       config,
       cursors: this.cursors,
       now: this.clock.now(),
+      stateFile: config.stateFile !== undefined,
       backoff: this.opts.backoff,
       authBackoff: this.opts.authBackoff,
       parseTraffic: this.parser.traffic,

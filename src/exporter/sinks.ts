@@ -10,9 +10,10 @@ import type { BackoffPolicy } from '../poll/backoff.js';
 import { RecordingsMapping } from '../recordings/mapping.js';
 import { createRecordingFamilies } from '../recordings/metrics.js';
 import type { SeriesStore } from '../store/series-store.js';
+import type { CountedCursors } from '../store/types.js';
 import type { TrafficBodyParser } from '../traffic/client.js';
 import { TrafficPipeline } from '../traffic/pipeline.js';
-import type { CursorBook } from './cursor-book.js';
+import type { Checkpoint, CursorBook } from './cursor-book.js';
 
 export interface Sinks {
   traffic: TrafficPipeline;
@@ -24,8 +25,10 @@ export interface SinksDeps {
   store: SeriesStore;
   config: Pick<Config, 'metrics' | 'api' | 'limits'>;
   /** Loaded already: its revisit part restores the windows awaiting a re-read. */
-  cursors: Pick<CursorBook, 'loadedRevisits' | 'shown' | 'revisits'>;
+  cursors: Pick<CursorBook, 'loadedRevisits' | 'loadedCounters' | 'shown' | 'revisits' | 'checkpoints'>;
   now: number;
+  /** A state file is configured: checkpoints are copied for it. */
+  stateFile?: boolean;
   /** Retries of failed traffic windows (default 1 s doubling to 2 min, full jitter). */
   backoff?: BackoffPolicy;
   /** Probing while a token is refused (default 1 min doubling to 10 min). */
@@ -67,11 +70,35 @@ export function createSinks(d: SinksDeps): Sinks {
   };
   const { traffic } = sinks;
   traffic.restoreRevisits(cursors.loadedRevisits, d.now);
+  // After the revisit part: a restored series takes its saved number (CountedBook.restore) when it is made.
+  traffic.restoreCounters(cursors.loadedCounters);
   if (traffic.book) {
     traffic.shownCursor = (account) => cursors.shown(account);
     cursors.revisits = {
       part: (saved, rereads) => traffic.savedRevisits(saved, rereads),
       shown: (rereads) => traffic.rereadsShown(rereads),
+    };
+  }
+  // Every write of the state file is one moment of the counting state: cursors, counters, re-reads pending. It is
+  // copied when the exposition's bodies are rendered from that moment (SeriesStore.settled), so a scrape never
+  // waits for a window being counted: what it serves is that moment or an older one, never newer than the copy.
+  if (d.stateFile) {
+    let latest: Checkpoint | undefined;
+    const take = (counted: CountedCursors): Checkpoint => {
+      const rereads = counted.rereads ?? 0;
+      return {
+        cursors: counted,
+        rereads,
+        revisit: traffic.savedRevisits(counted, rereads),
+        counters: traffic.savedCounters(),
+      };
+    };
+    store.settled = (counted) => {
+      latest = take(counted);
+    };
+    cursors.checkpoints = {
+      take: async () => latest ?? (await store.whole(take)),
+      now: () => store.whole(take),
     };
   }
   return sinks;

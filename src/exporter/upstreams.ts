@@ -30,8 +30,19 @@ export class Upstreams {
   /** Every login made (createLogin), in configuration order; their loops start in Exporter.start(). */
   readonly logins: LoginToken[] = [];
   private readonly all = new Set<Upstream>();
+  /** When this process took over from one that ran before it (RequestGate.spentAt); undefined: a first start. */
+  private takenOverAt: number | undefined;
 
   constructor(private readonly d: UpstreamsDeps) {}
+
+  /**
+   * This process follows one that ran before it (its state file was there) and may have been killed a moment
+   * ago: every gate, made now or later, starts with its budget spent at `at` (RequestGate.spentAt).
+   */
+  tookOver(at: number): void {
+    this.takenOverAt = at;
+    for (const u of this.all) u.gate.spentAt(at);
+  }
 
   /** The requests waiting in every upstream's gate (cdn_api_queue_length). */
   queueLength(): number {
@@ -68,6 +79,7 @@ export class Upstreams {
       },
     });
     this.all.add(upstream);
+    if (this.takenOverAt !== undefined) upstream.gate.spentAt(this.takenOverAt);
     return upstream;
   }
 

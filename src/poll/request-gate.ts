@@ -226,6 +226,20 @@ export class RequestGate {
     this.lastCut = now;
   }
 
+  /**
+   * Counts the whole budget as spent at `at`: the first request waits a full window after it. For a process that
+   * follows one stopped a moment ago (a crash loop, a SIGKILL), whose requests of its last second are unknown
+   * here: the API's count still holds them, and the two processes together must stay under the rate.
+   */
+  spentAt(at: number): void {
+    for (let i = 0; i < Math.ceil(this.max); i++) {
+      const send = newSend(at);
+      this.written(send);
+      this.sends.push(send);
+    }
+    while (this.sends.length > Math.ceil(this.max)) this.sends.shift();
+  }
+
   succeeded(): void {
     if (this.rate >= this.max) return;
     if (++this.successes >= this.recoverAfter) {

@@ -244,6 +244,10 @@ export class SeriesFamily implements Family {
     }
   }
 
+  startOf(slot: Slot): number {
+    return this.startSeconds[slot]! * 1000;
+  }
+
   slot(labelValues: readonly string[], startMs?: number): Slot {
     const { len, masked } = this.keyOf(labelValues);
     const h = hashBytes(this.scratch, 0, len);

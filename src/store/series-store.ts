@@ -216,6 +216,26 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     return Object.assign(new Map(this.counted), { rereads: this.rereads });
   }
 
+  /**
+   * Called with the counted cursors each time the bodies are rendered from a complete state (no window half
+   * counted), before anything else changes: the moment to copy what goes with that exposition (a checkpoint).
+   */
+  settled: ((counted: CountedCursors) => void) | undefined;
+
+  /**
+   * Runs `read` once no window is half counted, with the counted cursors of that moment; no window begins until
+   * it returns (a checkpoint of the counting state: src/exporter/cursor-book.ts).
+   */
+  async whole<T>(read: (counted: CountedCursors) => T): Promise<T> {
+    const waiting = this.beginRead();
+    if (waiting) await waiting;
+    try {
+      return read(this.countedNow());
+    } finally {
+      this.endRead();
+    }
+  }
+
   countedIn(format: ExpositionFormat): CountedCursors | undefined {
     return this.exposed[format]?.counted;
   }
@@ -440,6 +460,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
         }
       }
       this.bodiesCounted = this.countedNow();
+      this.settled?.(this.bodiesCounted);
     }
     const fresh = this.assemble(format);
     this.exposed[format] = fresh;
@@ -484,6 +505,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
         }
       }
       this.bodiesCounted = this.countedNow();
+      this.settled?.(this.bodiesCounted);
       for (const format of streamed) {
         const { gzip, stamp } = await this.streamGzip(format);
         gzipped.push({

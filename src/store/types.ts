@@ -33,6 +33,8 @@ export interface Family {
   slot(labelValues: readonly string[], startMs?: number): Slot;
   /** The series' slot if it exists. */
   find(labelValues: readonly string[]): Slot | undefined;
+  /** A counter's start (its created timestamp, whole seconds, as ms); what slot() was given. */
+  startOf?(slot: Slot): number;
   set(slot: Slot, value: number): void;
   /** Counters only accept non-negative deltas (throws otherwise). */
   add(slot: Slot, delta: number): void;

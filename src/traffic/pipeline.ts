@@ -14,6 +14,7 @@
  */
 import type { Breakdown } from '../api/vocabulary.js';
 import { type Clock, MINUTE } from '../clock.js';
+import type { SavedCounters } from '../exporter/cursor-book.js';
 import type { ParsedAnswer } from '../http/answers.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
@@ -21,7 +22,7 @@ import type { BackoffPolicy } from '../poll/backoff.js';
 import type { Poller } from '../poll/poller.js';
 import { REVISIT_PRIORITY } from '../poll/request-gate.js';
 import type { Requester } from '../poll/upstream.js';
-import type { CountingLock, SeriesStoreApi } from '../store/types.js';
+import type { CountingLock, Family, SeriesStoreApi } from '../store/types.js';
 import { TrafficApplier } from './applier.js';
 import { MetricsClient, type TrafficBodyParser } from './client.js';
 import { type ApplyResult, type SeriesLimits, TrafficMapping } from './mapping.js';
@@ -126,6 +127,13 @@ export class TrafficPipeline {
   private rereadsUnsaved: { account: string; n: number; windows: readonly PendingWindow[] }[] = [];
   private readonly lock: CountingLock | undefined;
   /**
+   * The counter part of the state file as loaded: each account's series are set to their saved values when its
+   * poller is made (the counters continue across a restart), the rest kept on save (another shard's accounts).
+   */
+  private loadedCounters: SavedCounters | undefined;
+  /** Accounts with a poller (their series are in the families). */
+  private readonly polled = new Set<string>();
+  /**
    * Per account, the counted cursor of the newest exposition a scrape was given (the state file's: CursorBook);
    * -Infinity: none. Set by the exporter; a scrape hands its exposition's cursors over in the turn it renders it.
    */
@@ -178,6 +186,8 @@ export class TrafficPipeline {
   poller(account: string, upstream: Requester, d: TrafficPollerDeps): TrafficPoller {
     const { opts, mapping, applier, book } = this;
     mapping.initAccount(account, 10);
+    this.polled.add(account);
+    this.continueCounters(account, d.log);
     // The span the state file's cursor was moved over at start: counted as skipped at once. The counted cursor
     // starts past it (startAt below), at the walker's first cursor.
     if (d.givenUp) mapping.skip(account, (d.givenUp.to - d.givenUp.from) / MINUTE, 'catch_up_limit');
@@ -344,6 +354,9 @@ export class TrafficPipeline {
           ),
         skip: (start, end) => {
           mapping.skip(account, (end - start) / MINUTE, 'revisit');
+          // A change of the counters outside any window: numbered as a re-read, so a scrape that shows it is
+          // saved before it is served (CursorBook.commit).
+          this.lock?.reread?.();
           d.storeChanged();
         },
         changed: () => d.revisitsChanged?.(),
@@ -438,6 +451,84 @@ export class TrafficPipeline {
     }
   }
 
+  /** Every counter family of the pipeline (what the state file's counter part holds). */
+  private counters(): Family[] {
+    const f = this.families;
+    const out: Family[] = [f.windows, f.skippedSeconds];
+    for (const s of [f.edge, f.origin]) {
+      out.push(s.responses, s.responsesByClass, s.requests, s.transferredBytes);
+      if (s.cacheHitBytes) out.push(s.cacheHitBytes);
+    }
+    if (f.revisions) out.push(f.revisions);
+    if (f.revisitEdgeRequests) out.push(f.revisitEdgeRequests);
+    return out;
+  }
+
+  /** Takes the counter part of the state file (before any poller is made). */
+  restoreCounters(saved: SavedCounters | undefined): void {
+    this.loadedCounters = saved;
+  }
+
+  /**
+   * The account's counters start where the state file left them, at its saved cursor: a restart continues them.
+   * A series of a family this version does not have, or with other labels, is left out (logged once).
+   */
+  private continueCounters(account: string, log: Logger): void {
+    const saved = this.loadedCounters;
+    const series = saved?.accounts[account];
+    if (!saved || !series) return;
+    delete saved.accounts[account];
+    const byName = new Map(this.counters().map((f) => [f.spec.name, f]));
+    let left = 0;
+    for (const [fi, value, startSeconds, ...labels] of series) {
+      const family = byName.get(saved.families[fi] ?? '');
+      if (!family || labels.length + 1 !== family.spec.labelNames.length) {
+        left++;
+        continue;
+      }
+      // Its start too: a created timestamp moved to the restart would be a zero (a reset) for Prometheus'
+      // created-timestamp zero ingestion, under a value that goes on.
+      family.add(family.slot([account, ...labels], startSeconds * 1000), value);
+    }
+    if (left > 0)
+      log.warn(
+        { series: left },
+        'state_file: saved counters of families or labels this version does not have; they start at 0',
+      );
+  }
+
+  /**
+   * The counter part of the state file: every counter series' value now (call it with no window half counted,
+   * SeriesStore.whole), and the loaded part of accounts not polled here.
+   */
+  savedCounters(): SavedCounters {
+    const families = this.counters();
+    const names = families.map((f) => f.spec.name);
+    const out: SavedCounters = { version: 1, families: names, accounts: {} };
+    const loaded = this.loadedCounters;
+    if (loaded) {
+      for (const [account, series] of Object.entries(loaded.accounts)) {
+        if (this.polled.has(account)) continue;
+        out.accounts[account] = series.flatMap(([fi, value, start, ...labels]) => {
+          const at = names.indexOf(loaded.families[fi] ?? '');
+          return at < 0 ? [] : [[at, value, start, ...labels] as [number, number, number, ...string[]]];
+        });
+      }
+    }
+    families.forEach((family, fi) => {
+      family.forEach((labels, value, slot) => {
+        const account = labels[0]!;
+        let list = out.accounts[account];
+        if (!list) {
+          list = [];
+          out.accounts[account] = list;
+        }
+        list.push([fi, value, Math.floor((family.startOf?.(slot) ?? 0) / 1000), ...labels.slice(1)]);
+      });
+    });
+    return out;
+  }
+
   /**
    * The account is no longer polled (its walker and re-reads stopped): once the windows it handed over are
    * counted, so none lands after the removal, every traffic series of the account goes, with its pending re-reads.
@@ -450,6 +541,8 @@ export class TrafficPipeline {
     this.restored.delete(account);
     this.rereadsUnsaved = this.rereadsUnsaved.filter((r) => r.account !== account);
     if (this.loaded) delete this.loaded.accounts[account];
+    if (this.loadedCounters) delete this.loadedCounters.accounts[account];
+    this.polled.delete(account);
     // In the counting lock, with its counted cursor: an exposition either shows the account's series with its
     // cursor or neither. A cursor left behind would let a later scrape save windows it never showed.
     await this.applier.remove(account, () => {

@@ -7,7 +7,7 @@
  *
  * Two parts:
  * - CountedBook: what was counted for each window still awaiting its re-read, per counter series. It sits between
- *   TrafficProcess and the counter families (a Family wrapper), so the process's hot path is unchanged: while a
+ *   TrafficMapping and the counter families (a Family wrapper), so the mapping's hot path is unchanged: while a
  *   first read is counted, each add is also written to the window's record; while a re-read is counted, each add
  *   becomes `max(0, answer - counted)`. Each counter series of an account has a small dense number (its `cid`),
  *   so a window's record is one Float64Array indexed by cid: 8 bytes per counter series per window held.
@@ -103,7 +103,7 @@ export class CountedBook {
   private outcome: RevisitOutcome = { up: 0, down: 0, edgeRequests: 0 };
 
   /**
-   * The family to give TrafficProcess in place of `family`: the same series, with adds recorded or turned into
+   * The family to give TrafficMapping in place of `family`: the same series, with adds recorded or turned into
    * differences while a window is counted here. `edgeRequests`: this is cdn_edge_requests_total.
    */
   wrap(family: Family, edgeRequests = false): Family {
@@ -141,6 +141,7 @@ export class CountedBook {
         return family.deleteWhere(match);
       },
       forEach: (fn) => family.forEach(fn),
+      startOf: (slot) => family.startOf?.(slot) ?? 0,
     };
   }
 
@@ -294,7 +295,7 @@ export class CountedBook {
   }
 
   /**
-   * A counter series was deleted. Its number is free again at once: TrafficProcess deletes counters only of
+   * A counter series was deleted. Its number is free again at once: TrafficMapping deletes counters only of
    * resources not seen since before the oldest window awaiting a re-read (ProcessOptions.keepSeenSince), so no
    * record held has a count under it.
    */

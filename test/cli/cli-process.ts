@@ -40,8 +40,14 @@ export interface CliProcess {
 
 const running = new Set<ChildProcess>();
 
-export function startCli(args: string[], env: Record<string, string> = {}, cwd?: string): CliProcess {
-  const child = spawn(process.execPath, [CLI, ...args], {
+export function startCli(
+  args: string[],
+  env: Record<string, string> = {},
+  cwd?: string,
+  /** Node's own options, before the script (e.g. `--import` of a preload). */
+  nodeArgs: string[] = [],
+): CliProcess {
+  const child = spawn(process.execPath, [...nodeArgs, CLI, ...args], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -52,23 +52,17 @@ function seeded(seed: number): () => number {
 
 /**
  * What Prometheus makes of the counters it scraped: per series, the sum of increases between consecutive scrapes.
- * A value below the last one is a reset (Prometheus' rule), and so is every process start: the new process's
- * counters begin at 0 (Prometheus would miss a reset only if a new value outran the old one between two scrapes,
- * which the 50 ms scrape loop here makes impossible to matter; the process boundary is exact either way).
+ * A value below the last one is a reset (Prometheus' rule) and nothing else is: Prometheus does not know where one
+ * process ended and the next began (a restart continues the counters from the state file: no drop).
  */
 class Increases {
   private readonly last = new Map<string, number>();
   private readonly sum = new Map<string, number>();
-  private run = -1;
   scrapes = 0;
   /** Per account, the cursor the last recorded scrape showed (ms). */
   readonly cursors = new Map<string, number>();
 
-  record(run: number, text: string): void {
-    if (run !== this.run) {
-      this.run = run;
-      this.last.clear();
-    }
+  record(_run: number, text: string): void {
     this.scrapes++;
     for (const line of text.split('\n')) {
       if (line.startsWith('cdn_metrics_window_end_timestamp_seconds{')) {

@@ -45,6 +45,22 @@ function maxInOneSecond(times: number[], windowMs = 1000): number {
 }
 
 describe('request gate', () => {
+  it('after a process that was killed, counts its last second as spent: the two together stay under the rate', async () => {
+    const clock = new FakeClock(0);
+    const killed = new RequestGate({ requestsPerSecond: 5, concurrency: 4, clock, marginMs: 0 });
+    const before = await drive(killed, clock, 12);
+    // Killed right after its last send; the next process starts at once and takes over its budget.
+    const next = new RequestGate({ requestsPerSecond: 5, concurrency: 4, clock, marginMs: 0 });
+    next.spentAt(clock.now());
+    const after = await drive(next, clock, 12);
+    expect(maxInOneSecond([...before, ...after])).toBeLessThanOrEqual(5);
+    // The same start without it: the API would see a burst above the rate.
+    const unaware = new RequestGate({ requestsPerSecond: 5, concurrency: 4, clock, marginMs: 0 });
+    const at = clock.now();
+    const burst = await drive(unaware, clock, 5);
+    expect(maxInOneSecond([...after, ...burst].filter((t) => t > at - 1000))).toBeGreaterThan(5);
+  });
+
   it('never sends more than requests_per_second in any second, even with more concurrency', async () => {
     const clock = new FakeClock(0);
     const gate = new RequestGate({ requestsPerSecond: 20, concurrency: 8, clock, marginMs: 0 });

@@ -1,0 +1,330 @@
+/**
+ * A fault schedule run in process: the simulator and the exporter's real components on one FakeClock, a scraper
+ * that reads the counters as Prometheus does (a drop is a reset, nothing else is), and crashes. A crash keeps the
+ * state file exactly as it is on disk at that moment (a temporary file of a write under way included), stops the
+ * exporter, puts those bytes back (whatever the stop wrote is undone: a SIGKILL writes nothing), and starts the
+ * next exporter from them on the same clock.
+ *
+ * `runSchedule` returns what does not hold of the invariant (test/soak/README-free: see checkSchedule): for every
+ * traffic counter series, what the scraper has seen equals the simulator's final truth over the minutes counted
+ * (from where the walk began to the last cursor scraped), hence no minute counted twice or missed, and no minute
+ * skipped (the schedules draw no rejected window, so a counted skip is a failure too).
+ */
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { floorMinute, MINUTE } from '../../src/clock.js';
+import type { FaultRates } from '../../src/simulator/faults.js';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { DEMO_USER } from '../../src/simulator/world.js';
+import type { TrafficPipeline } from '../../src/traffic/pipeline.js';
+import type { RevisitQueue } from '../../src/traffic/revisit.js';
+import { truthOver } from '../exporter/failure-checks.js';
+import { parseExposition } from './exposition.js';
+import { FakeClock } from './fake-clock.js';
+import { type Stack, startStack } from './stack.js';
+
+export type Step =
+  /** Fake time moves on this many seconds, then the scraper scrapes. */
+  | { kind: 'advance'; seconds: number }
+  /** New fault rates on every API (metrics, DVR, recordings, inventory, login). */
+  | { kind: 'faults'; rates: FaultRates }
+  /** The late-data lag from now on (at most delay + revisit: later data is lost by design). */
+  | { kind: 'lag'; seconds: number }
+  /** Minutes not reported yet, `aheadMinutes` from now, are corrected down by `factor` (0..1). */
+  | { kind: 'correct'; aheadMinutes: number; minutes: number; factor: number }
+  /** Every login token is revoked: the next requests get 401 until the login renews it. */
+  | { kind: 'revoke' }
+  /**
+   * The process is killed: when the step is quiet, right after the clock moved (windows in flight), or while a
+   * scrape is being served (its state written or not, its bytes never received).
+   */
+  | { kind: 'crash'; when: 'quiet' | 'busy' | 'scraping' };
+
+export interface Schedule {
+  /** The simulator's seed (traffic and fault order). */
+  seed: number;
+  lookbackMinutes: number;
+  windowMinutes: number;
+  revisitMinutes: number;
+  /** Log in with a username and password (tokens of `tokenLifetimeSeconds`) instead of a fixed token. */
+  login: boolean;
+  tokenLifetimeSeconds: number;
+  requestsPerSecond: number;
+  steps: Step[];
+}
+
+export interface Outcome {
+  /** What does not hold; empty: the invariant holds. */
+  problems: string[];
+  simulatedMs: number;
+  crashes: number;
+  /** Requests the simulator answered with an injected fault. */
+  faults: number;
+  /** Counter values compared with the truth. */
+  checked: number;
+  /** The most API requests (login aside) the simulator received in any one second of its clock. */
+  peakPerSecond: number;
+}
+
+/** The most of `times` (ms) within any one-second span. */
+export function mostInOneSecond(times: readonly number[]): number {
+  const t = [...times].sort((a, b) => a - b);
+  let worst = 0;
+  for (let i = 0, j = 0; i < t.length; i++) {
+    while (t[i]! - t[j]! >= 1000) j++;
+    worst = Math.max(worst, i - j + 1);
+  }
+  return worst;
+}
+
+const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);
+const DELAY_MINUTES = 0;
+
+function pipelineOf(stack: Stack): TrafficPipeline {
+  return (stack.exporter as unknown as { sinks: { traffic: TrafficPipeline } }).sinks.traffic;
+}
+
+/** Real-time wait until nothing is in flight at the simulator and every answer handed over is counted. */
+async function quiet(stack: Stack): Promise<void> {
+  let calm = 0;
+  let seen = -1;
+  for (let i = 0; i < 5000 && calm < 3; i++) {
+    await new Promise((r) => setTimeout(r, 2));
+    const log = stack.sim.requestLog;
+    const busy = log.length !== seen || log.slice(-20).some((e) => e.status === 0);
+    seen = log.length;
+    await pipelineOf(stack).idle();
+    calm = busy ? 0 : calm + 1;
+  }
+}
+
+/** What Prometheus makes of the scrapes: per counter series, the sum of its increases, a drop being a reset. */
+export class DropIsReset {
+  private readonly last = new Map<string, number>();
+  private readonly sum = new Map<string, number>();
+  /** Per account, the cursor of the newest scrape. */
+  readonly cursors = new Map<string, number>();
+  scrapes = 0;
+
+  record(text: string): void {
+    this.scrapes++;
+    for (const s of parseExposition(text)) {
+      if (s.name === 'cdn_metrics_window_end_timestamp_seconds')
+        this.cursors.set(s.labels.account!, s.value * 1000);
+      if (!s.name.endsWith('_total') || !s.name.startsWith('cdn_')) continue;
+      const key = `${s.name}${JSON.stringify(s.labels)}`;
+      const prev = this.last.get(key) ?? 0;
+      this.sum.set(key, (this.sum.get(key) ?? 0) + (s.value >= prev ? s.value - prev : s.value));
+      this.last.set(key, s.value);
+    }
+  }
+
+  value(name: string, labels: Record<string, string>): number {
+    return this.sum.get(`${name}${JSON.stringify(labels)}`) ?? 0;
+  }
+
+  /** Every series of `name` the scraper saw, with its summed increases. */
+  series(name: string): Array<[Record<string, string>, number]> {
+    const out: Array<[Record<string, string>, number]> = [];
+    for (const [key, v] of this.sum) {
+      if (key.startsWith(`${name}{`))
+        out.push([JSON.parse(key.slice(name.length)) as Record<string, string>, v]);
+    }
+    return out;
+  }
+}
+
+/** The state folder's files, byte for byte (the state file and any temporary file of a write under way). */
+function onDisk(dir: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  for (const name of readdirSync(dir))
+    if (name.startsWith('state.json')) out.set(name, readFileSync(join(dir, name)));
+  return out;
+}
+
+function putBack(dir: string, files: Map<string, Buffer>): void {
+  for (const name of readdirSync(dir)) if (name.startsWith('state.json')) unlinkSync(join(dir, name));
+  for (const [name, bytes] of files) writeFileSync(join(dir, name), bytes);
+}
+
+export async function runSchedule(s: Schedule): Promise<Outcome> {
+  const clock = new FakeClock(T0);
+  const dir = mkdtempSync(join(tmpdir(), 'cdn-schedule-'));
+  const sim: Simulator = await startSimulator({
+    seed: s.seed,
+    clock,
+    slowMs: 30,
+    trickleMs: 5,
+    tokenLifetimeMs: s.tokenLifetimeSeconds * 1000,
+  });
+  const passwordFile = join(dir, 'password');
+  writeFileSync(passwordFile, 'demo-password\n');
+  const config = {
+    state_file: join(dir, 'state.json'),
+    api: {
+      requests_per_second: s.requestsPerSecond,
+      concurrency: 2,
+      timeout: '2s',
+      ...(s.login ? { token: undefined, username: DEMO_USER, password_file: passwordFile } : {}),
+    },
+    metrics: {
+      lookback: `${s.lookbackMinutes}m`,
+      delay: `${DELAY_MINUTES}m`,
+      window: `${s.windowMinutes}m`,
+      revisit: `${s.revisitMinutes}m`,
+    },
+    dvr: { interval: '1m' },
+    recordings: { interval: '1m' },
+  };
+  const seen = new DropIsReset();
+  let first: number | undefined;
+  let crashes = 0;
+  let stack: Stack | undefined;
+  const start = async () => {
+    // A process that finds no state starts from lookback: the walk begins again there if nothing was seen yet.
+    if (!existsSync(config.state_file) && seen.scrapes === 0)
+      first = floorMinute(clock.now() - s.lookbackMinutes * MINUTE);
+    stack = await startStack({ clock, simulator: sim, config });
+  };
+  const scrape = async () => {
+    const res = await fetch(`${stack!.url}/metrics`);
+    const text = await res.text();
+    if (res.status === 200) seen.record(text);
+  };
+  const crash = async (when: 'quiet' | 'busy' | 'scraping') => {
+    crashes++;
+    let cut: Promise<unknown> | undefined;
+    if (when === 'quiet') await quiet(stack!);
+    if (when === 'scraping') {
+      // Its bytes never reach the scraper: the process dies while serving it.
+      cut = fetch(`${stack!.url}/metrics`).then(
+        (r) => r.arrayBuffer(),
+        () => undefined,
+      );
+      await new Promise((r) => setImmediate(r));
+    }
+    const files = onDisk(dir);
+    await stack!.stop();
+    await cut;
+    putBack(dir, files);
+    await start();
+  };
+  const problems: string[] = [];
+  try {
+    await start();
+    for (const step of s.steps) {
+      switch (step.kind) {
+        case 'advance':
+          await clock.advance(step.seconds * 1000);
+          await quiet(stack!);
+          await scrape();
+          break;
+        case 'faults':
+          sim.setFaults(step.rates);
+          break;
+        case 'lag':
+          sim.setLag(step.seconds);
+          break;
+        case 'correct': {
+          const from = floorMinute(clock.now()) + step.aheadMinutes * MINUTE;
+          sim.correctDown('demo', from, from + step.minutes * MINUTE, step.factor);
+          break;
+        }
+        case 'revoke':
+          if (s.login) sim.revokeTokens(DEMO_USER);
+          break;
+        case 'crash':
+          await crash(step.when);
+          break;
+      }
+    }
+    // The books close: no faults, no lag; on until every minute read too early has been read again.
+    sim.setFaults({});
+    sim.setLag(0);
+    // Windows counted from here on are complete at their first read; those counted before are re-read within
+    // delay + revisit (+ a window, + a retry or two).
+    const closedAt = clock.now();
+    const early = () =>
+      (
+        (pipelineOf(stack!) as unknown as { queues: Map<string, RevisitQueue> }).queues.get('demo')
+          ?.pending ?? []
+      ).filter((w) => w.countedAt < closedAt);
+    const settled = closedAt + (DELAY_MINUTES + s.revisitMinutes + s.windowMinutes + 2) * MINUTE;
+    for (let i = 0; i < 200 && (clock.now() < settled || early().length > 0); i++) {
+      await clock.advance(30_000);
+      await quiet(stack!);
+      await scrape();
+    }
+    if (early().length > 0)
+      problems.push(
+        `re-reads still pending after the close: ${early()
+          .map((w) => `${new Date(w.start).toISOString()}..${new Date(w.end).toISOString()}`)
+          .join(', ')}`,
+      );
+    await scrape();
+    const cursor = seen.cursors.get('demo');
+    if (first === undefined || cursor === undefined || cursor <= first) {
+      problems.push(`nothing counted (first ${first}, cursor ${cursor})`);
+      return { problems, simulatedMs: clock.now() - T0, crashes, faults: 0, checked: 0, peakPerSecond: 0 };
+    }
+    const checked = compare(sim, seen, first, cursor, problems);
+    const faults = sim.requestLog.filter((e) => e.fault !== undefined).length;
+    // Every process, the ones killed included, shares one budget: the API counts their requests together.
+    const peakPerSecond = mostInOneSecond(sim.requestLog.filter((e) => e.api !== 'oauth').map((e) => e.time));
+    if (peakPerSecond > s.requestsPerSecond)
+      problems.push(
+        `${peakPerSecond} requests in one second, above requests_per_second ${s.requestsPerSecond}`,
+      );
+    return { problems, simulatedMs: clock.now() - T0, crashes, faults, checked, peakPerSecond };
+  } finally {
+    await stack?.stop();
+    await sim.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The invariant, series by series; returns how many values were compared. */
+function compare(
+  sim: Simulator,
+  seen: DropIsReset,
+  first: number,
+  cursor: number,
+  problems: string[],
+): number {
+  let checked = 0;
+  const expect = (what: string, got: number, want: number) => {
+    checked++;
+    if (got !== want)
+      problems.push(`${what}: seen ${got}, truth ${want} (${got - want > 0 ? '+' : ''}${got - want})`);
+  };
+  for (const r of sim.accounts.find((a) => a.name === 'demo')!.resources) {
+    const truth = truthOver(sim, 'demo', r.id, [[first, cursor]])!;
+    const l = { account: 'demo', resource: r.id };
+    for (const side of ['edge', 'origin'] as const) {
+      const t = truth[side];
+      for (const [code, n] of Object.entries(t.codes))
+        expect(`${side} ${r.id} ${code}`, seen.value(`cdn_${side}_responses_total`, { ...l, code }), n);
+      for (const [cls, n] of Object.entries(t.classes))
+        expect(
+          `${side} ${r.id} ${cls}`,
+          seen.value(`cdn_${side}_responses_by_class_total`, { ...l, class: cls }),
+          n,
+        );
+      expect(`${side} ${r.id} requests`, seen.value(`cdn_${side}_requests_total`, l), t.requests);
+      expect(`${side} ${r.id} bytes`, seen.value(`cdn_${side}_transferred_bytes_total`, l), t.bytes);
+    }
+    expect(`edge ${r.id} hit bytes`, seen.value('cdn_edge_cache_hit_bytes_total', l), truth.edge.hitBytes);
+  }
+  for (const [labels, v] of seen.series('cdn_metrics_skipped_seconds_total'))
+    expect(`skipped seconds ${labels.reason}`, v, 0);
+  return checked;
+}
