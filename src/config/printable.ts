@@ -27,6 +27,7 @@ export interface PrintableConfig {
     max_scrapes_in_flight: number;
     idle_timeout: string;
     write_timeout: string;
+    auth_failure_limit: { burst: number; interval: string };
   };
 }
 
@@ -104,6 +105,7 @@ export function redactConfig(config: Config): PrintableConfig {
       include: patternText(config.discovery.include),
       ...(config.discovery.exclude ? { exclude: patternText(config.discovery.exclude) } : {}),
       recordings: config.discovery.recordings,
+      max_accounts: config.discovery.maxAccounts,
       ...commitKeys(config.discovery.commit),
     },
     sharding: { ...config.sharding },
@@ -117,6 +119,10 @@ export function redactConfig(config: Config): PrintableConfig {
       max_scrapes_in_flight: config.server.maxScrapesInFlight,
       idle_timeout: formatDuration(config.server.idleTimeoutMs),
       write_timeout: formatDuration(config.server.writeTimeoutMs),
+      auth_failure_limit: {
+        burst: config.server.authFailureBurst,
+        interval: formatDuration(config.server.authFailureIntervalMs),
+      },
     },
   };
   if (config.stateFile !== undefined) out.state_file = config.stateFile;
