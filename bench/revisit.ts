@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { MINUTE } from '../src/clock.js';
-import { StateFile } from '../src/exporter/cursor-book.js';
+import { StateFile } from '../src/exporter/state-file.js';
 import { SeriesStore } from '../src/store/series-store.js';
 import { TrafficMapping } from '../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../src/traffic/metrics.js';

@@ -14,7 +14,7 @@
  */
 import type { Breakdown } from '../api/vocabulary.js';
 import { type Clock, MINUTE } from '../clock.js';
-import type { SavedCounters } from '../exporter/cursor-book.js';
+import type { SavedCounters } from '../exporter/state-file.js';
 import type { ParsedAnswer } from '../http/answers.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';

@@ -36,7 +36,7 @@ export interface RevisitOutcome {
   edgeRequests: number;
 }
 
-/** The state file's revisit part (src/exporter/cursor-book.ts stores it beside the cursors). */
+/** The state file's revisit part (src/exporter/state-file.ts stores it beside the cursors). */
 export interface SavedRevisits {
   version: 1;
   /** Counter family names; a series' first element indexes this list. */
