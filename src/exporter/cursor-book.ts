@@ -17,7 +17,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { CountedCursors } from '../store/types.js';
-import type { SavedRevisits } from '../traffic/revisit.js';
+import type { SavedRevisits } from '../traffic/saved-revisits.js';
 import { type CursorLimits, type LoadedState, type SavedCounters, StateFile } from './state-file.js';
 
 /**

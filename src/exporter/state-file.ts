@@ -13,7 +13,7 @@ import { copyFile, mkdir, open, readdir, readFile, rename, unlink } from 'node:f
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { Logger } from '../log.js';
-import type { SavedRevisits } from '../traffic/revisit.js';
+import type { SavedRevisits } from '../traffic/saved-revisits.js';
 
 const MINUTE = 60_000;
 
@@ -71,7 +71,7 @@ const iso = (ms: number) => new Date(ms).toISOString().replace(':00.000Z', 'Z');
 
 /**
  * The revisit part of the state file (`revisit`, versioned on its own, so the cursor part can change without it):
- * what was counted for each window awaiting its re-read, per counter series. See src/traffic/revisit.ts.
+ * what was counted for each window awaiting its re-read, per counter series. See src/traffic/saved-revisits.ts.
  */
 const revisitsSchema = z.strictObject({
   version: z.literal(1),

@@ -25,17 +25,12 @@ import type { Requester } from '../poll/upstream.js';
 import type { CountingLock, Family, SeriesStoreApi } from '../store/types.js';
 import { TrafficApplier } from './applier.js';
 import { MetricsClient, type TrafficBodyParser } from './client.js';
+import { CountedBook } from './counted-book.js';
 import { type ApplyResult, type SeriesLimits, TrafficMapping } from './mapping.js';
 import { createTrafficFamilies, type TrafficFamilies } from './metrics.js';
 import type { TrafficResponse } from './response.js';
-import {
-  CountedBook,
-  decodeCounted,
-  encodeCounted,
-  type PendingWindow,
-  RevisitQueue,
-  type SavedRevisits,
-} from './revisit.js';
+import { type PendingWindow, RevisitQueue } from './revisit.js';
+import { decodeCounted, encodeCounted, type SavedRevisits } from './saved-revisits.js';
 import { AccountWalker, type WalkerStatus } from './walker.js';
 
 export interface TrafficPipelineOptions {

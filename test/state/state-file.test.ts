@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CursorBook, REVISIT_SAVE_GAP_MS } from '../../src/exporter/cursor-book.js';
 import { StateFile } from '../../src/exporter/state-file.js';
 import { createLogger } from '../../src/log.js';
-import type { SavedRevisits } from '../../src/traffic/revisit.js';
+import type { SavedRevisits } from '../../src/traffic/saved-revisits.js';
 import { captureLog } from '../exporter/failure-checks.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { waitFor } from '../helpers/stack.js';
