@@ -17,12 +17,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { MINUTE } from '../src/clock.js';
-import { StateFile } from '../src/exporter/cursor-book.js';
+import { StateFile } from '../src/exporter/state-file.js';
 import { SeriesStore } from '../src/store/series-store.js';
+import { CountedBook } from '../src/traffic/counted-book.js';
 import { TrafficMapping } from '../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../src/traffic/metrics.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from '../src/traffic/response.js';
-import { CountedBook, encodeCounted, type SavedRevisits } from '../src/traffic/revisit.js';
+import { encodeCounted, type SavedRevisits } from '../src/traffic/saved-revisits.js';
 import { fullGc } from './measure.js';
 import type { BenchRow } from './report.js';
 

@@ -11,8 +11,9 @@
  * through that record, so a cached slot is never one the store has freed (and maybe handed to another series).
  */
 import type { Side } from '../api/vocabulary.js';
-import { overLength, type RefusalReason, truncateLabel } from '../store/limits.js';
+import { type RefusalReason, truncateLabel } from '../store/limits.js';
 import type { Family, Slot } from '../store/types.js';
+import { type AdmissionScope, admitResources, type SeriesLimits } from './admission.js';
 import type { SideFamilies, TrafficFamilies } from './metrics.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from './response.js';
 import {
@@ -39,23 +40,6 @@ export interface MappingOptions {
    * re-read (./revisit.ts) may hold what was counted for them. Default: none kept.
    */
   keepSeenSince?: (account: string) => number;
-}
-
-/**
- * Caps on what answers may create. The unit refused is a resource: all the series a new resource would create,
- * or none of them, so no resource is ever half-exported. Resources already exported always update (their
- * counters stay exact); a known resource may still gain a series for a status code it had not answered before,
- * so the caps may be passed by those few.
- */
-export interface SeriesLimits {
-  /** Series in the whole store (every family, every API). */
-  maxSeries: number;
-  /** Traffic series of one account. */
-  maxSeriesPerAccount: number;
-  /** UTF-8 bytes of a label value: a longer resource id is refused, a longer name or cname truncated. */
-  maxLabelLength: number;
-  /** Series the store holds now. */
-  storeSize(): number;
 }
 
 export { REFUSAL_REASONS, type RefusalReason, TRUNCATED_MARKER } from '../store/limits.js';
@@ -176,6 +160,7 @@ export class TrafficMapping {
   /** The arguments of addOne/setOne: Map.forEach with a reused `this` allocates nothing per entry. */
   private readonly keyedCall: KeyedCall;
   private readonly limits: SeriesLimits | undefined;
+  private readonly admissionScope: AdmissionScope;
   /** Label values truncated in the window being counted. */
   private truncated = 0;
 
@@ -198,6 +183,13 @@ export class TrafficMapping {
       hitRatio: p === 'edge' && this.allowed('edge_hit_ratio'),
     });
     this.allow = { edge: sideAllow('edge'), origin: sideAllow('origin') };
+    this.admissionScope = {
+      limits: this.limits,
+      byResource: this.byResource,
+      resourceAllow: this.resourceAllow,
+      resourceInfo: f.resourceInfo !== undefined,
+      windowGauges: this.windowGauges,
+    };
     this.keyedCall = {
       allowed: (name) => this.allowed(name),
       side: 'edge',
@@ -247,7 +239,12 @@ export class TrafficMapping {
     // Taken now, not at finish: a window that failed half-way must not make the next one see repeats.
     const stamp = ++state.windows;
     const list = response.records;
-    const admission = this.admit(state, list);
+    const admission = admitResources(
+      this.admissionScope,
+      (id) => state.entries.has(id),
+      () => accountSeries(state),
+      list,
+    );
     const refusedIds = admission?.ids;
     let dropped = 0;
     let counted = 0;
@@ -343,81 +340,6 @@ export class TrafficMapping {
     for (const direction of REVISION_DIRECTIONS) this.f.revisions?.delete([account, direction]);
     this.skipReasons.delete(account);
     this.accounts.delete(account);
-  }
-
-  /**
-   * Which new resources of this answer are refused, or undefined when none is. Deterministic for a given
-   * answer and store: new resources are taken in the order of their ids (not of their place in the answer, nor
-   * of arrival), each with as many series as its record would create, until a cap is reached; the rest are
-   * refused. A refused resource is looked at again in the next window, so freed room is used.
-   */
-  private admit(
-    state: AccountState,
-    list: readonly TrafficRecord[],
-  ): { ids: Set<string>; refused: Partial<Record<RefusalReason, number>> } | undefined {
-    const limits = this.limits;
-    if (!limits) return undefined;
-    const ids = new Set<string>();
-    const refused: Partial<Record<RefusalReason, number>> = {};
-    const fresh: { id: string; cost: number }[] = [];
-    const seen = new Set<string>();
-    let cost = 0;
-    for (const record of list) {
-      let id = '';
-      if (this.byResource) {
-        const rid = record.resource;
-        if (rid === undefined || rid === '' || (this.resourceAllow && !this.resourceAllow.has(rid))) continue;
-        id = rid;
-      }
-      if (state.entries.has(id) || seen.has(id)) continue;
-      seen.add(id);
-      const n = this.estimate(record);
-      if (overLength(id, limits.maxLabelLength)) {
-        ids.add(id);
-        refused.label_too_long = (refused.label_too_long ?? 0) + n;
-        continue;
-      }
-      fresh.push({ id, cost: n });
-      cost += n;
-    }
-    if (fresh.length > 0) {
-      const total = limits.maxSeries - limits.storeSize();
-      const own = limits.maxSeriesPerAccount - accountSeries(state);
-      const budget = Math.min(total, own);
-      if (cost > budget) {
-        const reason: RefusalReason = own < total ? 'max_series_per_account' : 'max_series';
-        fresh.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-        let used = 0;
-        let full = false;
-        for (const r of fresh) {
-          if (!full && used + r.cost <= budget) {
-            used += r.cost;
-            continue;
-          }
-          full = true;
-          ids.add(r.id);
-          refused[reason] = (refused[reason] ?? 0) + r.cost;
-        }
-      }
-    }
-    return ids.size > 0 ? { ids, refused } : undefined;
-  }
-
-  /** Series a record of a new resource creates at most (the allow-list is not looked at: an upper bound). */
-  private estimate(record: TrafficRecord): number {
-    let n = this.byResource && this.f.resourceInfo ? 1 : 0;
-    for (const r of [record.edge, record.origin]) {
-      const counters =
-        r.codes.size +
-        r.classes.size +
-        (r.requests !== undefined ? 1 : 0) +
-        (r.bandwidthBitsPerSecond !== undefined ? 1 : 0) +
-        (r.hitBytes !== undefined ? 1 : 0);
-      n += counters + (r.bandwidthBitsPerSecond !== undefined ? 1 : 0) + r.requestTimeSeconds.size;
-      n += r.hitRatio !== undefined ? 1 : 0;
-      if (this.windowGauges) n += counters;
-    }
-    return n;
   }
 
   /** A descriptive label value (resource name, cname) within max_label_length: cut, with a marker, when longer. */

@@ -14,7 +14,7 @@
  */
 import type { Breakdown } from '../api/vocabulary.js';
 import { type Clock, MINUTE } from '../clock.js';
-import type { SavedCounters } from '../exporter/cursor-book.js';
+import type { SavedCounters } from '../exporter/state-file.js';
 import type { ParsedAnswer } from '../http/answers.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
@@ -23,19 +23,15 @@ import type { Poller } from '../poll/poller.js';
 import { REVISIT_PRIORITY } from '../poll/request-gate.js';
 import type { Requester } from '../poll/upstream.js';
 import type { CountingLock, Family, SeriesStoreApi } from '../store/types.js';
+import type { SeriesLimits } from './admission.js';
 import { TrafficApplier } from './applier.js';
 import { MetricsClient, type TrafficBodyParser } from './client.js';
-import { type ApplyResult, type SeriesLimits, TrafficMapping } from './mapping.js';
+import { CountedBook } from './counted-book.js';
+import { type ApplyResult, TrafficMapping } from './mapping.js';
 import { createTrafficFamilies, type TrafficFamilies } from './metrics.js';
 import type { TrafficResponse } from './response.js';
-import {
-  CountedBook,
-  decodeCounted,
-  encodeCounted,
-  type PendingWindow,
-  RevisitQueue,
-  type SavedRevisits,
-} from './revisit.js';
+import { type PendingWindow, RevisitQueue } from './revisit.js';
+import { decodeCounted, encodeCounted, type SavedRevisits } from './saved-revisits.js';
 import { AccountWalker, type WalkerStatus } from './walker.js';
 
 export interface TrafficPipelineOptions {

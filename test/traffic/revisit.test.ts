@@ -9,7 +9,7 @@ import { SeriesStore } from '../../src/store/series-store.js';
 import type { TrafficMapping } from '../../src/traffic/mapping.js';
 import { TrafficPipeline } from '../../src/traffic/pipeline.js';
 import type { SideRecord, TrafficResponse } from '../../src/traffic/response.js';
-import { decodeCounted, encodeCounted } from '../../src/traffic/revisit.js';
+import { decodeCounted, encodeCounted } from '../../src/traffic/saved-revisits.js';
 
 const T = Date.UTC(2026, 0, 1, 12, 0);
 
