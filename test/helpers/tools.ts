@@ -90,3 +90,22 @@ export function findPrometheusTrixie(): string | undefined {
   console.warn(`skipping: Prometheus 2.53 (created timestamps) not found: ${how}`);
   return undefined;
 }
+
+/**
+ * Headless Chromium's flags for a page on loopback, with `profile` as a new empty user-data dir. The background
+ * networking flags matter: without them this machine's closed network refuses Chromium's own connections.
+ */
+export function chromiumArgs(profile: string): string[] {
+  return [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--hide-scrollbars',
+    `--user-data-dir=${profile}`,
+  ];
+}

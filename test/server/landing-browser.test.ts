@@ -14,7 +14,7 @@ import { createApp, type ExporterStatus } from '../../src/server/app.js';
 import { createSelfMetrics } from '../../src/server/self-metrics.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { countColour, inkRows, readPng } from '../helpers/png.js';
-import { findTool } from '../helpers/tools.js';
+import { chromiumArgs, findTool } from '../helpers/tools.js';
 import { FakeExposition, sampleFamilies } from './fake-exposition.js';
 import { listen, type Running } from './http.js';
 
@@ -128,18 +128,7 @@ describe.skipIf(!chromium)('landing page in headless Chromium', () => {
       concurrency: 4,
     },
   };
-  const chromiumArgs = (): string[] => [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--hide-scrollbars',
-    `--user-data-dir=${profile}`,
-  ];
+  const args = (): string[] => chromiumArgs(profile);
 
   beforeAll(async () => {
     const registry = new Registry();
@@ -162,7 +151,7 @@ describe.skipIf(!chromium)('landing page in headless Chromium', () => {
   });
 
   it('renders the account rows and shows no token', async () => {
-    const dom = await runChromium(chromium!, [...chromiumArgs(), '--dump-dom', `${server.url}/`]);
+    const dom = await runChromium(chromium!, [...args(), '--dump-dom', `${server.url}/`]);
     expect(dom).toContain('<h1>cdn-exporter</h1>');
     // Chromium serialises the parsed DOM: six account rows in the first table, whatever the injected text.
     const accounts = dom.slice(dom.indexOf('<table aria-label="accounts"'), dom.indexOf('</table>') + 8);
@@ -183,7 +172,7 @@ describe.skipIf(!chromium)('landing page in headless Chromium', () => {
   });
 
   it('tells what an SRE on call needs: window in use, error time and count, shard and settings, recordings by source', async () => {
-    const dom = await runChromium(chromium!, [...chromiumArgs(), '--dump-dom', `${server.url}/`]);
+    const dom = await runChromium(chromium!, [...args(), '--dump-dom', `${server.url}/`]);
     const text = dom
       .replace(/<[^>]*>/g, '')
       .replace(/&nbsp;/g, ' ')
@@ -215,7 +204,7 @@ describe.skipIf(!chromium)('landing page in headless Chromium', () => {
     );
     expect(dom).toContain('<meta http-equiv="refresh" content="30">');
     expect(text).toContain('Reloads every 30 s · stop reloading');
-    const off = await runChromium(chromium!, [...chromiumArgs(), '--dump-dom', `${server.url}/?refresh=off`]);
+    const off = await runChromium(chromium!, [...args(), '--dump-dom', `${server.url}/?refresh=off`]);
     expect(off).not.toContain('http-equiv="refresh"');
     expect(off).toContain('Reloading is off');
   });
@@ -223,7 +212,7 @@ describe.skipIf(!chromium)('landing page in headless Chromium', () => {
   it('screenshot of the failure states: every state in its colour, the page filled, not blank', async () => {
     const file = join(profile, 'landing.png');
     await runChromium(chromium!, [
-      ...chromiumArgs(),
+      ...args(),
       `--window-size=${WIDTH},${HEIGHT}`,
       `--screenshot=${file}`,
       `${server.url}/?refresh=off`,

@@ -17,7 +17,7 @@ import { TrafficHistory } from '../../src/server/traffic-history.js';
 import type { TrafficResponse } from '../../src/traffic/response.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { type Png, readPng } from '../helpers/png.js';
-import { findTool } from '../helpers/tools.js';
+import { chromiumArgs, findTool } from '../helpers/tools.js';
 import { FakeExposition, sampleFamilies } from './fake-exposition.js';
 import { listen, type Running } from './http.js';
 
@@ -127,18 +127,7 @@ describe.skipIf(!chromium)('landing page traffic charts in headless Chromium', (
     })),
     problems: { dvr: [], recordings: [] },
   };
-  const args = (): string[] => [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--hide-scrollbars',
-    `--user-data-dir=${profile}`,
-  ];
+  const args = (): string[] => chromiumArgs(profile);
 
   beforeAll(async () => {
     const now = Math.floor(clock.now() / 300_000) * 300_000;
