@@ -1,27 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseDvrStreamResponse } from '../../src/dvr/response.js';
 import { ApiError } from '../../src/http/errors.js';
+import { entry } from '../helpers/answer-fixtures.js';
 import { parseDvrDeleteResponse } from '../helpers/api-write-answers.js';
-
-function entry(host: string, over: Record<string, unknown> = {}, dvr: Record<string, unknown> = {}) {
-  return {
-    stream_name: 'live/main',
-    host,
-    is_alive: true,
-    dvr: {
-      enabled: true,
-      window: 3600,
-      duration: 500,
-      from: 1_767_268_800,
-      ranges: [
-        { from: 1_767_268_800, duration: 300 },
-        { from: 1_767_269_200, duration: 200 },
-      ],
-      ...dvr,
-    },
-    ...over,
-  };
-}
 
 function body(data: unknown[]) {
   return { status: 'Completed', stream_name: 'live/main', data };

@@ -1,28 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/errors.js';
 import { effectiveStatus, parseRecordingList, type RecordingSetting } from '../../src/recordings/response.js';
+import { setting } from '../helpers/answer-fixtures.js';
 import { parseCreateResponse } from '../helpers/api-write-answers.js';
-
-function setting(over: Record<string, unknown> = {}) {
-  return {
-    id: 'rec-1',
-    resource_id: '1004',
-    account_name: 'acme',
-    source_domain: 'live.example',
-    source_path: '/live/main/playlist.m3u8',
-    stream_type: 'long',
-    launch_type: 'stream_start',
-    stop_timeout: 1800,
-    storage_time: -1,
-    dvr_enabled: true,
-    dvr_window: 43200,
-    smil: false,
-    qualities: { 'https://live.example/720.m3u8': '720p' },
-    records: [{ start: '2026-01-01T10:00:00Z', stop: '2026-01-01T11:00:00Z', init_path: '/records/a.m3u8' }],
-    path: '/records/a.m3u8',
-    ...over,
-  };
-}
 
 const at = (iso: string) => Date.parse(iso);
 

@@ -21,32 +21,12 @@ import { packRecordingList, unpackRecordingList } from '../../src/offloop/record
 import { RecorderClient } from '../../src/recordings/client.js';
 import { parseRecordingsBody } from '../../src/recordings/response.js';
 import { captureLog } from '../exporter/failure-checks.js';
+import { entry, range, setting } from '../helpers/answer-fixtures.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { BUILT_WORKER, builtPools } from '../helpers/parse-pools.js';
 
 const utf8 = new TextEncoder();
 const json = (v: unknown) => utf8.encode(JSON.stringify(v));
-
-function range(from: number, duration: unknown) {
-  return { from, duration };
-}
-
-function entry(host: string, over: Record<string, unknown> = {}, dvr: Record<string, unknown> = {}) {
-  return {
-    stream_name: 'live/main',
-    host,
-    is_alive: true,
-    dvr: {
-      enabled: true,
-      window: 3600,
-      duration: 500,
-      from: 1_767_268_800,
-      ranges: [range(1_767_268_800, 300), range(1_767_269_200, 200)],
-      ...dvr,
-    },
-    ...over,
-  };
-}
 
 /** DVR bodies as text: some are not JSON, or not of the documented shape. */
 const DVR_BODIES: Record<string, string> = {
@@ -86,27 +66,6 @@ const DVR_BODIES: Record<string, string> = {
   'another stream echoed': JSON.stringify({ stream_name: 'live/other', data: [] }),
   empty: '  ',
 };
-
-function setting(over: Record<string, unknown> = {}) {
-  return {
-    id: 'rec-1',
-    resource_id: '1004',
-    account_name: 'acme',
-    source_domain: 'live.example',
-    source_path: '/live/main/playlist.m3u8',
-    stream_type: 'long',
-    launch_type: 'stream_start',
-    stop_timeout: 1800,
-    storage_time: -1,
-    dvr_enabled: true,
-    dvr_window: 43200,
-    smil: false,
-    qualities: { 'https://live.example/720.m3u8': '720p' },
-    records: [{ start: '2026-01-01T10:00:00Z', stop: '2026-01-01T11:00:00Z', init_path: '/records/a.m3u8' }],
-    path: '/records/a.m3u8',
-    ...over,
-  };
-}
 
 const RECORDINGS_BODIES: Record<string, string> = {
   good: JSON.stringify([
