@@ -1,14 +1,13 @@
 /**
  * One gate per API token: every request made with that token (traffic windows, DVR, recordings, of every account
- * sharing it) passes through it. p-queue enforces `concurrency` and the configured ceiling as a strict sliding
- * window of task starts. That is not enough for the API's own count, which sees arrivals: a request released now
- * may reach the server tens of milliseconds later (a new connection, a TLS handshake, a busy event loop) while the
- * next one goes out on a warm socket at once. So the gate keeps the send times themselves under the rate, and a
- * send time is the moment the request was written to a socket (`ticket.sent()`, called by the HTTP client), not
- * the moment it was released. Requests are paced (at most a tenth of a second's worth together, so the API sees
- * an even stream, not bursts), and a request leaves only when fewer than `rate` requests were written in the last second (plus a
- * small margin for the trip to the API); it waits while an earlier request that decides that is not written
- * yet. A request that settles without ever being written counts from its settle time.
+ * sharing it) passes through it. p-queue enforces `concurrency`. A window of task starts would not be enough for the
+ * API's own count, which sees arrivals: a request released now may reach the server tens of milliseconds later (a
+ * new connection, a TLS handshake, a busy event loop) while the next one goes out on a warm socket at once. So the
+ * gate keeps the send times themselves under the rate, on the injected clock, and a send time is the moment the
+ * request was written to a socket (`ticket.sent()`, called by the HTTP client), not the moment it was released.
+ * Requests are paced (at most a tenth of a second's worth together, so the API sees an even stream, not bursts),
+ * and a request leaves only when fewer than `rate` requests were written in the last second (plus a small margin
+ * for the trip to the API); it waits while an earlier request that decides that is not written yet. A request that settles without ever being written counts from its settle time.
  *
  * On a 429 the gate pauses until Retry-After and the rate drops below the ceiling; successes climb it back. The
  * 429s of requests released before the last cut are the same burst and do not cut again (as TCP cuts its window
@@ -108,12 +107,9 @@ export class RequestGate {
     this.recoverAfter = opts.recoverAfter ?? 10;
     this.defaultPauseMs = opts.defaultPauseMs ?? 1000;
     this.marginMs = opts.marginMs ?? 25;
-    this.queue = new PQueue({
-      concurrency: opts.concurrency,
-      interval: 1000,
-      intervalCap: Math.max(1, Math.floor(opts.requestsPerSecond)),
-      strict: true,
-    });
+    // Concurrency only: the rate is kept by waitTurn on the injected clock, over send times. A p-queue interval
+    // would be a second window in real time, which a FakeClock test cannot drive and the send times make moot.
+    this.queue = new PQueue({ concurrency: opts.concurrency });
   }
 
   /** Requests waiting or running. */
@@ -123,8 +119,8 @@ export class RequestGate {
 
   /**
    * Requests under way in real time, not waiting on the clock: let go and not settled (being sent, answered or
-   * read), or held by p-queue's own one-second window (real time) while a place is free. A test driving a FakeClock
-   * moves it on only when this is 0: nothing real is under way that the move would overtake.
+   * read), or queued while a place is free (about to start). A test driving a FakeClock moves it on only when this
+   * is 0: nothing real is under way that the move would overtake.
    */
   get underWay(): number {
     const held = this.queue.pending < this.queue.concurrency ? this.queue.size : 0;
@@ -145,7 +141,7 @@ export class RequestGate {
    * `priority`: everything runs at NORMAL_PRIORITY except the re-reads of late data (REVISIT_PRIORITY). Those
    * wait outside the queue, in order, and enter it one at a time only when no other request is waiting in it: a
    * re-read never goes before a first read that was waiting, and takes a turn only when the token has one to
-   * spare. (Not p-queue's own priorities: with its strict interval, a lower-priority task was seen to stay queued
+   * spare. (Not p-queue's own priorities: with a strict interval, a lower-priority task was seen to stay queued
    * for good while others kept arriving.)
    */
   run<T>(

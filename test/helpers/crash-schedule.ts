@@ -5,7 +5,7 @@
  * exporter, puts those bytes back (whatever the stop wrote is undone: a SIGKILL writes nothing), and starts the
  * next exporter from them on the same clock.
  *
- * `runSchedule` returns what does not hold of the invariant (test/soak/README-free: see checkSchedule): for every
+ * `runSchedule` returns what does not hold of the invariant (see `compare`): for every
  * traffic counter series, what the scraper has seen equals the simulator's final truth over the minutes counted
  * (from where the walk began to the last cursor scraped), hence no minute counted twice or missed, and no minute
  * skipped (the schedules draw no rejected window, so a counted skip is a failure too).
@@ -30,7 +30,7 @@ import type { RevisitQueue } from '../../src/traffic/revisit.js';
 import { truthOver } from '../exporter/failure-checks.js';
 import { parseExposition } from './exposition.js';
 import { FakeClock } from './fake-clock.js';
-import { type Stack, startStack } from './stack.js';
+import { quiet, type Stack, startStack } from './stack.js';
 
 export type Step =
   /** Fake time moves on this many seconds, then the scraper scrapes. */
@@ -91,20 +91,6 @@ const DELAY_MINUTES = 0;
 
 function pipelineOf(stack: Stack): TrafficPipeline {
   return (stack.exporter as unknown as { sinks: { traffic: TrafficPipeline } }).sinks.traffic;
-}
-
-/** Real-time wait until nothing is in flight at the simulator and every answer handed over is counted. */
-async function quiet(stack: Stack): Promise<void> {
-  let calm = 0;
-  let seen = -1;
-  for (let i = 0; i < 5000 && calm < 3; i++) {
-    await new Promise((r) => setTimeout(r, 2));
-    const log = stack.sim.requestLog;
-    const busy = log.length !== seen || log.slice(-20).some((e) => e.status === 0);
-    seen = log.length;
-    await pipelineOf(stack).idle();
-    calm = busy ? 0 : calm + 1;
-  }
 }
 
 /** What Prometheus makes of the scrapes: per counter series, the sum of its increases, a drop being a reset. */

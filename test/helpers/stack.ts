@@ -119,9 +119,10 @@ export async function waitFor(
 
 /**
  * For a stack driven by a FakeClock: waits (real time, bounded) until nothing real is under way in the exporter,
- * twice in a row: no request under way in a gate (sent, answered, read, or held by its real-time one-second window:
- * RequestGate.underWay), no login under way, no answer waiting to be counted, the /metrics text rebuilt. All that is left is parked on the clock, so moving it on overtakes nothing. Call it after every move
- * of the clock instead of a sleep of a few ms, which stands in for a loopback round trip only on an idle machine.
+ * twice in a row: no request under way in a gate (sent, answered or read: RequestGate.underWay), no login under way,
+ * no answer waiting to be counted, the /metrics text rebuilt. All that is left is parked on the clock, so moving it
+ * on overtakes nothing. Call it after every move of the clock instead of a sleep of a few ms, which stands in for a
+ * loopback round trip only on an idle machine.
  */
 export async function quiet(stack: Stack, timeoutMs = 30_000): Promise<void> {
   const inside = stack.exporter as unknown as {

@@ -3,8 +3,8 @@ import { REVISIT_PRIORITY, RequestGate } from '../../src/poll/request-gate.js';
 import { FakeClock, settle } from '../helpers/fake-clock.js';
 
 /**
- * Real-time wait (bounded) until the gate has nothing under way in real time: p-queue's own ceiling counts real
- * time, so the fake clock moves on only once what that holds has gone (RequestGate.underWay), whatever the load.
+ * Real-time wait (bounded) until the gate has nothing under way in real time (RequestGate.underWay: requests let go
+ * and not settled), so the fake clock moves on only once they have gone, whatever the load.
  */
 async function parked(gate: RequestGate): Promise<void> {
   const until = Date.now() + 20_000;
