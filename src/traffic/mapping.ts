@@ -342,6 +342,35 @@ export class TrafficMapping {
     this.accounts.delete(account);
   }
 
+  /**
+   * Every counter series the account has, as the label values of each (O(its series), by what it holds, not a
+   * scan): what a removal keeps so the counters continue if the account comes back.
+   */
+  eachCounter(account: string, fn: (family: Family, labelValues: readonly string[]) => void): void {
+    const f = this.f;
+    const each = (family: Family, base: readonly string[], k: Keyed, index: KeyIndex) => {
+      k.slots.forEach((slot, i) => {
+        if (slot >= 0) fn(family, [...base, index.keys[i]!]);
+      });
+    };
+    for (const entry of this.accounts.get(account)?.entries.values() ?? []) {
+      for (const side of ['edge', 'origin'] as const) {
+        const s = entry[side];
+        const sf = f[side];
+        each(sf.responses, entry.base, s.codes, this.codeIndex);
+        each(sf.responsesByClass, entry.base, s.classes, this.classIndex);
+        if (s.requests !== NONE) fn(sf.requests, entry.base);
+        if (s.transferred !== NONE) fn(sf.transferredBytes, entry.base);
+        if (s.hitBytes !== NONE && sf.cacheHitBytes) fn(sf.cacheHitBytes, entry.base);
+      }
+    }
+    fn(f.windows, [account]);
+    if (f.revisitEdgeRequests) fn(f.revisitEdgeRequests, [account]);
+    for (const reason of new Set([...SKIP_REASONS, ...(this.skipReasons.get(account) ?? [])]))
+      fn(f.skippedSeconds, [account, reason]);
+    for (const direction of REVISION_DIRECTIONS) if (f.revisions) fn(f.revisions, [account, direction]);
+  }
+
   /** A descriptive label value (resource name, cname) within max_label_length: cut, with a marker, when longer. */
   private fit(value: string): string {
     const max = this.limits?.maxLabelLength;
