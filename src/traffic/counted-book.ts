@@ -180,11 +180,7 @@ export class CountedBook {
         out.set(account, acc.saved);
         continue;
       }
-      const series: SavedAccountRevisits['series'] = new Array(acc?.next ?? 0).fill(null);
-      for (const [key, cid] of acc?.restored ?? []) {
-        const [fi, ...rest] = key.split(SEP);
-        series[cid] = [Number(fi), ...rest];
-      }
+      const series = this.tableOf(acc);
       out.set(account, series);
       made.set(account, series);
     }
@@ -203,6 +199,38 @@ export class CountedBook {
       if (acc) acc.saved = series;
     }
     return out;
+  }
+
+  /**
+   * One account's series table, as `save` makes it, from the label values of its counter series (`each` calls
+   * back with every one of them, as TrafficMapping.eachCounter does): O(its series), not a pass over every family.
+   * For an account that stops with windows awaiting a re-read.
+   */
+  saveOne(
+    account: string,
+    each: (fn: (family: Family, labelValues: readonly string[]) => void) => void,
+  ): SavedAccountRevisits['series'] {
+    const acc = this.accounts.get(account);
+    if (acc?.saved) return acc.saved;
+    const series = this.tableOf(acc);
+    const names = this.familyNames();
+    each((family, labels) => {
+      const fi = names.indexOf(family.spec.name);
+      const slot = fi < 0 ? undefined : this.families[fi]!.find(labels);
+      const cid = slot === undefined ? -1 : this.maps[fi]!.get(slot);
+      if (cid >= 0) series[cid] = [fi, ...labels.slice(1)];
+    });
+    return series;
+  }
+
+  /** An account's table before its live series are filled in: the restored ones not created again yet. */
+  private tableOf(acc: AccountBook | undefined): SavedAccountRevisits['series'] {
+    const series: SavedAccountRevisits['series'] = new Array(acc?.next ?? 0).fill(null);
+    for (const [key, cid] of acc?.restored ?? []) {
+      const [fi, ...rest] = key.split(SEP);
+      series[cid] = [Number(fi), ...rest];
+    }
+    return series;
   }
 
   /** Family names in wrap order (a saved series' family index refers to this list). */

@@ -31,7 +31,12 @@ import { type ApplyResult, TrafficMapping } from './mapping.js';
 import { createTrafficFamilies, type TrafficFamilies } from './metrics.js';
 import type { TrafficResponse } from './response.js';
 import { type PendingWindow, RevisitQueue } from './revisit.js';
-import { decodeCounted, encodeCounted, type SavedRevisits } from './saved-revisits.js';
+import {
+  decodeCounted,
+  encodeCounted,
+  type SavedAccountRevisits,
+  type SavedRevisits,
+} from './saved-revisits.js';
 import { AccountWalker, type WalkerStatus } from './walker.js';
 
 export interface TrafficPipelineOptions {
@@ -100,6 +105,12 @@ export interface TrafficPoller extends Poller {
   readonly revisits: RevisitQueue | undefined;
   /** A new token arrived: first reads and re-reads waiting out the auth backoff are tried now. */
   authRestored(): void;
+}
+
+/** A window awaiting a re-read as the state file holds it; its record is encoded once, however often it is saved. */
+function savedWindow(w: PendingWindow): SavedAccountRevisits['windows'][number] {
+  w.encoded ??= encodeCounted(w.counted);
+  return { start: new Date(w.start).toISOString(), end: new Date(w.end).toISOString(), counted: w.encoded };
 }
 
 export class TrafficPipeline {
@@ -183,6 +194,9 @@ export class TrafficPipeline {
     const { opts, mapping, applier, book } = this;
     mapping.initAccount(account, 10);
     this.polled.add(account);
+    // Back after a stop in this process: its windows awaiting a re-read, numbered before its series come back.
+    const kept = this.loaded?.accounts[account];
+    if (book && kept && !this.restored.has(account)) this.restoreAccount(book, account, kept, d.clock.now());
     this.continueCounters(account, d.log);
     // The span the state file's cursor was moved over at start: counted as skipped at once. The counted cursor
     // starts past it (startAt below), at the walker's first cursor.
@@ -402,15 +416,7 @@ export class TrafficPipeline {
       windows.sort((a, b) => a.start - b.start);
       out.accounts[account] = {
         series: series.get(account)!,
-        windows: windows.map((w) => {
-          // A window's record never changes: encoded once, whatever the number of saves while it is held.
-          w.encoded ??= encodeCounted(w.counted);
-          return {
-            start: new Date(w.start).toISOString(),
-            end: new Date(w.end).toISOString(),
-            counted: w.encoded,
-          };
-        }),
+        windows: windows.map(savedWindow),
       };
     }
     return out;
@@ -432,19 +438,22 @@ export class TrafficPipeline {
     const book = this.book;
     if (!book || !saved) return;
     this.loaded = saved;
-    for (const [account, a] of Object.entries(saved.accounts)) {
-      book.restore(account, saved.families, a.series);
-      this.restored.set(
-        account,
-        a.windows.map((w) => ({
-          start: Date.parse(w.start),
-          end: Date.parse(w.end),
-          counted: decodeCounted(w.counted),
-          encoded: w.counted,
-          countedAt: now,
-        })),
-      );
-    }
+    for (const [account, a] of Object.entries(saved.accounts)) this.restoreAccount(book, account, a, now);
+  }
+
+  /** One account's saved windows awaiting a re-read, numbered as they were, for its queue to take. */
+  private restoreAccount(book: CountedBook, account: string, a: SavedAccountRevisits, now: number): void {
+    book.restore(account, this.loaded!.families, a.series);
+    this.restored.set(
+      account,
+      a.windows.map((w) => ({
+        start: Date.parse(w.start),
+        end: Date.parse(w.end),
+        counted: decodeCounted(w.counted),
+        encoded: w.counted,
+        countedAt: now,
+      })),
+    );
   }
 
   /** Every counter family of the pipeline (what the state file's counter part holds). */
@@ -536,8 +545,7 @@ export class TrafficPipeline {
    */
   async removeAccount(account: string): Promise<number | undefined> {
     await this.applier.idle();
-    // Its windows awaiting a re-read go (their late part is not read), counted as skipped: the account records
-    // new windows, under new series numbers, if it comes back.
+    // Its windows awaiting a re-read are kept with its counters: if it comes back they are read again then.
     const pending = this.queues.get(account)?.pending ?? [];
     this.queues.delete(account);
     this.restored.delete(account);
@@ -548,13 +556,31 @@ export class TrafficPipeline {
     // In the counting lock: the counters kept and the cursor are of one moment, and an exposition either shows
     // the account's series with its cursor or neither.
     await this.applier.remove(account, () => {
-      for (const w of pending) this.mapping.skip(account, (w.end - w.start) / MINUTE, 'revisit');
       cursor = this.lock?.countedOf?.(account);
+      this.keepRevisits(account, pending);
       this.keepCounters(account);
       this.mapping.removeAccount(account);
       this.book?.forget(account);
     });
     return cursor;
+  }
+
+  /**
+   * The account's windows awaiting a re-read, with the numbers of the series their records refer to, where
+   * savedRevisits() (the state file) and a return (`poller`) find them, as for an account loaded from the file.
+   */
+  private keepRevisits(account: string, pending: readonly PendingWindow[]): void {
+    const book = this.book;
+    if (this.loaded) delete this.loaded.accounts[account];
+    if (!book || pending.length === 0) return;
+    const families = book.familyNames();
+    // A part of another version (other families) is not carried by savedRevisits() anyway.
+    if (this.loaded?.families.join() !== families.join())
+      this.loaded = { version: 1, families, accounts: {} };
+    this.loaded.accounts[account] = {
+      series: book.saveOne(account, (fn) => this.mapping.eachCounter(account, fn)),
+      windows: [...pending].sort((a, b) => a.start - b.start).map(savedWindow),
+    };
   }
 
   /** The account's counter series now, where savedCounters() and continueCounters() find them. */

@@ -1,6 +1,7 @@
 /**
- * metrics.revisit with accounts_discovery: an account discovery stops takes its windows awaiting a re-read with it,
- * from the series and from the state file's revisit part; its cursor stays.
+ * metrics.revisit with accounts_discovery: an account discovery stops keeps its windows awaiting a re-read (in the
+ * state file's revisit part too), with its cursor and counters, while its series leave /metrics; when it comes
+ * back they are read again.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,7 +60,7 @@ async function stateWhere(path: string, ok: (s: Saved) => boolean): Promise<Save
 }
 
 describe('metrics.revisit with account discovery', () => {
-  it('drops the pending re-reads of an account discovery stops, keeping its cursor', async () => {
+  it('keeps the pending re-reads of an account discovery stops, and reads them when it is back', async () => {
     dir = mkdtempSync(join(tmpdir(), 'cdn-revisit-disc-'));
     const stateFile = join(dir, 'state.json');
     const clock = new FakeClock(T0);
@@ -86,10 +87,13 @@ describe('metrics.revisit with account discovery', () => {
 
     stack.sim.setAccountStatus('prod-a', 'inactive');
     await run(clock, INTERVAL);
-    saved = await stateWhere(stateFile, (s) => pending(s, 'prod-a') === 0);
-    expect(saved.revisit?.accounts['prod-a']).toBeUndefined();
+    // Stopped: the state file still holds its windows awaiting a re-read, up to its cursor.
+    await stack.exporter.store.refresh();
+    await stack.scrape();
+    saved = await stateWhere(stateFile, (s) => pending(s, 'prod-a') > 0 && !!s.cursors['prod-a']);
+    expect(pending(saved, 'prod-a')).toBeGreaterThan(0);
     expect(pending(saved, 'demo')).toBeGreaterThan(0);
-    expect(saved.cursors['prod-a']).toBeDefined();
+    const kept = Date.parse(saved.cursors['prod-a']!);
     await stack.exporter.store.refresh();
     scrape = await stack.scrape();
     expect(scrape.all('cdn_metrics_revisions_total').filter((x) => x.labels.account === 'prod-a')).toEqual(
@@ -98,5 +102,20 @@ describe('metrics.revisit with account discovery', () => {
     expect(
       scrape.all('cdn_metrics_revisit_edge_requests_total').filter((x) => x.labels.account === 'prod-a'),
     ).toEqual([]);
-  }, 60_000);
+
+    // Back: the windows it kept are read again (they end at or before its cursor), and its counters continue.
+    const mark = stack.sim.requestLog.length;
+    stack.sim.setAccountStatus('prod-a', 'active');
+    await run(clock, INTERVAL + 10 * MINUTE);
+    const again = stack.sim.requestLog
+      .slice(mark)
+      .filter((e) => e.api === 'metrics' && e.status === 200 && e.query.account?.[0] === 'prod-a')
+      .map((e) => Date.parse(`${e.query.end![0]}Z`));
+    expect(again.some((end) => end <= kept)).toBe(true);
+    await stack.exporter.store.refresh();
+    scrape = await stack.scrape();
+    expect(
+      scrape.value('cdn_metrics_revisions_total', { account: 'prod-a', direction: 'none' }),
+    ).toBeGreaterThan(0);
+  }, 120_000);
 });
