@@ -22,7 +22,7 @@ import type { Logger } from '../log.js';
 import { type BackoffPolicy, backoffDelay } from '../poll/backoff.js';
 import type { RevisitOutcome } from './counted-book.js';
 import type { TrafficResponse } from './response.js';
-import { asFailure, type RequestFailure } from './walker.js';
+import { asFailure, type RequestFailure, retryDecision } from './retry-decision.js';
 
 /** One window awaiting its re-read. */
 export interface PendingWindow {
@@ -201,39 +201,43 @@ export class RevisitQueue {
     }
     const attempts = span[0]!.attempts;
     let notBefore = now + backoffDelay(attempts, this.opts.backoff, this.random);
-    switch (failure.kind) {
-      case 'rate-limited':
+    const decision = retryDecision(failure);
+    switch (decision) {
+      case 'wait':
         notBefore = now + (failure.retryAfterMs ?? backoffDelay(attempts, this.opts.backoff, this.random));
         break;
-      case 'timeout':
-        // 504: merge fewer windows next time. A single window is not split: what was counted is known only for it.
+      case 'ask-less':
+        // Merge fewer windows next time. A single window is not split: what was counted is known only for it.
         if (span.length > 1) {
           this.maxSpan = Math.max(1, Math.floor((end - start) / MINUTE / 2));
           notBefore = now;
         }
         break;
-      case 'auth':
+      case 'token-refused':
         this.deps.authFailed();
         this.authDown = true;
         notBefore = now + backoffDelay(attempts, this.opts.authBackoff, () => 1);
         break;
-      case 'invalid':
-        if (failure.status === 422) {
-          this.deps.log.warn(
-            {
-              account,
-              start: new Date(start).toISOString(),
-              minutes: (end - start) / MINUTE,
-              error: failure.description ?? failure.message,
-            },
-            'metrics API rejected a re-read; these minutes keep what their first read counted',
-          );
-          this.deps.skip(start, end);
-          this.remove(span);
-          return;
-        }
+      case 'give-up':
+        // A re-read gives up: the minutes keep what their first read counted.
+        this.deps.log.warn(
+          {
+            account,
+            start: new Date(start).toISOString(),
+            minutes: (end - start) / MINUTE,
+            error: failure.description ?? failure.message,
+          },
+          'metrics API rejected a re-read; these minutes keep what their first read counted',
+        );
+        this.deps.skip(start, end);
+        this.remove(span);
+        return;
+      case 'not-sent':
+      case 'backoff':
         break;
-      default:
+      default: {
+        const _never: never = decision;
+      }
     }
     for (const e of span) e.notBefore = notBefore;
     this.deps.log.debug(
