@@ -80,7 +80,7 @@ export class RevisitQueue {
   private entries: Entry[] = [];
   private maxSpan = MAX_SPAN_MINUTES;
   private readonly alarm: Alarm;
-  private stopped = false;
+  private signal: AbortSignal | undefined;
   /** The last re-read was refused for its token: waiting out the auth backoff. */
   private authDown = false;
   private readonly random: () => number;
@@ -124,22 +124,19 @@ export class RevisitQueue {
 
   /** Runs until `signal` aborts, then waits for a re-read in flight to settle (its answer is still counted). */
   async run(signal: AbortSignal): Promise<void> {
-    const onAbort = () => {
-      this.stopped = true;
-      this.alarm.wake();
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      while (!this.stopped) {
+    this.signal = signal;
+    await this.alarm.loop(
+      signal,
+      () => {
         this.launch();
-        await this.alarm.sleepUntil(this.nextWake());
-      }
-      for (let i = 0; i < 10_000 && this.entries.some((e) => e.state === 'inflight'); i++) {
-        await this.alarm.sleepUntil(Number.POSITIVE_INFINITY);
-      }
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-    }
+        return this.nextWake();
+      },
+      () => this.entries.some((e) => e.state === 'inflight'),
+    );
+  }
+
+  private get stopped(): boolean {
+    return this.signal?.aborted === true;
   }
 
   private due(e: Entry, now: number): boolean {

@@ -113,7 +113,7 @@ export class AccountWalker {
   private authAttempts = 0;
   private status: WalkerStatus;
   private readonly alarm: Alarm;
-  private stopped = false;
+  private signal: AbortSignal | undefined;
   private readonly random: () => number;
   private readonly growAfter: number;
 
@@ -169,25 +169,22 @@ export class AccountWalker {
    */
   async run(signal: AbortSignal): Promise<void> {
     this.publish();
-    const onAbort = () => {
-      this.stopped = true;
-      this.alarm.wake();
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      while (!this.stopped) {
+    this.signal = signal;
+    await this.alarm.loop(
+      signal,
+      () => {
         this.advance();
         this.plan();
         this.launch();
-        await this.alarm.sleepUntil(this.nextWake());
-      }
-      for (let i = 0; i < 10_000 && this.slots.some((x) => x.state === 'inflight'); i++) {
-        await this.alarm.sleepUntil(Number.POSITIVE_INFINITY);
-      }
-      this.advance();
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-    }
+        return this.nextWake();
+      },
+      () => this.slots.some((x) => x.state === 'inflight'),
+    );
+    this.advance();
+  }
+
+  private get stopped(): boolean {
+    return this.signal?.aborted === true;
   }
 
   private get horizon(): number {
