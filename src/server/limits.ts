@@ -26,7 +26,7 @@ import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { ServerConfig } from '../config/index.js';
 
-/** `server.*` of the configuration (src/config/schema.ts, where each is described). */
+/** `server.*` of the configuration (src/config/typed-config.ts, where each is described). */
 export type ServerLimits = ServerConfig;
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
