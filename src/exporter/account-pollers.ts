@@ -29,7 +29,7 @@ import { rereadIfRefused, rereadToken } from './token-refresh.js';
 export interface AccountPollersDeps {
   sinks: Sinks;
   board: StatusBoard;
-  cursors: Pick<CursorBook, 'get' | 'touch'>;
+  cursors: Pick<CursorBook, 'get' | 'leave' | 'touch'>;
   /** Per account, the span the state file's cursor was moved over at start (older than metrics.max_catch_up). */
   clamped: ReadonlyMap<string, { from: number; to: number }>;
   clock: Clock;
@@ -209,10 +209,9 @@ export class AccountPollers {
     await pollers.stop();
     const { d } = this;
     const { traffic, dvr, recordings } = d.sinks;
-    // Windows handed over before the stop are counted first, so none lands after the removal.
-    await traffic.removeAccount(name);
-    // Its windows awaiting a re-read went with it: the state file's revisit part follows.
-    d.cursors.touch();
+    // Windows handed over before the stop are counted first, so none lands after the removal. Its counters are
+    // kept with the cursor they go with; the state file follows (and its revisit part, without the account's).
+    d.cursors.leave(name, await traffic.removeAccount(name));
     dvr.removeAccount(name, pollers.account.dvrStreams);
     recordings.removeAccount(name);
     d.board.removeAccount(name);

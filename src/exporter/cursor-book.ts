@@ -67,6 +67,8 @@ export class CursorBook {
   private readonly durable = new Map<string, number>();
   /** Asked to be saved: durable, or newer and being (or failed to be) saved. Never moves back. */
   private readonly wanted = new Map<string, number>();
+  /** Accounts stopped in this process: the cursor their kept counters go with (see `leave`). */
+  private readonly left = new Map<string, number>();
   private readonly file: StateFile | undefined;
   private readonly saving = new Set<Promise<void>>();
   private loaded = false;
@@ -177,7 +179,20 @@ export class CursorBook {
 
   /** Where the account's walk resumes; undefined: start at now - lookback. */
   get(account: string): number | undefined {
-    return this.durable.get(account);
+    return this.left.get(account) ?? this.durable.get(account);
+  }
+
+  /**
+   * The account stopped (discovery no longer lists it) at `cursor`, the end of what it counted, with the counter
+   * values kept for it (TrafficPipeline.removeAccount): if it comes back in this process it resumes there, and the
+   * next write saves that cursor with those values. Undefined: it had counted nothing; it resumes where it would have.
+   */
+  leave(account: string, cursor: number | undefined): void {
+    if (cursor !== undefined) {
+      this.left.set(account, cursor);
+      if (cursor > (this.wanted.get(account) ?? Number.NEGATIVE_INFINITY)) this.wanted.set(account, cursor);
+    }
+    this.touch();
   }
 
   /**
@@ -273,7 +288,7 @@ export class CursorBook {
           if (!t) return;
           if (t.rereads > this.durableRereads) this.durableRereads = t.rereads;
           for (const [account, cursor] of cursors) {
-            // An account no longer polled (removed, its counters gone) resumes at what a scrape saw, not at the
+            // An account no longer polled resumes at the cursor its kept counters go with (`leave`), not at the
             // checkpoint it was last part of.
             if (!t.cursors.has(account) || cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY))
               this.durable.set(account, cursor);

@@ -207,6 +207,10 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     this.counted.delete(account);
   }
 
+  countedOf(account: string): number | undefined {
+    return this.counted.get(account);
+  }
+
   reread(): number {
     return ++this.rereads;
   }

@@ -114,6 +114,8 @@ export interface CountingLock {
   setCounted(account: string, cursor: number): void;
   /** `account` is no longer counted (its series were removed): expositions carry no cursor for it (inside enter/leave). */
   forgetCounted(account: string): void;
+  /** Where `account`'s counted windows end now (inside enter/leave); undefined: none counted. */
+  countedOf?(account: string): number | undefined;
   /** A re-read of late data is counted in the values (inside enter/leave); returns its number (1, 2, ...). */
   reread?(): number;
 }

@@ -11,6 +11,7 @@
  * through that record, so a cached slot is never one the store has freed (and maybe handed to another series).
  */
 import { type RefusalReason, truncateLabel } from '../store/limits.js';
+import type { Family } from '../store/types.js';
 import { type AdmissionScope, admitResources, type SeriesLimits } from './admission.js';
 import type { TrafficFamilies } from './metrics.js';
 import type { TrafficRecord, TrafficResponse } from './response.js';
@@ -257,6 +258,23 @@ export class TrafficMapping {
     for (const direction of REVISION_DIRECTIONS) this.f.revisions?.delete([account, direction]);
     this.skipReasons.delete(account);
     this.accounts.delete(account);
+  }
+
+  /**
+   * Every counter series the account has, as the label values of each (O(its series), by what it holds, not a
+   * scan): what a removal keeps so the counters continue if the account comes back.
+   */
+  eachCounter(account: string, fn: (family: Family, labelValues: readonly string[]) => void): void {
+    const f = this.f;
+    for (const entry of this.accounts.get(account)?.entries.values() ?? []) {
+      for (const side of ['edge', 'origin'] as const)
+        this.sides.eachCounter(f[side], entry[side], entry.base, fn);
+    }
+    fn(f.windows, [account]);
+    if (f.revisitEdgeRequests) fn(f.revisitEdgeRequests, [account]);
+    for (const reason of new Set([...SKIP_REASONS, ...(this.skipReasons.get(account) ?? [])]))
+      fn(f.skippedSeconds, [account, reason]);
+    for (const direction of REVISION_DIRECTIONS) if (f.revisions) fn(f.revisions, [account, direction]);
   }
 
   /** A descriptive label value (resource name, cname) within max_label_length: cut, with a marker, when longer. */

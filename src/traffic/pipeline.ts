@@ -527,24 +527,51 @@ export class TrafficPipeline {
 
   /**
    * The account is no longer polled (its walker and re-reads stopped): once the windows it handed over are
-   * counted, so none lands after the removal, every traffic series of the account goes, with its pending re-reads.
+   * counted, so none lands after the removal, every traffic series of the account goes from the exposition. Its
+   * counter values are kept (in memory and in the state file's counter part, as for an account another replica
+   * polls): if it comes back it resumes at the cursor they go with, and they continue. Started again at 0, they
+   * could pass their old values before the next scrape (a catch-up after a long absence): a reset no scraper
+   * sees, which would hide from increase() everything the account had shown. Resolves with that cursor
+   * (undefined: it had counted nothing).
    */
-  async removeAccount(account: string): Promise<void> {
+  async removeAccount(account: string): Promise<number | undefined> {
     await this.applier.idle();
-    // Its windows awaiting a re-read go too (their late part is not read): an account that comes back resumes
-    // from its cursor and records new windows, under new series numbers.
+    // Its windows awaiting a re-read go (their late part is not read), counted as skipped: the account records
+    // new windows, under new series numbers, if it comes back.
+    const pending = this.queues.get(account)?.pending ?? [];
     this.queues.delete(account);
     this.restored.delete(account);
     this.rereadsUnsaved = this.rereadsUnsaved.filter((r) => r.account !== account);
     if (this.loaded) delete this.loaded.accounts[account];
-    if (this.loadedCounters) delete this.loadedCounters.accounts[account];
     this.polled.delete(account);
-    // In the counting lock, with its counted cursor: an exposition either shows the account's series with its
-    // cursor or neither. A cursor left behind would let a later scrape save windows it never showed.
+    let cursor: number | undefined;
+    // In the counting lock: the counters kept and the cursor are of one moment, and an exposition either shows
+    // the account's series with its cursor or neither.
     await this.applier.remove(account, () => {
+      for (const w of pending) this.mapping.skip(account, (w.end - w.start) / MINUTE, 'revisit');
+      cursor = this.lock?.countedOf?.(account);
+      this.keepCounters(account);
       this.mapping.removeAccount(account);
       this.book?.forget(account);
     });
+    return cursor;
+  }
+
+  /** The account's counter series now, where savedCounters() and continueCounters() find them. */
+  private keepCounters(account: string): void {
+    const kept = this.counters().map((f) => f.spec.name);
+    this.loadedCounters ??= { version: 1, families: kept, accounts: {} };
+    const saved = this.loadedCounters;
+    const rows: SavedCounters['accounts'][string] = [];
+    this.mapping.eachCounter(account, (family, labels) => {
+      const slot = family.find(labels);
+      if (slot === undefined) return;
+      let fi = saved.families.indexOf(family.spec.name);
+      if (fi < 0) fi = saved.families.push(family.spec.name) - 1;
+      rows.push([fi, family.get(slot), Math.floor((family.startOf?.(slot) ?? 0) / 1000), ...labels.slice(1)]);
+    });
+    if (rows.length > 0) saved.accounts[account] = rows;
+    else delete saved.accounts[account];
   }
 
   /** Resolves once every window handed over so far has been counted. */

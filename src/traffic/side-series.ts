@@ -374,6 +374,25 @@ export class SideSeries {
     }
   }
 
+  /** Calls `fn` with every counter series the side has (what deleteCounters would delete). */
+  eachCounter(
+    sf: SideFamilies,
+    s: SideSlots,
+    base: readonly string[],
+    fn: (family: Family, labelValues: readonly string[]) => void,
+  ): void {
+    const each = (family: Family, k: Keyed, index: KeyIndex) => {
+      k.slots.forEach((slot, i) => {
+        if (slot >= 0) fn(family, [...base, index.keys[i]!]);
+      });
+    };
+    each(sf.responses, s.codes, this.codeIndex);
+    each(sf.responsesByClass, s.classes, this.classIndex);
+    if (s.requests !== NONE) fn(sf.requests, base);
+    if (s.transferred !== NONE) fn(sf.transferredBytes, base);
+    if (s.hitBytes !== NONE && sf.cacheHitBytes) fn(sf.cacheHitBytes, base);
+  }
+
   /** Deletes the side's counters. */
   deleteCounters(sf: SideFamilies, s: SideSlots, base: readonly string[]): void {
     deleteKeyed(sf.responses, base, s.codes, this.codeIndex);

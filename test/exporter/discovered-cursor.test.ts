@@ -1,19 +1,22 @@
 /**
- * `state_file` with account discovery: an account stopped at run time keeps, in the state file, the cursor the last
- * scrape that showed its series saw. The windows it counted after that scrape were never shown (its series went
- * with it), so no later scrape may save them, and when it comes back it asks for them again.
+ * `state_file` with account discovery: an account stopped at run time keeps its counter values and, in the state
+ * file, the cursor they go with (the end of what it had counted when it stopped, scraped or not). When it comes
+ * back it resumes there and its counters continue, so Prometheus sees no reset it could miss.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
+import { startSimulator } from '../../src/simulator/server.js';
 import type { SimAccount } from '../../src/simulator/types.js';
 import { DEMO_PASSWORD, DEMO_USER, demoWorld } from '../../src/simulator/world.js';
+import { DropIsReset } from '../helpers/crash-schedule.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { walkers } from '../helpers/ground-truth.js';
 import { quiet, type Stack, startStack } from '../helpers/stack.js';
+import { expectExact } from './failure-checks.js';
 
 const T0 = Date.UTC(2026, 6, 1, 0, 0, 0);
 const INTERVAL = 10 * MINUTE;
@@ -52,7 +55,7 @@ function savedCursor(path: string, account: string): number | undefined {
 }
 
 describe('state_file with a discovered account stopped and back', () => {
-  it('keeps the cursor its last scrape saw, and the account resumes there', async () => {
+  it('keeps the cursor it had counted when it stopped, and the account resumes there', async () => {
     dir = mkdtempSync(join(tmpdir(), 'cdn-discovered-cursor-'));
     const stateFile = join(dir, 'state.json');
     const clock = new FakeClock(T0);
@@ -78,13 +81,14 @@ describe('state_file with a discovered account stopped and back', () => {
     // Deactivated: polled on, unscraped, until the next discovery round stops it and removes its series.
     s.sim.setAccountStatus('prod-a', 'inactive');
     await run(clock, INTERVAL);
-    expect(walker.current.cursor, 'windows were counted after the last scrape').toBeGreaterThan(seen);
+    const counted = walker.current.cursor;
+    expect(counted, 'windows were counted after the last scrape').toBeGreaterThan(seen);
     sc = await scrape(s);
     expect(sc.all('cdn_edge_requests_total').filter((x) => x.labels.account === 'prod-a')).toEqual([]);
     await scrape(s);
-    expect(savedCursor(stateFile, 'prod-a')).toBe(seen);
+    expect(savedCursor(stateFile, 'prod-a')).toBe(counted);
 
-    // Back: it asks again for the windows no scrape showed, from the saved cursor.
+    // Back: it asks for the windows after those it had counted, none again.
     const mark = s.sim.requestLog.length;
     s.sim.setAccountStatus('prod-a', 'active');
     await run(clock, INTERVAL);
@@ -93,6 +97,74 @@ describe('state_file with a discovered account stopped and back', () => {
       .filter((e) => e.api === 'metrics' && e.status === 200 && e.query.account?.[0] === 'prod-a')
       .map((e) => [Date.parse(`${e.query.start![0]}Z`), Date.parse(`${e.query.end![0]}Z`)] as const);
     expect(again.length).toBeGreaterThan(0);
-    expect(Math.min(...again.map(([start]) => start))).toBe(seen);
+    expect(Math.min(...again.map(([start]) => start))).toBe(counted);
   }, 60_000);
+});
+
+describe('a discovered account away and back, as Prometheus sees its counters', () => {
+  /**
+   * Away for an hour, it comes back with more to count than it had shown before it left. Counters that started
+   * again at 0 would pass their old values within the first scrape: a reset no scraper can see, which hides what
+   * was shown before it from increase(). They continue instead, from the values of the cursor it resumes at.
+   */
+  it.each([
+    ['with', true],
+    ['without', false],
+  ])(
+    '%s a state file: every counter equals the truth, a restart while away included',
+    async (_, withFile) => {
+      dir = mkdtempSync(join(tmpdir(), 'cdn-discovered-back-'));
+      const stateFile = join(dir, 'state.json');
+      const clock = new FakeClock(T0);
+      const simulator = await startSimulator({
+        seed: 11,
+        clock,
+        accounts: [...demoWorld(), account('prod-a')],
+      });
+      const config = {
+        api: { token: undefined, username: DEMO_USER, password: DEMO_PASSWORD },
+        metrics: { lookback: '30m', delay: '0m', window: '5m' },
+        accounts_discovery: { enabled: true, interval: '10m', include: 'prod-.*' },
+        accounts: [],
+        ...(withFile ? { state_file: stateFile } : {}),
+      };
+      const seen = new DropIsReset();
+      const look = async (s: Stack) => {
+        await s.exporter.store.refresh();
+        seen.record(await s.text());
+      };
+      try {
+        let s = await startStack({ clock, simulator, config });
+        stacks.push(s);
+        await run(clock, 10_000);
+        await look(s);
+        const first = T0 - 30 * MINUTE;
+        simulator.setAccountStatus('prod-a', 'inactive');
+        await run(clock, INTERVAL);
+        await look(s);
+        expect(seen.cursors.has('prod-a')).toBe(true);
+        // Away for an hour, scraped on; a restart in the middle when the state file keeps what it had.
+        for (let i = 0; i < 6; i++) {
+          await run(clock, INTERVAL);
+          await look(s);
+          if (i === 2 && withFile) {
+            await s.stop();
+            s = await startStack({ clock, simulator, config, port: Number(new URL(s.url).port) });
+            stacks.push(s);
+          }
+        }
+        simulator.setAccountStatus('prod-a', 'active');
+        await run(clock, INTERVAL + 2 * MINUTE);
+        await look(s);
+        const cursor = seen.cursors.get('prod-a')!;
+        expect(cursor, 'the walk caught up after coming back').toBeGreaterThan(clock.now() - 15 * MINUTE);
+        expectExact(simulator, (name, labels) => seen.value(name, labels), 'prod-a', [[first, cursor]]);
+      } finally {
+        for (const s of stacks) await s.stop();
+        stacks = [];
+        await simulator.close();
+      }
+    },
+    120_000,
+  );
 });

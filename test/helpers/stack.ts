@@ -36,8 +36,11 @@ export interface Stack {
   text(): Promise<string>;
   /** Stops the exporter; also the simulator unless it was handed in. */
   stop(): Promise<void>;
-  /** Stops only the exporter's polling (state file written); its HTTP server goes on serving what it counted. */
-  stopExporter(): Promise<void>;
+  /**
+   * Stops only the exporter's polling (state file written); its HTTP server goes on serving what it counted.
+   * `graceMs`: how long windows in flight may take to be answered and counted (default 2 s).
+   */
+  stopExporter(graceMs?: number): Promise<void>;
 }
 
 export function configFrom(file: Record<string, unknown>) {
@@ -78,8 +81,8 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
   await exporter.start();
   let stopped = false;
   let exporterStopped: Promise<void> | undefined;
-  const stopExporter = () => {
-    exporterStopped ??= exporter.stop(2000);
+  const stopExporter = (graceMs = 2000) => {
+    exporterStopped ??= exporter.stop(graceMs);
     return exporterStopped;
   };
   const text = async () => {
