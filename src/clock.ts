@@ -88,4 +88,20 @@ export class Alarm {
       this.wakeUp = undefined;
     }
   }
+
+  /**
+   * The loop of a walker or a queue of requests: `step` does what is due and says when it wants to look again,
+   * until `signal` aborts. Then it sleeps until `busy()` is false: whoever settles the work in flight must
+   * wake() it (the caller bounds that wait by cancelling the requests).
+   */
+  async loop(signal: AbortSignal, step: () => number, busy: () => boolean): Promise<void> {
+    const onAbort = () => this.wake();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      while (!signal.aborted) await this.sleepUntil(step());
+      for (let i = 0; i < 10_000 && busy(); i++) await this.sleepUntil(Number.POSITIVE_INFINITY);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
 }

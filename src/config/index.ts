@@ -1,6 +1,7 @@
 /** Configuration: the YAML file, the environment, the command line and the API tokens. */
 
 export { REDACTED } from '../redact.js';
+export type { ConfigIssue } from './cross-check.js';
 export { formatDuration, parseDuration } from './duration.js';
 export {
   COMMANDS,
@@ -17,20 +18,7 @@ export {
 } from './flags.js';
 export { ConfigError, type Env, formatIssue, type LoadOptions, loadConfig } from './load.js';
 export { checkConfigReport, type PrintableConfig, redactConfig } from './printable.js';
-export {
-  type AccountConfig,
-  type ApiConfig,
-  BREAKDOWNS,
-  type Breakdown,
-  type CommitConfig,
-  type Config,
-  type ConfigIssue,
-  type DiscoveryConfig,
-  type LimitsConfig,
-  METRIC_NAMES,
-  type MetricsConfig,
-  type ServerConfig,
-} from './schema.js';
+export { BREAKDOWNS, type Breakdown, METRIC_NAMES } from './schema.js';
 export {
   accountTokenSources,
   FileToken,
@@ -43,3 +31,13 @@ export {
   tokenSource,
   tokenSources,
 } from './token.js';
+export type {
+  AccountConfig,
+  ApiConfig,
+  CommitConfig,
+  Config,
+  DiscoveryConfig,
+  LimitsConfig,
+  MetricsConfig,
+  ServerConfig,
+} from './typed-config.js';

@@ -19,7 +19,9 @@ import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { isRecord } from '../http/parse.js';
-import { type Config, type ConfigIssue, crossCheck, fileSchema, toConfig } from './schema.js';
+import { type ConfigIssue, crossCheck } from './cross-check.js';
+import { fileSchema } from './schema.js';
+import { type Config, toConfig } from './typed-config.js';
 
 export type Env = Record<string, string | undefined>;
 

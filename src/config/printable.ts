@@ -9,8 +9,8 @@ import { stringify } from 'yaml';
 import { REDACTED, redactSecrets, redactUrl } from '../redact.js';
 import { formatBitRate } from './bit-rate.js';
 import { formatDuration } from './duration.js';
-import type { AccountConfig, CommitConfig, Config } from './schema.js';
 import { formatDecimalSize, formatSize } from './size.js';
+import type { AccountConfig, CommitConfig, Config } from './typed-config.js';
 
 export interface PrintableConfig {
   api: Record<string, unknown>;

@@ -13,7 +13,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { SECRETS } from '../redact.js';
-import type { Config } from './schema.js';
+import type { Config } from './typed-config.js';
 
 export class TokenError extends Error {
   /**

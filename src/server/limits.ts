@@ -24,16 +24,10 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Http2SecureServer, Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
+import type { ServerConfig } from '../config/index.js';
 
-export interface ServerLimits {
-  maxConnections: number;
-  maxScrapesInFlight: number;
-  idleTimeoutMs: number;
-  writeTimeoutMs: number;
-  /** Failed basic-auth attempts per client address: a burst, then one per interval (src/web/auth.ts). */
-  authFailureBurst: number;
-  authFailureIntervalMs: number;
-}
+/** `server.*` of the configuration (src/config/typed-config.ts, where each is described). */
+export type ServerLimits = ServerConfig;
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   maxConnections: 512,

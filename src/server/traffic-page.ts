@@ -5,7 +5,13 @@
  */
 import { type ChartSeries, sparkline } from './charts.js';
 import { escapeHtml } from './html.js';
-import { type AccountHistory, type Figure, HISTORY_WINDOWS, type TopResource } from './traffic-history.js';
+import {
+  type AccountHistory,
+  FIGURES,
+  type Figure,
+  HISTORY_WINDOWS,
+  type TopResource,
+} from './traffic-history.js';
 
 /** Reads an account's history; undefined when nothing was counted for it since the start. */
 export type HistorySource = (account: string) => AccountHistory | undefined;
@@ -40,15 +46,6 @@ const FIGURE_TEXT: Record<Figure, { label: string; format: (v: number) => string
   origin5xxRatio: { label: 'Origin 5xx', format: formatRatio },
 };
 
-const ORDER: Figure[] = [
-  'edgeRequestsPerSecond',
-  'edge5xxRatio',
-  'cacheHitRatio',
-  'bandwidthBitsPerSecond',
-  'originRequestsPerSecond',
-  'origin5xxRatio',
-];
-
 export const TRAFFIC_CSS = `
 .traffic{display:flex;flex-wrap:wrap;gap:.75rem}.acct{background:#fff;box-shadow:0 0 0 1px #dde1e8;padding:.5rem .75rem;max-width:100%}
 .acct h3{font-size:1rem;margin:0 0 .4rem}.tiles{display:flex;flex-wrap:wrap;gap:.5rem}
@@ -63,7 +60,7 @@ export function accountHref(name: string, fromAccountPage = false): string {
 }
 
 function tiles(h: AccountHistory, idBase: string): string {
-  return ORDER.map((f, i) => {
+  return FIGURES.map((f, i) => {
     const text = FIGURE_TEXT[f];
     const values = h.figures[f];
     const newest = values[values.length - 1]!;

@@ -20,7 +20,14 @@
  */
 
 import { SECRETS } from '../redact.js';
-import { escapeHelp, type LabelTemplate, labelTemplate, labelText, parseLabelText } from './format.js';
+import {
+  escapeHelp,
+  type LabelTemplate,
+  labelTemplate,
+  labelText,
+  parseLabelText,
+  writeValue,
+} from './format.js';
 import { freeNow } from './free-now.js';
 import { openMetricsName, validateSpec } from './names.js';
 import {
@@ -53,8 +60,6 @@ const BODY_MARGIN = 64 * 1024;
 const MAX_SLACK = 0.05;
 const SPACE = 0x20;
 const NEWLINE = 0x0a;
-const MINUS = 0x2d;
-const ZERO = 0x30;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const LETTER_N = 0x6e;
@@ -685,39 +690,4 @@ function copyBytes(src: Buffer, from: number, to: number, dst: Buffer, pos: numb
   if (to - from > 64) return pos + src.copy(dst, pos, from, to);
   for (let i = from; i < to; i++) dst[pos++] = src[i]!;
   return pos;
-}
-
-/**
- * Writes a sample value as formatValue (./format.ts) prints it, in ASCII, at `pos`; returns the new position.
- * Safe integers, the common case (counters), are written digit by digit without making a string.
- */
-function writeValue(buf: Buffer, pos: number, v: number): number {
-  if (Number.isSafeInteger(v)) {
-    if (v === 0) {
-      buf[pos++] = ZERO;
-      return pos;
-    }
-    if (v < 0) {
-      buf[pos++] = MINUS;
-      v = -v;
-    }
-    let digits = 1;
-    for (let t = v; t >= 10; t = Math.floor(t / 10)) digits++;
-    for (let i = pos + digits - 1; i >= pos; i--) {
-      buf[i] = ZERO + (v % 10);
-      v = Math.floor(v / 10);
-    }
-    return pos + digits;
-  }
-  const s = formatNonInteger(v);
-  for (let i = 0; i < s.length; i++) buf[pos++] = s.charCodeAt(i);
-  return pos;
-}
-
-function formatNonInteger(v: number): string {
-  if (v === Number.POSITIVE_INFINITY) return '+Inf';
-  if (v === Number.NEGATIVE_INFINITY) return '-Inf';
-  // biome-ignore lint/suspicious/noSelfCompare: the fastest NaN test
-  if (v !== v) return 'NaN';
-  return `${v}`;
 }

@@ -19,6 +19,36 @@ export function formatValue(v: number): string {
   return `${v}`;
 }
 
+const MINUS = 0x2d;
+const ZERO = 0x30;
+
+/**
+ * Writes a sample value as formatValue prints it, in ASCII, into `buf` at `pos`; returns the new position. Safe
+ * integers, the common case (counters), are written digit by digit without making a string.
+ */
+export function writeValue(buf: Buffer, pos: number, v: number): number {
+  if (Number.isSafeInteger(v)) {
+    if (v === 0) {
+      buf[pos++] = ZERO;
+      return pos;
+    }
+    if (v < 0) {
+      buf[pos++] = MINUS;
+      v = -v;
+    }
+    let digits = 1;
+    for (let t = v; t >= 10; t = Math.floor(t / 10)) digits++;
+    for (let i = pos + digits - 1; i >= pos; i--) {
+      buf[i] = ZERO + (v % 10);
+      v = Math.floor(v / 10);
+    }
+    return pos + digits;
+  }
+  const s = formatValue(v);
+  for (let i = 0; i < s.length; i++) buf[pos++] = s.charCodeAt(i);
+  return pos;
+}
+
 const LABEL_SPECIAL = /[\\"\n]/;
 
 export function escapeLabelValue(v: string): string {

@@ -10,22 +10,12 @@
  * per family, one map per keyed family). Only this class creates or deletes traffic series; every deletion goes
  * through that record, so a cached slot is never one the store has freed (and maybe handed to another series).
  */
-import type { Side } from '../api/vocabulary.js';
 import { type RefusalReason, truncateLabel } from '../store/limits.js';
-import type { Family, Slot } from '../store/types.js';
+import type { Family } from '../store/types.js';
 import { type AdmissionScope, admitResources, type SeriesLimits } from './admission.js';
-import type { SideFamilies, TrafficFamilies } from './metrics.js';
-import type { SideRecord, TrafficRecord, TrafficResponse } from './response.js';
-import {
-  addOne,
-  deleteKeyed,
-  type Keyed,
-  type KeyedCall,
-  KeyIndex,
-  keyed,
-  NONE,
-  setOne,
-} from './series-cache.js';
+import type { TrafficFamilies } from './metrics.js';
+import type { TrafficRecord, TrafficResponse } from './response.js';
+import { emptySide, SideSeries, type SideSlots, sideSeries } from './side-series.js';
 
 export interface MappingOptions {
   /** API metric names to keep; empty: all. Applied before a series exists. */
@@ -73,28 +63,6 @@ const DAY_MS = 86_400_000;
 const SKIP_REASONS = ['rejected', 'revisit', 'catch_up_limit'] as const;
 /** The `direction` values of cdn_metrics_revisions_total (./poller.ts). */
 const REVISION_DIRECTIONS = ['up', 'down', 'none'] as const;
-interface WindowSlots {
-  /** A code not allowed is OFF in the counter's Keyed and skipped here. */
-  codes: Keyed;
-  classes: Keyed;
-  requests: Slot;
-  transferred: Slot;
-  hitBytes: Slot;
-}
-
-interface SideSlots {
-  /** Counters. */
-  codes: Keyed;
-  classes: Keyed;
-  requests: Slot;
-  transferred: Slot;
-  hitBytes: Slot;
-  /** Gauges. */
-  bandwidth: Slot;
-  hitRatio: Slot;
-  medians: Keyed;
-  window: WindowSlots | undefined;
-}
 
 /** What one (account, resource) has in the store. With breakdown `account` the resource id is ''. */
 interface Entry {
@@ -116,33 +84,6 @@ interface AccountState {
   windows: number;
 }
 
-/** Per side, which of the scalar API metrics are allowed (status codes are decided per code). */
-interface SideAllow {
-  requests: boolean;
-  bandwidth: boolean;
-  requestTime: boolean;
-  hitBytes: boolean;
-  hitRatio: boolean;
-}
-
-function emptyWindow(): WindowSlots {
-  return { codes: keyed(), classes: keyed(), requests: NONE, transferred: NONE, hitBytes: NONE };
-}
-
-function emptySide(windowGauges: boolean): SideSlots {
-  return {
-    codes: keyed(),
-    classes: keyed(),
-    requests: NONE,
-    transferred: NONE,
-    hitBytes: NONE,
-    bandwidth: NONE,
-    hitRatio: NONE,
-    medians: keyed(),
-    window: windowGauges ? emptyWindow() : undefined,
-  };
-}
-
 export class TrafficMapping {
   private readonly metricAllow: Set<string> | undefined;
   private readonly resourceAllow: Set<string> | undefined;
@@ -150,15 +91,11 @@ export class TrafficMapping {
   private readonly keepSeenSince: ((account: string) => number) | undefined;
   private readonly byResource: boolean;
   private readonly windowGauges: boolean;
-  private readonly allow: Record<Side, SideAllow>;
   private readonly accounts = new Map<string, AccountState>();
   /** Per account, the reasons skip() was given (their series go with the account). */
   private readonly skipReasons = new Map<string, Set<string>>();
-  private readonly codeIndex = new KeyIndex();
-  private readonly classIndex = new KeyIndex();
-  private readonly rangeIndex = new KeyIndex();
-  /** The arguments of addOne/setOne: Map.forEach with a reused `this` allocates nothing per entry. */
-  private readonly keyedCall: KeyedCall;
+  /** Every resource's sides: their series and the key indexes they share. */
+  private readonly sides: SideSeries;
   private readonly limits: SeriesLimits | undefined;
   private readonly admissionScope: AdmissionScope;
   /** Label values truncated in the window being counted. */
@@ -175,32 +112,13 @@ export class TrafficMapping {
     this.keepSeenSince = opts.keepSeenSince;
     this.byResource = f.breakdown === 'resource';
     this.windowGauges = f.edge.window !== undefined;
-    const sideAllow = (p: Side): SideAllow => ({
-      requests: this.allowed(`${p}_requests_total`),
-      bandwidth: this.allowed(`${p}_bandwidth`),
-      requestTime: this.allowed(`${p}_request_time`),
-      hitBytes: p === 'edge' && this.allowed('edge_hit_bytes'),
-      hitRatio: p === 'edge' && this.allowed('edge_hit_ratio'),
-    });
-    this.allow = { edge: sideAllow('edge'), origin: sideAllow('origin') };
+    this.sides = new SideSeries((name) => this.allowed(name), f.edge.responses);
     this.admissionScope = {
       limits: this.limits,
       byResource: this.byResource,
       resourceAllow: this.resourceAllow,
       resourceInfo: f.resourceInfo !== undefined,
       windowGauges: this.windowGauges,
-    };
-    this.keyedCall = {
-      allowed: (name) => this.allowed(name),
-      side: 'edge',
-      family: f.edge.responses,
-      base: [],
-      k: keyed(),
-      index: this.codeIndex,
-      gate: undefined,
-      set: 0,
-      j: 0,
-      startMs: 0,
     };
   }
 
@@ -255,7 +173,7 @@ export class TrafficMapping {
       records: (from, to) => {
         if (finished) throw new Error('traffic window already finished');
         // Counters this window creates start where it starts (their created timestamp), not now.
-        this.keyedCall.startMs = startMs;
+        this.sides.windowStart = startMs;
         const end = Math.min(to, list.length);
         for (let i = from; i < end; i++) {
           const record = list[i]!;
@@ -286,8 +204,8 @@ export class TrafficMapping {
             if (this.byResource) this.setInfo(entry, record);
             entry.hasGauges = true;
           }
-          this.applySide('edge', this.f.edge, entry.edge, entry.base, record.edge, seconds, gauges);
-          this.applySide('origin', this.f.origin, entry.origin, entry.base, record.origin, seconds, gauges);
+          this.sides.apply('edge', this.f.edge, entry.edge, entry.base, record.edge, seconds, gauges);
+          this.sides.apply('origin', this.f.origin, entry.origin, entry.base, record.origin, seconds, gauges);
         }
       },
       finish: () => {
@@ -348,21 +266,9 @@ export class TrafficMapping {
    */
   eachCounter(account: string, fn: (family: Family, labelValues: readonly string[]) => void): void {
     const f = this.f;
-    const each = (family: Family, base: readonly string[], k: Keyed, index: KeyIndex) => {
-      k.slots.forEach((slot, i) => {
-        if (slot >= 0) fn(family, [...base, index.keys[i]!]);
-      });
-    };
     for (const entry of this.accounts.get(account)?.entries.values() ?? []) {
-      for (const side of ['edge', 'origin'] as const) {
-        const s = entry[side];
-        const sf = f[side];
-        each(sf.responses, entry.base, s.codes, this.codeIndex);
-        each(sf.responsesByClass, entry.base, s.classes, this.classIndex);
-        if (s.requests !== NONE) fn(sf.requests, entry.base);
-        if (s.transferred !== NONE) fn(sf.transferredBytes, entry.base);
-        if (s.hitBytes !== NONE && sf.cacheHitBytes) fn(sf.cacheHitBytes, entry.base);
-      }
+      for (const side of ['edge', 'origin'] as const)
+        this.sides.eachCounter(f[side], entry[side], entry.base, fn);
     }
     fn(f.windows, [account]);
     if (f.revisitEdgeRequests) fn(f.revisitEdgeRequests, [account]);
@@ -415,167 +321,17 @@ export class TrafficMapping {
     entry.info = labels;
   }
 
-  private applySide(
-    side: Side,
-    f: SideFamilies,
-    s: SideSlots,
-    base: readonly string[],
-    r: SideRecord,
-    seconds: number,
-    gauges: boolean,
-  ): void {
-    const allow = this.allow[side];
-    const w = gauges ? f.window : undefined;
-    const ws = s.window;
-    if (r.codes.size > 0) this.addKeyed(side, f.responses, base, s.codes, this.codeIndex, r.codes);
-    if (w && ws && (r.codes.size > 0 || ws.codes.live > 0)) {
-      this.setKeyed(w.responses, base, ws.codes, this.codeIndex, r.codes, s.codes);
-    }
-    if (r.classes.size > 0)
-      this.addKeyed(side, f.responsesByClass, base, s.classes, this.classIndex, r.classes);
-    if (w && ws && (r.classes.size > 0 || ws.classes.live > 0)) {
-      this.setKeyed(w.responsesByClass, base, ws.classes, this.classIndex, r.classes, s.classes);
-    }
-    if (r.requests !== undefined && allow.requests) {
-      if (s.requests === NONE) s.requests = f.requests.slot(base, this.keyedCall.startMs);
-      f.requests.add(s.requests, r.requests);
-      if (w && ws) {
-        if (ws.requests === NONE) ws.requests = w.requests.slot(base);
-        w.requests.set(ws.requests, r.requests);
-      }
-    }
-    if (r.bandwidthBitsPerSecond !== undefined && allow.bandwidth) {
-      // Bandwidth is an average over the window; bytes are whole, so the product is rounded.
-      const bytes = Math.round((r.bandwidthBitsPerSecond * seconds) / 8);
-      if (s.transferred === NONE) s.transferred = f.transferredBytes.slot(base, this.keyedCall.startMs);
-      f.transferredBytes.add(s.transferred, bytes);
-      if (gauges) {
-        if (s.bandwidth === NONE) s.bandwidth = f.bandwidth.slot(base);
-        f.bandwidth.set(s.bandwidth, r.bandwidthBitsPerSecond / 8);
-      }
-      if (w && ws) {
-        if (ws.transferred === NONE) ws.transferred = w.transferredBytes.slot(base);
-        w.transferredBytes.set(ws.transferred, bytes);
-      }
-    }
-    if (allow.requestTime && gauges) {
-      // Ranges missing from this window lose their gauge: a median of an older window is not this window's.
-      this.setKeyed(
-        f.requestDurationMedian,
-        base,
-        s.medians,
-        this.rangeIndex,
-        r.requestTimeSeconds,
-        undefined,
-      );
-    }
-    if (f.cacheHitBytes && r.hitBytes !== undefined && allow.hitBytes) {
-      if (s.hitBytes === NONE) s.hitBytes = f.cacheHitBytes.slot(base, this.keyedCall.startMs);
-      f.cacheHitBytes.add(s.hitBytes, r.hitBytes);
-      if (w?.cacheHitBytes && ws) {
-        if (ws.hitBytes === NONE) ws.hitBytes = w.cacheHitBytes.slot(base);
-        w.cacheHitBytes.set(ws.hitBytes, r.hitBytes);
-      }
-    }
-    if (gauges && f.cacheHitRatio && r.hitRatio !== undefined && allow.hitRatio) {
-      if (s.hitRatio === NONE) s.hitRatio = f.cacheHitRatio.slot(base);
-      f.cacheHitRatio.set(s.hitRatio, r.hitRatio);
-    }
-  }
-
-  /** Adds to one counter per key (`<side>_status_<key>` must be allowed). */
-  private addKeyed(
-    side: Side,
-    family: Family,
-    base: readonly string[],
-    k: Keyed,
-    index: KeyIndex,
-    values: ReadonlyMap<string, number>,
-  ): void {
-    const c = this.keyedCall;
-    c.side = side;
-    c.family = family;
-    c.base = base;
-    c.k = k;
-    c.index = index;
-    c.j = 0;
-    values.forEach(addOne, c);
-  }
-
-  /**
-   * Sets one gauge per key for this base and deletes the keys it had before but not now. `gate`, when given,
-   * is the counter's Keyed of the same keys: a key that is OFF there is not allowed here either.
-   */
-  private setKeyed(
-    family: Family,
-    base: readonly string[],
-    k: Keyed,
-    index: KeyIndex,
-    values: ReadonlyMap<string, number>,
-    gate: Keyed | undefined,
-  ): void {
-    const c = this.keyedCall;
-    c.family = family;
-    c.base = base;
-    c.k = k;
-    c.index = index;
-    c.gate = gate;
-    c.set = 0;
-    c.j = 0;
-    values.forEach(setOne, c);
-    if (k.live === c.set) return;
-    const slots = k.slots;
-    for (let i = 0; i < slots.length; i++) {
-      if (slots[i]! < 0) continue;
-      const key = index.keys[i]!;
-      if (values.has(key)) continue;
-      family.delete([...base, key]);
-      slots[i] = NONE;
-      k.live--;
-    }
-  }
-
   private deleteGauges(entry: Entry): void {
-    const f = this.f;
-    const base = entry.base;
-    for (const side of ['edge', 'origin'] as const) {
-      const s = entry[side];
-      const sf = f[side];
-      if (s.bandwidth !== NONE) sf.bandwidth.delete(base);
-      if (s.hitRatio !== NONE) sf.cacheHitRatio?.delete(base);
-      s.bandwidth = NONE;
-      s.hitRatio = NONE;
-      deleteKeyed(sf.requestDurationMedian, base, s.medians, this.rangeIndex);
-      const ws = s.window;
-      const w = sf.window;
-      if (ws && w) {
-        deleteKeyed(w.responses, base, ws.codes, this.codeIndex);
-        deleteKeyed(w.responsesByClass, base, ws.classes, this.classIndex);
-        if (ws.requests !== NONE) w.requests.delete(base);
-        if (ws.transferred !== NONE) w.transferredBytes.delete(base);
-        if (ws.hitBytes !== NONE) w.cacheHitBytes?.delete(base);
-        s.window = emptyWindow();
-      }
-    }
-    if (entry.info !== undefined) f.resourceInfo?.delete(entry.info);
+    for (const side of ['edge', 'origin'] as const)
+      this.sides.deleteGauges(this.f[side], entry[side], entry.base);
+    if (entry.info !== undefined) this.f.resourceInfo?.delete(entry.info);
     entry.info = undefined;
     entry.hasGauges = false;
   }
 
   private deleteCounters(entry: Entry): void {
-    const base = entry.base;
-    for (const side of ['edge', 'origin'] as const) {
-      const s = entry[side];
-      const sf = this.f[side];
-      deleteKeyed(sf.responses, base, s.codes, this.codeIndex);
-      deleteKeyed(sf.responsesByClass, base, s.classes, this.classIndex);
-      if (s.requests !== NONE) sf.requests.delete(base);
-      if (s.transferred !== NONE) sf.transferredBytes.delete(base);
-      if (s.hitBytes !== NONE) sf.cacheHitBytes?.delete(base);
-      s.requests = NONE;
-      s.transferred = NONE;
-      s.hitBytes = NONE;
-    }
+    for (const side of ['edge', 'origin'] as const)
+      this.sides.deleteCounters(this.f[side], entry[side], entry.base);
   }
 
   /** Resources that were in an earlier answer but not in this one lose their gauges. */
@@ -594,23 +350,6 @@ export class TrafficMapping {
       state.entries.delete(id);
     }
   }
-}
-
-function sideSeries(s: SideSlots): number {
-  let n = s.codes.live + s.classes.live + s.medians.live;
-  if (s.requests >= 0) n++;
-  if (s.transferred >= 0) n++;
-  if (s.hitBytes >= 0) n++;
-  if (s.bandwidth >= 0) n++;
-  if (s.hitRatio >= 0) n++;
-  const w = s.window;
-  if (w) {
-    n += w.codes.live + w.classes.live;
-    if (w.requests >= 0) n++;
-    if (w.transferred >= 0) n++;
-    if (w.hitBytes >= 0) n++;
-  }
-  return n;
 }
 
 /** Traffic series of an account's resources (its per-account series, a handful, are not counted). */

@@ -22,7 +22,7 @@ import type { Logger } from '../log.js';
 import { type BackoffPolicy, backoffDelay } from '../poll/backoff.js';
 import type { RevisitOutcome } from './counted-book.js';
 import type { TrafficResponse } from './response.js';
-import { asFailure, type RequestFailure } from './walker.js';
+import { asFailure, type RequestFailure, retryDecision } from './retry-decision.js';
 
 /** One window awaiting its re-read. */
 export interface PendingWindow {
@@ -80,7 +80,7 @@ export class RevisitQueue {
   private entries: Entry[] = [];
   private maxSpan = MAX_SPAN_MINUTES;
   private readonly alarm: Alarm;
-  private stopped = false;
+  private signal: AbortSignal | undefined;
   /** The last re-read was refused for its token: waiting out the auth backoff. */
   private authDown = false;
   private readonly random: () => number;
@@ -124,22 +124,19 @@ export class RevisitQueue {
 
   /** Runs until `signal` aborts, then waits for a re-read in flight to settle (its answer is still counted). */
   async run(signal: AbortSignal): Promise<void> {
-    const onAbort = () => {
-      this.stopped = true;
-      this.alarm.wake();
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      while (!this.stopped) {
+    this.signal = signal;
+    await this.alarm.loop(
+      signal,
+      () => {
         this.launch();
-        await this.alarm.sleepUntil(this.nextWake());
-      }
-      for (let i = 0; i < 10_000 && this.entries.some((e) => e.state === 'inflight'); i++) {
-        await this.alarm.sleepUntil(Number.POSITIVE_INFINITY);
-      }
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-    }
+        return this.nextWake();
+      },
+      () => this.entries.some((e) => e.state === 'inflight'),
+    );
+  }
+
+  private get stopped(): boolean {
+    return this.signal?.aborted === true;
   }
 
   private due(e: Entry, now: number): boolean {
@@ -201,39 +198,43 @@ export class RevisitQueue {
     }
     const attempts = span[0]!.attempts;
     let notBefore = now + backoffDelay(attempts, this.opts.backoff, this.random);
-    switch (failure.kind) {
-      case 'rate-limited':
+    const decision = retryDecision(failure);
+    switch (decision) {
+      case 'wait':
         notBefore = now + (failure.retryAfterMs ?? backoffDelay(attempts, this.opts.backoff, this.random));
         break;
-      case 'timeout':
-        // 504: merge fewer windows next time. A single window is not split: what was counted is known only for it.
+      case 'ask-less':
+        // Merge fewer windows next time. A single window is not split: what was counted is known only for it.
         if (span.length > 1) {
           this.maxSpan = Math.max(1, Math.floor((end - start) / MINUTE / 2));
           notBefore = now;
         }
         break;
-      case 'auth':
+      case 'token-refused':
         this.deps.authFailed();
         this.authDown = true;
         notBefore = now + backoffDelay(attempts, this.opts.authBackoff, () => 1);
         break;
-      case 'invalid':
-        if (failure.status === 422) {
-          this.deps.log.warn(
-            {
-              account,
-              start: new Date(start).toISOString(),
-              minutes: (end - start) / MINUTE,
-              error: failure.description ?? failure.message,
-            },
-            'metrics API rejected a re-read; these minutes keep what their first read counted',
-          );
-          this.deps.skip(start, end);
-          this.remove(span);
-          return;
-        }
+      case 'give-up':
+        // A re-read gives up: the minutes keep what their first read counted.
+        this.deps.log.warn(
+          {
+            account,
+            start: new Date(start).toISOString(),
+            minutes: (end - start) / MINUTE,
+            error: failure.description ?? failure.message,
+          },
+          'metrics API rejected a re-read; these minutes keep what their first read counted',
+        );
+        this.deps.skip(start, end);
+        this.remove(span);
+        return;
+      case 'not-sent':
+      case 'backoff':
         break;
-      default:
+      default: {
+        const _never: never = decision;
+      }
     }
     for (const e of span) e.notBefore = notBefore;
     this.deps.log.debug(

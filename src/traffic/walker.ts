@@ -10,27 +10,7 @@ import { Alarm, type Clock, floorMinute, MINUTE } from '../clock.js';
 import type { Logger } from '../log.js';
 import { type BackoffPolicy, backoffDelay } from '../poll/backoff.js';
 import type { TrafficResponse } from './response.js';
-
-/** What the walker needs to know of a failed request (src/http's ApiError has this shape). */
-export interface RequestFailure {
-  kind: string;
-  status?: number;
-  retryAfterMs?: number;
-  description?: string;
-  message: string;
-}
-
-export function asFailure(err: unknown): RequestFailure {
-  if (
-    err &&
-    typeof err === 'object' &&
-    'kind' in err &&
-    typeof (err as { kind: unknown }).kind === 'string'
-  ) {
-    return err as RequestFailure;
-  }
-  return { kind: 'network', message: err instanceof Error ? err.message : String(err) };
-}
+import { asFailure, type RequestFailure, retryDecision } from './retry-decision.js';
 
 /** What a warning is logged once for: the status and kind (`500 server`), or the kind alone (`network`). */
 function causeOf(failure: RequestFailure): string {
@@ -133,7 +113,7 @@ export class AccountWalker {
   private authAttempts = 0;
   private status: WalkerStatus;
   private readonly alarm: Alarm;
-  private stopped = false;
+  private signal: AbortSignal | undefined;
   private readonly random: () => number;
   private readonly growAfter: number;
 
@@ -189,25 +169,22 @@ export class AccountWalker {
    */
   async run(signal: AbortSignal): Promise<void> {
     this.publish();
-    const onAbort = () => {
-      this.stopped = true;
-      this.alarm.wake();
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      while (!this.stopped) {
+    this.signal = signal;
+    await this.alarm.loop(
+      signal,
+      () => {
         this.advance();
         this.plan();
         this.launch();
-        await this.alarm.sleepUntil(this.nextWake());
-      }
-      for (let i = 0; i < 10_000 && this.slots.some((x) => x.state === 'inflight'); i++) {
-        await this.alarm.sleepUntil(Number.POSITIVE_INFINITY);
-      }
-      this.advance();
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-    }
+        return this.nextWake();
+      },
+      () => this.slots.some((x) => x.state === 'inflight'),
+    );
+    this.advance();
+  }
+
+  private get stopped(): boolean {
+    return this.signal?.aborted === true;
   }
 
   private get horizon(): number {
@@ -299,16 +276,15 @@ export class AccountWalker {
     this.streak = 0;
     slot.state = 'waiting';
     const describe = `${failure.status ?? failure.kind}: ${failure.description ?? failure.message}`;
-    switch (failure.kind) {
-      case 'rate-limited':
+    const decision = retryDecision(failure);
+    switch (decision) {
+      case 'wait':
         // Flow control, not a failure of the account: `up` is left as it is. The token's request gate has been
         // paused by the same answer; this window waits at least as long.
         slot.notBefore =
           now + (failure.retryAfterMs ?? backoffDelay(slot.attempts, this.opts.backoff, this.random));
         break;
-      case 'too_large':
-      case 'timeout': {
-        // 504: the API ran out of time for this window; ask for less. An answer over api.max_body_bytes: the same.
+      case 'ask-less': {
         // An older, longer window still in flight must not undo a shrink that already happened.
         const before = this.maxWindow;
         this.maxWindow = Math.max(1, Math.min(this.maxWindow, Math.floor(minutes / 2)));
@@ -327,7 +303,7 @@ export class AccountWalker {
         this.setError(describe, false, causeOf(failure));
         break;
       }
-      case 'auth':
+      case 'token-refused':
         this.deps.authFailed();
         if (!this.authDown) this.deps.log.warn({ error: describe }, 'metrics API refuses the token');
         this.authDown = true;
@@ -335,29 +311,28 @@ export class AccountWalker {
         this.setError(describe, false);
         this.loggedCause = causeOf(failure);
         break;
-      case 'configuration':
+      case 'not-sent':
         // The token file is missing, unreadable or empty (config/token.ts): nothing was sent. The file is read
         // again at each retry (a Secret mounted late, a fixed path), with the usual backoff.
         slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
         this.setError(describe, false);
         break;
-      case 'invalid':
-        if (failure.status === 422) {
-          // Retrying a window the API rejects would stop the account for good; count it as skipped and go on.
-          slot.state = 'skipped';
-          this.deps.log.warn(
-            { start: new Date(slot.start).toISOString(), minutes, error: describe },
-            'metrics API rejected a window; its minutes are skipped',
-          );
-          this.setError(describe, true);
-          break;
-        }
+      case 'give-up':
+        // A first read gives its window up: counted as skipped, and the walk goes on.
+        slot.state = 'skipped';
+        this.deps.log.warn(
+          { start: new Date(slot.start).toISOString(), minutes, error: describe },
+          'metrics API rejected a window; its minutes are skipped',
+        );
+        this.setError(describe, true);
+        break;
+      case 'backoff':
         slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
         this.setError(describe, false, causeOf(failure));
         break;
-      default:
-        slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
-        this.setError(describe, false, causeOf(failure));
+      default: {
+        const _never: never = decision;
+      }
     }
     this.alarm.wake();
   }

@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
 import type { TrafficResponse } from '../../src/traffic/response.js';
-import { AccountWalker, type RequestFailure, type WalkerStatus } from '../../src/traffic/walker.js';
+import type { FailureKind, RequestFailure } from '../../src/traffic/retry-decision.js';
+import { AccountWalker, type WalkerStatus } from '../../src/traffic/walker.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0, 0);
@@ -11,7 +12,7 @@ function response(): TrafficResponse {
   return { account: 'a', metrics: [], records: [], issues: [], unknownKeys: [] };
 }
 
-function failure(kind: string, status?: number, retryAfterMs?: number): RequestFailure {
+function failure(kind: FailureKind, status?: number, retryAfterMs?: number): RequestFailure {
   return { kind, status, retryAfterMs, message: `${kind} ${status ?? ''}` };
 }
 

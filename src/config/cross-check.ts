@@ -1,0 +1,119 @@
+/**
+ * Rules that span several keys (lookback >= window, shard < shards, unique account names, where the token comes
+ * from). `crossCheck` reads the raw document tolerantly, so that its findings are reported together with the
+ * schema's (./schema.ts) even when other keys are bad.
+ */
+import { isRecord } from '../http/parse.js';
+import { formatDuration, parseDuration } from './duration.js';
+import { DEFAULTS } from './schema.js';
+
+/** One problem with the configuration: a dotted path (`metrics.window`, `accounts[1].name`) and what is wrong. */
+export interface ConfigIssue {
+  path: string;
+  message: string;
+}
+
+const hasKey = (o: Record<string, unknown>, key: string) => o[key] !== undefined;
+
+/** A duration in the raw document, or `fallback` when absent; undefined when unreadable (the schema reports it). */
+function rawDuration(section: Record<string, unknown>, key: string, fallback: string): number | undefined {
+  const v = section[key];
+  if (v === undefined) return parseDuration(fallback);
+  if (v === 0) return 0;
+  return typeof v === 'string' ? parseDuration(v) : undefined;
+}
+
+const TOKEN_KEYS = ['token', 'token_file'] as const;
+const LOGIN_KEYS = ['username', 'password', 'password_file'] as const;
+
+function hasCredential(o: Record<string, unknown>): boolean {
+  return [...TOKEN_KEYS, ...LOGIN_KEYS].some((k) => hasKey(o, k));
+}
+
+/** One place (api, or one account) names at most one credential: a token or a complete login, never both. */
+function credentialIssues(o: Record<string, unknown>, at: string): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  if (hasKey(o, 'token') && hasKey(o, 'token_file')) {
+    issues.push({ path: at, message: 'set only one of token and token_file' });
+  }
+  if (hasKey(o, 'password') && hasKey(o, 'password_file')) {
+    issues.push({ path: at, message: 'set only one of password and password_file' });
+  }
+  const tokenKey = TOKEN_KEYS.find((k) => hasKey(o, k));
+  const loginKey = LOGIN_KEYS.find((k) => hasKey(o, k));
+  if (tokenKey && loginKey) {
+    issues.push({
+      path: `${at}.${loginKey}`,
+      message: `a token (${at}.${tokenKey}) and a login cannot be set in one place: use one or the other`,
+    });
+  } else if (loginKey) {
+    if (!hasKey(o, 'username')) {
+      issues.push({ path: `${at}.username`, message: `required with ${at}.${loginKey}` });
+    } else if (!hasKey(o, 'password') && !hasKey(o, 'password_file')) {
+      issues.push({
+        path: `${at}.password_file`,
+        message: `required with ${at}.username (or ${at}.password${at === 'api' ? ' / CDN_API_PASSWORD' : ''})`,
+      });
+    }
+  }
+  return issues;
+}
+
+/** Rules spanning several keys, read tolerantly from the raw document so they run even when other keys are bad. */
+export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const api = isRecord(raw.api) ? raw.api : {};
+  const metrics = isRecord(raw.metrics) ? raw.metrics : {};
+
+  const window = rawDuration(metrics, 'window', DEFAULTS.metrics.window);
+  const lookback = rawDuration(metrics, 'lookback', DEFAULTS.metrics.lookback);
+  if (window !== undefined && lookback !== undefined && lookback < window) {
+    issues.push({
+      path: 'metrics.lookback',
+      message: `must be at least metrics.window (${formatDuration(window)}), got ${formatDuration(lookback)}`,
+    });
+  }
+
+  const sharding = isRecord(raw.sharding) ? raw.sharding : {};
+  const shard = sharding.shard ?? DEFAULTS.sharding.shard;
+  const shards = sharding.shards ?? DEFAULTS.sharding.shards;
+  if (Number.isInteger(shard) && Number.isInteger(shards) && (shards as number) >= 1 && shard >= shards) {
+    issues.push({
+      path: 'sharding.shard',
+      message: `must be less than sharding.shards (${shards}), got ${shard}`,
+    });
+  }
+
+  issues.push(...credentialIssues(api, 'api'));
+  const accounts = Array.isArray(raw.accounts) ? raw.accounts : [];
+  const seen = new Set<string>();
+  const withoutToken: string[] = [];
+  accounts.forEach((account, i) => {
+    if (!isRecord(account)) return;
+    const { name } = account;
+    if (typeof name === 'string' && name !== '') {
+      if (seen.has(name))
+        issues.push({ path: `accounts[${i}].name`, message: `duplicate account ${JSON.stringify(name)}` });
+      seen.add(name);
+    }
+    issues.push(...credentialIssues(account, `accounts[${i}]`));
+    if (!hasCredential(account)) withoutToken.push(typeof name === 'string' ? name : `accounts[${i}]`);
+  });
+  const discovery = isRecord(raw.accounts_discovery) ? raw.accounts_discovery : {};
+  const discovering = discovery.enabled === true;
+  if (!discovering && raw.accounts === undefined) {
+    issues.push({ path: 'accounts', message: 'required (list them in the file or set CDN_ACCOUNTS)' });
+  } else if (!discovering && Array.isArray(raw.accounts) && accounts.length === 0) {
+    issues.push({ path: 'accounts', message: 'must list at least one account' });
+  }
+  if (!hasCredential(api) && (withoutToken.length > 0 || accounts.length === 0)) {
+    const which = withoutToken.length > 0 ? `; without one: ${withoutToken.join(', ')}` : '';
+    issues.push({
+      path: 'api.token',
+      message:
+        'required (set api.token, api.token_file or CDN_API_TOKEN, or a login with api.username and ' +
+        `api.password_file, or give every account its own token or login${which})`,
+    });
+  }
+  return issues;
+}
