@@ -16,6 +16,7 @@
  *   (100,000 names of 10 kB would be one line of a gigabyte). The round never throws.
  */
 import type { TokenSource } from '../config/token.js';
+import { isRefusal } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { InventoryResponse } from './response.js';
 
@@ -67,6 +68,12 @@ export interface DiscoveryDeps {
   refused(counts: ReadonlyMap<AccountRefusal, string[]>): void;
   /** After every round: every wanted account and the credential to poll it with. */
   apply(wanted: Map<string, TokenSource>): void;
+  /**
+   * The inventory refused a credential (401/403): its token is read again, or its login renewed. Without this a
+   * revoked token is renewed only by another API's refusal, and with no account polled yet there is none: no
+   * account would be found until the token's scheduled renewal, hours later.
+   */
+  tokenRefused(token: TokenSource): void;
   /** Accounts kept from one credential's list (cdn_discovered_accounts). */
   count(label: string, n: number): void;
   /** Elements of an answer that could not be used (counted as parse errors). */
@@ -122,6 +129,7 @@ export function discoveryRound(d: DiscoveryDeps): () => Promise<void> {
             );
         } catch (err) {
           error = d.describe(err);
+          if (isRefusal(err)) d.tokenRefused(source.token);
         }
         if (error !== lastError.get(source)) {
           if (error)

@@ -28,6 +28,7 @@ import { pollEvery } from '../poll/interval.js';
 import type { Upstream } from '../poll/upstream.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
 import { shardOf } from '../sharding.js';
+import { rereadToken } from './token-refresh.js';
 
 export interface DiscoveredAccountsDeps {
   config: Pick<Config, 'accounts' | 'discovery' | 'sharding' | 'limits'>;
@@ -165,6 +166,7 @@ export function startDiscovery(d: DiscoveredAccountsDeps): Promise<void> {
     apply: (wanted) => {
       applying = applying.then(() => apply(wanted));
     },
+    tokenRefused: (token) => rereadToken(token, log),
   });
   return pollEvery(
     config.discovery.intervalMs,

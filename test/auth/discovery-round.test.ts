@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { TokenSource } from '../../src/config/index.js';
 import { type DiscoverySource, discoveryRound } from '../../src/discovery/discovery.js';
 import { type InventoryResponse, parseInventory } from '../../src/discovery/response.js';
+import { ApiError } from '../../src/http/errors.js';
 import { silentLogger } from '../../src/log.js';
 
 describe('parseInventory', () => {
@@ -69,6 +70,7 @@ describe('discoveryRound', () => {
       },
     ];
     const applied: Array<Map<string, TokenSource>> = [];
+    const refusedTokens: TokenSource[] = [];
     const counts: Record<string, number> = {};
     let issues = 0;
     const round = discoveryRound({
@@ -85,6 +87,7 @@ describe('discoveryRound', () => {
         issues += n;
       },
       describe: (e) => String(e),
+      tokenRefused: (t) => refusedTokens.push(t),
     });
     await round();
     expect([...applied[0]!]).toEqual([
@@ -99,5 +102,13 @@ describe('discoveryRound', () => {
     await round();
     expect([...applied[1]!.keys()]).toEqual(['prod-a', 'prod-z']);
     expect(applied[1]!.get('prod-a')).toBe(apiToken);
+    expect(refusedTokens, 'a failure that is not a refusal renews nothing').toEqual([]);
+    // A revoked token: the refusal renews that credential's token (nothing else would while no account is polled).
+    apiAnswer = async () => {
+      throw new ApiError({ api: 'inventory', kind: 'auth', status: 401 });
+    };
+    await round();
+    expect(refusedTokens).toEqual([apiToken]);
+    expect([...applied[2]!.keys()]).toEqual(['prod-a', 'prod-z']);
   });
 });

@@ -128,11 +128,14 @@ describe.skipIf(!LINUX)('a resource set that bursts and shrinks again (exporter 
       Scrape.of(await (await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(30_000) })).text());
     let counted = 0;
     let last = Scrape.of('');
+    // The most RSS seen while windows were counted: a moment's sample may fall after a GC on a loaded machine.
+    let rssPeak = 0;
     const windows = async (kind: 'base' | 'burst', count: number) => {
       release(kind, count);
       counted += count;
       await waitFor(
         async () => {
+          rssPeak = Math.max(rssPeak, rssMb(pid));
           last = await scrape();
           return last.value('cdn_metrics_windows_total', { account: ACCOUNT }) === counted;
         },
@@ -152,8 +155,9 @@ describe.skipIf(!LINUX)('a resource set that bursts and shrinks again (exporter 
     const seriesBefore = resourceSeries(before);
     expect(seriesBefore.length).toBeGreaterThan(STEADY * 60);
 
+    rssPeak = 0;
     const atBurst = await windows('burst', BURST_WINDOWS);
-    const rssBurst = rssMb(pid);
+    const rssBurst = Math.max(rssPeak, rssMb(pid));
     const burstSeries = resourceSeries(atBurst).length;
     // The burst reached the cap: most of it admitted, the rest refused and counted.
     expect(burstSeries).toBeGreaterThan(5 * seriesBefore.length);
@@ -181,14 +185,14 @@ describe.skipIf(!LINUX)('a resource set that bursts and shrinks again (exporter 
     }
 
     // The memory is given back a few seconds after the shrink (src/exporter/reclaim.ts waits for the /metrics
-    // text to be rebuilt first); give it 30 s.
+    // text to be rebuilt first); give it 90 s (a loaded machine).
     let rssAfter = rssMb(pid);
     await waitFor(
       () => {
         rssAfter = rssMb(pid);
         return rssAfter <= 2 * rssBefore;
       },
-      30_000,
+      90_000,
       `RSS within 2x of ${rssBefore.toFixed(0)} MB (at the burst ${rssBurst.toFixed(0)} MB, now ${rssAfter.toFixed(0)} MB)`,
     ).catch(() => undefined);
     console.log(
@@ -198,5 +202,5 @@ describe.skipIf(!LINUX)('a resource set that bursts and shrinks again (exporter 
     // The burst must have cost memory (else the test proves nothing), and that memory must be given back.
     expect(rssBurst).toBeGreaterThan(1.5 * rssBefore);
     expect(rssAfter).toBeLessThanOrEqual(2 * rssBefore);
-  }, 180_000);
+  }, 300_000);
 });

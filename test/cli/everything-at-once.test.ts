@@ -17,7 +17,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Clock, floorMinute, MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_USER } from '../../src/simulator/world.js';
-import { truthOver } from '../exporter/failure-checks.js';
+import { truthOver, windowOf } from '../exporter/failure-checks.js';
 import { DropIsReset, mostInOneSecond } from '../helpers/crash-schedule.js';
 import { waitFor } from '../helpers/stack.js';
 import { exitWithin, killAll, requireBuild, startCli } from './cli-process.js';
@@ -106,6 +106,8 @@ describe('everything at once, as a process', () => {
     const seen = new DropIsReset();
     let base: string | undefined;
     let stopped = false;
+    /** When the faults and the lag stop (warped clock): reads from then on are complete. */
+    let closedAt = Number.POSITIVE_INFINITY;
     const loop = (async () => {
       for (let i = 0; i < 100_000 && !stopped; i++) {
         if (base) {
@@ -128,16 +130,16 @@ describe('everything at once, as a process', () => {
         const line = await p.logLine((l) => typeof l.address === 'string');
         base = `http://${String(line.address)}`;
         const scrapes = seen.scrapes;
-        await waitFor(() => seen.scrapes > scrapes, 10_000, 'a first scrape of this run');
+        await waitFor(() => seen.scrapes > scrapes, 60_000, 'a first scrape of this run');
         await new Promise((r) => setTimeout(r, 500 + Math.floor(random() * 2500)));
         p.child.kill('SIGKILL');
-        expect(await exitWithin(p, 5000), `run ${run} still running after SIGKILL`).toBeDefined();
+        expect(await exitWithin(p, 30_000), `run ${run} still running after SIGKILL`).toBeDefined();
         base = undefined;
       }
       // The books close: no faults, no lag; the last run goes on until every minute read too early is read again.
       sim.setFaults({});
       sim.setLag(0);
-      const closedAt = warped.now();
+      closedAt = warped.now();
       const p = start();
       const line = await p.logLine((l) => typeof l.address === 'string');
       base = `http://${String(line.address)}`;
@@ -163,7 +165,7 @@ describe('everything at once, as a process', () => {
         'the last run to re-read what was read early',
       );
       const scrapes = seen.scrapes;
-      await waitFor(() => seen.scrapes >= scrapes + 2, 10_000, 'a scrape after the last re-read');
+      await waitFor(() => seen.scrapes >= scrapes + 2, 60_000, 'a scrape after the last re-read');
     } finally {
       stopped = true;
       await loop;
@@ -192,11 +194,20 @@ describe('everything at once, as a process', () => {
     }
     expect(problems).toEqual([]);
     expect(checked).toBeGreaterThan(50);
-    // The late data was there to find, and the faults and token renewals were met.
-    expect(seen.value('cdn_metrics_revisions_total', { account: 'demo', direction: 'up' })).toBeGreaterThan(
-      0,
-    );
+    // The late data was met: windows were read before their last minute was complete (40 s after it ended), and
+    // each was read again later, by a re-read or by the next process. (On a loaded machine the exporter may lag
+    // the warped clock so far that fewer reads are early; the counters above are exact either way.)
     const log = sim.requestLog;
+    const usable = log.filter(
+      (e) => e.api === 'metrics' && e.status === 200 && (e.fault === undefined || e.fault === 'slow'),
+    );
+    const early = usable.filter((e) => e.time < closedAt && e.time < windowOf(e)[1] + 40_000);
+    expect(early.length, 'windows read before they were complete').toBeGreaterThan(0);
+    const readAgain = (e: (typeof usable)[number]) =>
+      usable.some(
+        (x) => x.time > e.time && windowOf(x)[0] < windowOf(e)[1] && windowOf(x)[1] >= windowOf(e)[1],
+      );
+    expect(early.filter((e) => windowOf(e)[1] <= cursor && !readAgain(e)).map(windowOf)).toEqual([]);
     expect(log.some((e) => e.fault !== undefined && e.fault !== 'rate-limit')).toBe(true);
     expect(sim.logins.filter((l) => l.result === 'ok').length).toBeGreaterThan(5);
     // One budget for every process, the killed ones included.

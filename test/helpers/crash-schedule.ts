@@ -10,21 +10,13 @@
  * (from where the walk began to the last cursor scraped), hence no minute counted twice or missed, and no minute
  * skipped (the schedules draw no rejected window, so a counted skip is a failure too).
  */
-import {
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { floorMinute, MINUTE } from '../../src/clock.js';
 import type { FaultRates } from '../../src/simulator/faults.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import { DEMO_USER } from '../../src/simulator/world.js';
+import { DEMO_USER, demoWorld } from '../../src/simulator/world.js';
 import type { TrafficPipeline } from '../../src/traffic/pipeline.js';
 import type { RevisitQueue } from '../../src/traffic/revisit.js';
 import { truthOver } from '../exporter/failure-checks.js';
@@ -44,6 +36,12 @@ export type Step =
   /** Every login token is revoked: the next requests get 401 until the login renews it. */
   | { kind: 'revoke' }
   /**
+   * With `discovery`: the account `extra` turns active or inactive in the inventory (the exporter stops it at the
+   * next listing, and starts it again when it is back). Turning it inactive waits until a scrape has shown it:
+   * before that its walk may begin again from lookback, which no scraper can tell from a loss.
+   */
+  | { kind: 'inventory'; active: boolean }
+  /**
    * The process is killed: when the step is quiet, right after the clock moved (windows in flight), or while a
    * scrape is being served (its state written or not, its bytes never received).
    */
@@ -59,6 +57,11 @@ export interface Schedule {
   login: boolean;
   tokenLifetimeSeconds: number;
   requestsPerSecond: number;
+  /**
+   * With `login`: the accounts come from the inventory (`accounts_discovery`, every minute): `demo` and `extra`,
+   * which `inventory` steps turn on and off. Without: `demo` alone, configured.
+   */
+  discovery?: boolean;
   steps: Step[];
 }
 
@@ -87,6 +90,8 @@ export function mostInOneSecond(times: readonly number[]): number {
 }
 
 const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);
+/** The account `inventory` steps turn on and off (with `discovery`). */
+const EXTRA = 'extra';
 const DELAY_MINUTES = 0;
 
 function pipelineOf(stack: Stack): TrafficPipeline {
@@ -145,12 +150,16 @@ function putBack(dir: string, files: Map<string, Buffer>): void {
 export async function runSchedule(s: Schedule): Promise<Outcome> {
   const clock = new FakeClock(T0);
   const dir = mkdtempSync(join(tmpdir(), 'cdn-schedule-'));
+  const discovery = s.discovery === true && s.login;
   const sim: Simulator = await startSimulator({
     seed: s.seed,
     clock,
     slowMs: 30,
     trickleMs: 5,
     tokenLifetimeMs: s.tokenLifetimeSeconds * 1000,
+    ...(discovery
+      ? { accounts: [...demoWorld(), { ...demoWorld()[1]!, name: EXTRA, token: 'extra-token' }] }
+      : {}),
   });
   const passwordFile = join(dir, 'password');
   writeFileSync(passwordFile, 'demo-password\n');
@@ -170,15 +179,28 @@ export async function runSchedule(s: Schedule): Promise<Outcome> {
     },
     dvr: { interval: '1m' },
     recordings: { interval: '1m' },
+    ...(discovery
+      ? { accounts_discovery: { enabled: true, interval: '1m', include: `demo|${EXTRA}` }, accounts: [] }
+      : {}),
   };
   const seen = new DropIsReset();
-  let first: number | undefined;
+  const accounts = discovery ? ['demo', EXTRA] : ['demo'];
+  // Where each account's walk last began afresh (from lookback, when it was first polled): at a start that found no
+  // cursor of it and no scrape had shown it. Its first window is then the earliest it asked for since.
+  const freshAt = new Map(accounts.map((a) => [a, clock.now()]));
+  const savedCursor = (account: string): string | undefined => {
+    try {
+      return (JSON.parse(readFileSync(config.state_file, 'utf8')) as { cursors?: Record<string, string> })
+        .cursors?.[account];
+    } catch {
+      return undefined;
+    }
+  };
   let crashes = 0;
   let stack: Stack | undefined;
   const start = async () => {
-    // A process that finds no state starts from lookback: the walk begins again there if nothing was seen yet.
-    if (!existsSync(config.state_file) && seen.scrapes === 0)
-      first = floorMinute(clock.now() - s.lookbackMinutes * MINUTE);
+    for (const account of accounts)
+      if (!seen.cursors.has(account) && savedCursor(account) === undefined) freshAt.set(account, clock.now());
     stack = await startStack({ clock, simulator: sim, config });
   };
   const scrape = async () => {
@@ -228,6 +250,10 @@ export async function runSchedule(s: Schedule): Promise<Outcome> {
         case 'revoke':
           if (s.login) sim.revokeTokens(DEMO_USER);
           break;
+        case 'inventory':
+          if (discovery && (step.active || seen.cursors.has(EXTRA)))
+            sim.setAccountStatus(EXTRA, step.active ? 'active' : 'inactive');
+          break;
         case 'crash':
           await crash(step.when);
           break;
@@ -236,14 +262,14 @@ export async function runSchedule(s: Schedule): Promise<Outcome> {
     // The books close: no faults, no lag; on until every minute read too early has been read again.
     sim.setFaults({});
     sim.setLag(0);
+    if (discovery) sim.setAccountStatus(EXTRA, 'active');
     // Windows counted from here on are complete at their first read; those counted before are re-read within
     // delay + revisit (+ a window, + a retry or two).
     const closedAt = clock.now();
     const early = () =>
-      (
-        (pipelineOf(stack!) as unknown as { queues: Map<string, RevisitQueue> }).queues.get('demo')
-          ?.pending ?? []
-      ).filter((w) => w.countedAt < closedAt);
+      [...(pipelineOf(stack!) as unknown as { queues: Map<string, RevisitQueue> }).queues.values()]
+        .flatMap((q) => q.pending)
+        .filter((w) => w.countedAt < closedAt);
     const settled = closedAt + (DELAY_MINUTES + s.revisitMinutes + s.windowMinutes + 2) * MINUTE;
     for (let i = 0; i < 200 && (clock.now() < settled || early().length > 0); i++) {
       await clock.advance(30_000);
@@ -257,12 +283,25 @@ export async function runSchedule(s: Schedule): Promise<Outcome> {
           .join(', ')}`,
       );
     await scrape();
+    const firstOf = (account: string) =>
+      Math.min(
+        ...sim.requestLog
+          .filter(
+            (e) => e.api === 'metrics' && e.query.account?.[0] === account && e.time >= freshAt.get(account)!,
+          )
+          .map((e) => Date.parse(`${e.query.start![0]}Z`)),
+      );
+    const first = firstOf('demo');
     const cursor = seen.cursors.get('demo');
-    if (first === undefined || cursor === undefined || cursor <= first) {
+    if (cursor === undefined || !(cursor > first)) {
       problems.push(`nothing counted (first ${first}, cursor ${cursor})`);
       return { problems, simulatedMs: clock.now() - T0, crashes, faults: 0, checked: 0, peakPerSecond: 0 };
     }
-    const checked = compare(sim, seen, first, cursor, problems);
+    let checked = compare(sim, seen, 'demo', first, cursor, problems);
+    // `extra` only once a scrape has shown it (it may have been off all along).
+    const extraCursor = seen.cursors.get(EXTRA);
+    if (discovery && extraCursor !== undefined)
+      checked += compare(sim, seen, EXTRA, firstOf(EXTRA), extraCursor, problems);
     const faults = sim.requestLog.filter((e) => e.fault !== undefined).length;
     // Every process, the ones killed included, shares one budget: the API counts their requests together.
     const peakPerSecond = mostInOneSecond(sim.requestLog.filter((e) => e.api !== 'oauth').map((e) => e.time));
@@ -282,6 +321,7 @@ export async function runSchedule(s: Schedule): Promise<Outcome> {
 function compare(
   sim: Simulator,
   seen: DropIsReset,
+  account: string,
   first: number,
   cursor: number,
   problems: string[],
@@ -290,11 +330,13 @@ function compare(
   const expect = (what: string, got: number, want: number) => {
     checked++;
     if (got !== want)
-      problems.push(`${what}: seen ${got}, truth ${want} (${got - want > 0 ? '+' : ''}${got - want})`);
+      problems.push(
+        `${account} ${what}: seen ${got}, truth ${want} (${got - want > 0 ? '+' : ''}${got - want})`,
+      );
   };
-  for (const r of sim.accounts.find((a) => a.name === 'demo')!.resources) {
-    const truth = truthOver(sim, 'demo', r.id, [[first, cursor]])!;
-    const l = { account: 'demo', resource: r.id };
+  for (const r of sim.accounts.find((a) => a.name === account)!.resources) {
+    const truth = truthOver(sim, account, r.id, [[first, cursor]])!;
+    const l = { account, resource: r.id };
     for (const side of ['edge', 'origin'] as const) {
       const t = truth[side];
       for (const [code, n] of Object.entries(t.codes))
@@ -311,6 +353,6 @@ function compare(
     expect(`edge ${r.id} hit bytes`, seen.value('cdn_edge_cache_hit_bytes_total', l), truth.edge.hitBytes);
   }
   for (const [labels, v] of seen.series('cdn_metrics_skipped_seconds_total'))
-    expect(`skipped seconds ${labels.reason}`, v, 0);
+    if (labels.account === account) expect(`skipped seconds ${labels.reason}`, v, 0);
   return checked;
 }

@@ -1,9 +1,10 @@
 /**
  * Generated fault schedules (fast-check): each draw is a simulated stretch of hours to days of one exporter and the
  * simulator on a FakeClock (test/helpers/crash-schedule.ts), with faults on every API (5xx, 429 with Retry-After,
- * 504, resets, cut and garbage bodies, slow and trickled answers), late data and downward corrections, revoked
- * login tokens and short token lifetimes, and crashes at any step (quiet, busy, or while a scrape is served),
- * each next process starting from the state file as it was on disk at that moment.
+ * 504, resets, cut and garbage bodies, slow answers), late data and downward corrections, revoked login tokens
+ * and short token lifetimes, accounts leaving and coming back to the inventory (account discovery), and crashes at
+ * any step (quiet, busy, or while a scrape is served), each next process starting from the state file as it was
+ * on disk at that moment.
  *
  * The invariant: for every traffic counter series, what a scraper that treats a drop as a reset has seen equals
  * the simulator's final truth over the minutes the cursor says are counted (so no minute counted twice or missed),
@@ -81,6 +82,10 @@ function stepOf(revisitMinutes: number): fc.Arbitrary<Step> {
     },
     { weight: 1, arbitrary: fc.constant({ kind: 'revoke' as const }) },
     {
+      weight: 2,
+      arbitrary: fc.record({ kind: fc.constant('inventory' as const), active: fc.boolean() }),
+    },
+    {
       weight: 3,
       arbitrary: fc.record({
         kind: fc.constant('crash' as const),
@@ -98,6 +103,7 @@ const schedules: fc.Arbitrary<Schedule> = fc
     windowMinutes: fc.constantFrom(1, 2, 5, 10),
     revisitMinutes: fc.integer({ min: 1, max: 6 }),
     login: fc.boolean(),
+    discovery: fc.boolean(),
     tokenLifetimeSeconds: fc.integer({ min: 20, max: 3600 }),
     requestsPerSecond: fc.integer({ min: 3, max: 50 }),
   })
@@ -156,6 +162,23 @@ const REGRESSIONS: Array<[string, Schedule]> = [
         { kind: 'lag', seconds: 1 },
         { kind: 'advance', seconds: 5 },
       ],
+    },
+  ],
+  [
+    // Seed 77 (the first draws with account discovery): the token revoked before the first listing, no account
+    // polled yet. The inventory's 401 renewed nothing, so no account was found until the token's scheduled renewal
+    // (51 minutes). Fixed: a refusal of the inventory renews its credential's token, as any API's does.
+    'a token revoked before the first listing is renewed by the inventory’s own refusal',
+    {
+      seed: 27041,
+      lookbackMinutes: 15,
+      windowMinutes: 2,
+      revisitMinutes: 5,
+      login: true,
+      discovery: true,
+      tokenLifetimeSeconds: 3594,
+      requestsPerSecond: 16,
+      steps: [{ kind: 'faults', rates: { malformed: 0.05 } }, { kind: 'revoke' }],
     },
   ],
 ];
