@@ -3,11 +3,11 @@
  * characters of one, is masked in any text; nothing else is touched.
  */
 import { describe, expect, it } from 'vitest';
-import type { LoginOutcome } from '../../src/auth/login.js';
-import { LoginToken, type PasswordFs } from '../../src/auth/login-token.js';
-import { silentLogger } from '../../src/log.js';
-import { REDACTED, SECRETS, SecretRegistry } from '../../src/redact.js';
-import { FakeClock } from '../helpers/fake-clock.js';
+import type { LoginOutcome } from '../src/auth/login.js';
+import { LoginToken, type PasswordFs } from '../src/auth/login-token.js';
+import { silentLogger } from '../src/log.js';
+import { REDACTED, SECRETS, SecretRegistry } from '../src/redact.js';
+import { FakeClock } from './helpers/fake-clock.js';
 
 const TOKEN = 'Zx8-Q/w+e r"t&y9Lm';
 
