@@ -12,7 +12,7 @@ import type { LoginToken } from '../../src/auth/login-token.js';
 import { floorMinute, MINUTE } from '../../src/clock.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { answeredWindows, expectExact, expectTiles, walkers } from '../helpers/ground-truth.js';
+import { answeredWindows, expectExact, expectTiles, reader, walkers } from '../helpers/ground-truth.js';
 import { quiet, type Stack, startStack, waitFor } from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 4, 4, 0, 0, 0);
@@ -87,7 +87,7 @@ describe('login with username and password', () => {
     const scrape = await scrapeNow(s);
     const cursor = walkers(s.exporter).get('demo')!.current.cursor;
     expect(cursor).toBeGreaterThanOrEqual(T0 + 24 * 60 * MINUTE - WINDOW);
-    expectExact(s.sim, scrape, 'demo', first, cursor);
+    expectExact(s.sim, reader(scrape), 'demo', [[first, cursor]]);
     expectTiles(
       answeredWindows(s.sim, 'demo').filter(([, e]) => e <= cursor),
       first,
@@ -145,7 +145,7 @@ describe('login with username and password', () => {
     const scrape = await scrapeNow(s);
     const cursor = walkers(s.exporter).get('demo')!.current.cursor;
     expect(cursor).toBeGreaterThanOrEqual(clock.now() - WINDOW);
-    expectExact(s.sim, scrape, 'demo', first, cursor);
+    expectExact(s.sim, reader(scrape), 'demo', [[first, cursor]]);
     expectTiles(
       answeredWindows(s.sim, 'demo').filter(([, e]) => e <= cursor),
       first,
@@ -191,7 +191,7 @@ describe('login with username and password', () => {
     scrape = await scrapeNow(s);
     const cursor = walkers(s.exporter).get('demo')!.current.cursor;
     expect(cursor).toBeGreaterThanOrEqual(floorMinute(clock.now()) - WINDOW);
-    expectExact(s.sim, scrape, 'demo', first, cursor);
+    expectExact(s.sim, reader(scrape), 'demo', [[first, cursor]]);
     expectTiles(
       answeredWindows(s.sim, 'demo').filter(([, e]) => e <= cursor),
       first,

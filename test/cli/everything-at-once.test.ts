@@ -17,8 +17,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Clock, floorMinute, MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_USER } from '../../src/simulator/world.js';
-import { truthOver } from '../exporter/failure-checks.js';
 import { DropIsReset, mostInOneSecond } from '../helpers/crash-schedule.js';
+import { truthOver } from '../helpers/ground-truth.js';
 import { waitFor } from '../helpers/stack.js';
 import { exitWithin, killAll, requireBuild, startCli } from './cli-process.js';
 

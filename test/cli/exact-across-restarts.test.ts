@@ -13,8 +13,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { floorMinute, MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { SimAccount } from '../../src/simulator/types.js';
-import { expectExact, windowOf } from '../exporter/failure-checks.js';
 import { Scrape } from '../helpers/exposition.js';
+import { expectExact, windowOf } from '../helpers/ground-truth.js';
 import { waitFor } from '../helpers/stack.js';
 import { type CliProcess, EXIT_WAIT_MS, exitWithin, killAll, requireBuild, startCli } from './cli-process.js';
 

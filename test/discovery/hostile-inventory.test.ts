@@ -9,9 +9,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AccountPollers } from '../../src/exporter/account-pollers.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
-import { captureLog } from '../exporter/failure-checks.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { captureLog } from '../helpers/log-capture.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 6, 1, 0, 0, 0);

@@ -10,7 +10,7 @@ import type { SimAccount } from '../../src/simulator/types.js';
 import { DEMO_PASSWORD, DEMO_USER, demoWorld } from '../../src/simulator/world.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { expectExact, walkers } from '../helpers/ground-truth.js';
+import { expectExact, reader, walkers } from '../helpers/ground-truth.js';
 import { quiet, type Stack, startStack } from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 6, 1, 0, 0, 0);
@@ -88,7 +88,7 @@ describe('account discovery', () => {
     sc = await scrape(s);
     const cursor = cWalker.current.cursor;
     expect(cursor).toBeGreaterThan(floorMinute(T0 - 30 * MINUTE));
-    expectExact(s.sim, sc, 'prod-c', floorMinute(T0 + INTERVAL + 10_000 - 30 * MINUTE), cursor);
+    expectExact(s.sim, reader(sc), 'prod-c', [[floorMinute(T0 + INTERVAL + 10_000 - 30 * MINUTE), cursor]]);
 
     s.sim.setAccountStatus('prod-a', 'inactive');
     s.sim.removeAccount('prod-c');

@@ -14,9 +14,8 @@ import { DEMO_PASSWORD, DEMO_USER, demoWorld } from '../../src/simulator/world.j
 import { DropIsReset } from '../helpers/crash-schedule.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { walkers } from '../helpers/ground-truth.js';
+import { expectExact, walkers } from '../helpers/ground-truth.js';
 import { quiet, type Stack, startStack } from '../helpers/stack.js';
-import { expectExact } from './failure-checks.js';
 
 const T0 = Date.UTC(2026, 6, 1, 0, 0, 0);
 const INTERVAL = 10 * MINUTE;

@@ -11,8 +11,8 @@ import { MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { cursorOf, expectExact, metricsRequests, type Range, reader } from '../helpers/ground-truth.js';
 import { quiet, type Stack, startStack } from '../helpers/stack.js';
-import { cursorOf, expectExact, metricsRequests, type Range, reader } from './failure-checks.js';
 
 let stacks: Stack[] = [];
 let sim: Simulator | undefined;

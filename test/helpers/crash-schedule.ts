@@ -27,9 +27,9 @@ import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_USER } from '../../src/simulator/world.js';
 import type { TrafficPipeline } from '../../src/traffic/pipeline.js';
 import type { RevisitQueue } from '../../src/traffic/revisit.js';
-import { truthOver } from '../exporter/failure-checks.js';
 import { parseExposition } from './exposition.js';
 import { FakeClock } from './fake-clock.js';
+import { truthOver } from './ground-truth.js';
 import { quiet, type Stack, startStack } from './stack.js';
 
 export type Step =

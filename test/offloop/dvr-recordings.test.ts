@@ -20,9 +20,9 @@ import { ANSWER_POOL, type ParsePoolOptions } from '../../src/offloop/pool.js';
 import { packRecordingList, unpackRecordingList } from '../../src/offloop/recordings.js';
 import { RecorderClient } from '../../src/recordings/client.js';
 import { parseRecordingsBody } from '../../src/recordings/response.js';
-import { captureLog } from '../exporter/failure-checks.js';
 import { entry, range, setting } from '../helpers/answer-fixtures.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { captureLog } from '../helpers/log-capture.js';
 import { BUILT_WORKER, builtPools } from '../helpers/parse-pools.js';
 
 const utf8 = new TextEncoder();
