@@ -15,9 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { killAll, requireBuild, startCli } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
 import { waitFor } from '../helpers/stack.js';
-import { killAll, requireBuild, startCli } from './cli-process.js';
 
 const HOSTS = 3;
 const RANGES = 100_000;

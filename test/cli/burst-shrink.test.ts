@@ -19,10 +19,10 @@ import { stringify } from 'yaml';
 import { METRIC_NAMES } from '../../src/api/vocabulary.js';
 import { MINUTE } from '../../src/clock.js';
 import { metricValues, TrafficModel } from '../../src/simulator/traffic.js';
+import { killAll, requireBuild, startCli } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
 import { type HostileApi, resourceJson, startHostileApi } from '../helpers/hostile-api.js';
 import { waitFor } from '../helpers/stack.js';
-import { killAll, requireBuild, startCli } from './cli-process.js';
 
 const ACCOUNT = 'acme';
 const STEADY = 300;

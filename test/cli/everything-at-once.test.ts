@@ -17,10 +17,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Clock, floorMinute, MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_USER } from '../../src/simulator/world.js';
+import { exitWithin, killAll, requireBuild, startCli } from '../helpers/cli-process.js';
 import { DropIsReset, mostInOneSecond } from '../helpers/crash-schedule.js';
 import { truthOver } from '../helpers/ground-truth.js';
 import { waitFor } from '../helpers/stack.js';
-import { exitWithin, killAll, requireBuild, startCli } from './cli-process.js';
 
 const WARP = 8;
 /** Where the warp begins (real ms): from there on, WARP ms of the processes' time per real ms. */

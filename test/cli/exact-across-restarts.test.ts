@@ -13,10 +13,17 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { floorMinute, MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { SimAccount } from '../../src/simulator/types.js';
+import {
+  type CliProcess,
+  EXIT_WAIT_MS,
+  exitWithin,
+  killAll,
+  requireBuild,
+  startCli,
+} from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
 import { expectExact, windowOf } from '../helpers/ground-truth.js';
 import { waitFor } from '../helpers/stack.js';
-import { type CliProcess, EXIT_WAIT_MS, exitWithin, killAll, requireBuild, startCli } from './cli-process.js';
 
 const TOKEN = 'exact-token-7f3a';
 const ACCOUNTS = ['north', 'south'];

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
-import { type CliProcess, exitWithin, killAll, requireBuild, startCli } from './cli-process.js';
+import { type CliProcess, exitWithin, killAll, requireBuild, startCli } from '../helpers/cli-process.js';
 
 let sim: Simulator | undefined;
 let dir: string;

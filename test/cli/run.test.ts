@@ -8,9 +8,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import {
+  type CliProcess,
+  EXIT_WAIT_MS,
+  exitWithin,
+  killAll,
+  requireBuild,
+  startCli,
+} from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
 import { waitFor } from '../helpers/stack.js';
-import { type CliProcess, EXIT_WAIT_MS, exitWithin, killAll, requireBuild, startCli } from './cli-process.js';
 
 const TOKEN = 'demo-token';
 

@@ -4,9 +4,9 @@
  * bad simulator flags exit 2 naming the flag; the demo serves cdn_ metrics at once; both stop with exit 0 on SIGTERM.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { exitWithin, killAll, requireBuild, runCli, startCli } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
 import { waitFor } from '../helpers/stack.js';
-import { exitWithin, killAll, requireBuild, runCli, startCli } from './cli-process.js';
 
 beforeAll(requireBuild);
 afterEach(killAll);

@@ -18,8 +18,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { renderAll } from '../../grafana/dashboards-src/index.js';
+import { type Prometheus, startPrometheus } from '../helpers/prometheus.js';
 import { findTool } from '../helpers/tools.js';
-import { type Prometheus, startPrometheus } from './prometheus.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const MIN = 60_000;

@@ -13,9 +13,9 @@ import { silentLogger } from '../../src/log.js';
 import { createApp, type ExporterStatus } from '../../src/server/app.js';
 import { createSelfMetrics } from '../../src/server/self-metrics.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { FakeExposition, sampleFamilies } from '../helpers/fake-exposition.js';
 import { countColour, inkRows, readPng } from '../helpers/png.js';
 import { chromiumArgs, findTool } from '../helpers/tools.js';
-import { FakeExposition, sampleFamilies } from './fake-exposition.js';
 import { listen, type Running } from './http.js';
 
 const SECRET = 'cdn-token-5e1f0c2d9a';

@@ -16,9 +16,9 @@ import { createSelfMetrics } from '../../src/server/self-metrics.js';
 import { TrafficHistory } from '../../src/server/traffic-history.js';
 import type { TrafficResponse } from '../../src/traffic/response.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { FakeExposition, sampleFamilies } from '../helpers/fake-exposition.js';
 import { type Png, readPng } from '../helpers/png.js';
 import { chromiumArgs, findTool } from '../helpers/tools.js';
-import { FakeExposition, sampleFamilies } from './fake-exposition.js';
 import { listen, type Running } from './http.js';
 
 const chromium = findTool('chromium');

@@ -14,8 +14,8 @@ import { silentLogger } from '../../src/log.js';
 import { createApp } from '../../src/server/app.js';
 import { createSelfMetrics } from '../../src/server/self-metrics.js';
 import { settle } from '../helpers/fake-clock.js';
+import { FakeExposition, sampleFamilies } from '../helpers/fake-exposition.js';
 import { findTool } from '../helpers/tools.js';
-import { FakeExposition, sampleFamilies } from './fake-exposition.js';
 import { listen, type Running } from './http.js';
 
 const prometheus = findTool('prometheus');

@@ -18,7 +18,7 @@ import { createSelfMetrics } from '../../src/server/self-metrics.js';
 import { AuthCache } from '../../src/web/auth.js';
 import { startWebServer, type WebServer } from '../../src/web/server.js';
 import { WebConfigSource } from '../../src/web/source.js';
-import { FakeExposition, sampleFamilies } from '../server/fake-exposition.js';
+import { FakeExposition, sampleFamilies } from '../helpers/fake-exposition.js';
 
 export function exporterApp(log: Logger) {
   const registry = new Registry();
