@@ -13,7 +13,7 @@ import { floorMinute, MINUTE } from '../../src/clock.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { answeredWindows, expectExact, expectTiles, reader, walkers } from '../helpers/ground-truth.js';
-import { quiet, type Stack, startStack, waitFor } from '../helpers/stack.js';
+import { quiet, type Stack, scrapeNow, startStack, waitFor } from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 4, 4, 0, 0, 0);
 const LIFETIME = 30 * MINUTE;
@@ -67,11 +67,6 @@ async function idle(s: Stack, clock: FakeClock, account = 'demo'): Promise<void>
     await quiet(s);
     if (!done()) await clock.advance(200);
   }
-}
-
-async function scrapeNow(s: Stack) {
-  await s.exporter.store.refresh();
-  return s.scrape();
 }
 
 describe('login with username and password', () => {

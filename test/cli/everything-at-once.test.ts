@@ -15,11 +15,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Clock, floorMinute, MINUTE } from '../../src/clock.js';
+import { mulberry32 } from '../../src/simulator/random.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_USER } from '../../src/simulator/world.js';
 import { exitWithin, killAll, requireBuild, startCli } from '../helpers/cli-process.js';
-import { DropIsReset, mostInOneSecond } from '../helpers/crash-schedule.js';
-import { truthOver } from '../helpers/ground-truth.js';
+import { DropIsReset } from '../helpers/crash-schedule.js';
+import { mostInOneSecond, truthOver } from '../helpers/ground-truth.js';
 import { waitFor } from '../helpers/stack.js';
 
 const WARP = 8;
@@ -41,17 +42,6 @@ const warped: Clock = {
       });
     }),
 };
-
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 let sim: Simulator;
 let dir: string;
@@ -102,7 +92,7 @@ describe('everything at once, as a process', () => {
         '--import',
         PRELOAD,
       ]);
-    const random = seeded(21);
+    const random = mulberry32(21);
     const seen = new DropIsReset();
     let base: string | undefined;
     let stopped = false;

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { floorMinute, MINUTE } from '../../src/clock.js';
+import { mulberry32 } from '../../src/simulator/random.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { SimAccount } from '../../src/simulator/types.js';
 import {
@@ -43,18 +44,6 @@ function world(): SimAccount[] {
     streams: [],
     recordings: [],
   }));
-}
-
-/** A small seeded generator (mulberry32): the kill moments are random but the same on every run of the test. */
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
@@ -189,7 +178,7 @@ describe('exact as Prometheus sees it, across restarts', () => {
     async (_what, signal, seed) => {
       const mark = sim.requestLog.length;
       const config = configFile(signal);
-      const random = seeded(seed);
+      const random = mulberry32(seed);
       const seen = new Increases();
       let base: string | undefined;
       let run = 0;

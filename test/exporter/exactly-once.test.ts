@@ -12,22 +12,12 @@ import {
   cursorOf,
   expectExact,
   expectTiles,
+  mostInOneSecond,
   reader,
   walkStart,
 } from '../helpers/ground-truth.js';
 import { BUILT_WORKER, expectBuiltWorker } from '../helpers/parse-pools.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
-
-/** The most entries of `times` within any one-second span. */
-function mostInOneSecond(times: number[]): number {
-  const t = [...times].sort((a, b) => a - b);
-  let worst = 0;
-  for (let i = 0, j = 0; i < t.length; i++) {
-    while (t[i]! - t[j]! >= 1000) j++;
-    worst = Math.max(worst, i - j + 1);
-  }
-  return worst;
-}
 
 let stack: Stack | undefined;
 afterEach(async () => {

@@ -2,7 +2,7 @@
  * `state_file`: a restart resumes walking at the saved cursor. Two exporters in a row against one simulator must
  * count every minute exactly once between them, and the second must not ask again for what the first counted.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -19,15 +19,13 @@ import {
   type Range,
   type Reader,
 } from '../helpers/ground-truth.js';
-import { configFrom, type Stack, startStack, waitFor } from '../helpers/stack.js';
+import { configFrom, type Stack, startStack, stopAll, waitFor } from '../helpers/stack.js';
 
 let stacks: Stack[] = [];
 let sim: Simulator | undefined;
 let dir: string | undefined;
 afterEach(async () => {
-  for (const s of stacks) await s.stop();
-  await sim?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await stopAll({ stacks, sim, dir });
   stacks = [];
   sim = undefined;
   dir = undefined;

@@ -117,6 +117,17 @@ export function expectTiles(windows: readonly Range[], start: number, end: numbe
   expect(iso(at), `${what}: last end`).toBe(iso(end));
 }
 
+/** The most of `times` (ms, a request log's arrival times) within any one-second span: the peak rate the API saw. */
+export function mostInOneSecond(times: readonly number[]): number {
+  const t = [...times].sort((a, b) => a - b);
+  let worst = 0;
+  for (let i = 0, j = 0; i < t.length; i++) {
+    while (t[i]! - t[j]! >= 1000) j++;
+    worst = Math.max(worst, i - j + 1);
+  }
+  return worst;
+}
+
 /**
  * Where the exporter began walking `account`: the start of the first window the simulator answered. The exporter
  * starts at the minute of its own start, `lookbackMs` back, and a minute may turn between the clock readings a test
