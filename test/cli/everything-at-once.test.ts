@@ -18,7 +18,7 @@ import { type Clock, floorMinute, MINUTE } from '../../src/clock.js';
 import { mulberry32 } from '../../src/simulator/random.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_USER } from '../../src/simulator/world.js';
-import { exitWithin, killAll, requireBuild, startCli } from '../helpers/cli-process.js';
+import { exitWithin, killAll, requireBuild, servingUrl, startCli } from '../helpers/cli-process.js';
 import { DropIsReset } from '../helpers/crash-schedule.js';
 import { mostInOneSecond, truthOver } from '../helpers/ground-truth.js';
 import { waitFor } from '../helpers/stack.js';
@@ -115,8 +115,7 @@ describe('everything at once, as a process', () => {
       sim.setFaults({ '429': 0.05, '500': 0.05, '503': 0.05, reset: 0.05, malformed: 0.05, '504': 0.05 });
       for (let run = 0; run < 4; run++) {
         const p = start();
-        const line = await p.logLine((l) => typeof l.address === 'string');
-        base = `http://${String(line.address)}`;
+        base = await servingUrl(p);
         const scrapes = seen.scrapes;
         await waitFor(() => seen.scrapes > scrapes, 10_000, 'a first scrape of this run');
         await new Promise((r) => setTimeout(r, 500 + Math.floor(random() * 2500)));
@@ -129,8 +128,7 @@ describe('everything at once, as a process', () => {
       sim.setLag(0);
       const closedAt = warped.now();
       const p = start();
-      const line = await p.logLine((l) => typeof l.address === 'string');
-      base = `http://${String(line.address)}`;
+      base = await servingUrl(p);
       // Done when the state file (a checkpoint at least as new as any scrape) holds no window begun before the
       // close awaiting its re-read, and a scrape after that has been recorded.
       const pendingEarly = () => {

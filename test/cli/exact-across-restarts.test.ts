@@ -15,11 +15,11 @@ import { mulberry32 } from '../../src/simulator/random.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { SimAccount } from '../../src/simulator/types.js';
 import {
-  type CliProcess,
   EXIT_WAIT_MS,
   exitWithin,
   killAll,
   requireBuild,
+  servingUrl,
   startCli,
 } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
@@ -128,6 +128,9 @@ afterEach(async () => {
   sim.setFaults({});
 });
 
+// Bounded against a hang, generously: a process start on a loaded machine took over 10 s.
+const START_WAIT_MS = 60_000;
+
 function configFile(name: string): string {
   const path = join(dir, `${name}.yml`);
   writeFileSync(
@@ -148,12 +151,6 @@ function configFile(name: string): string {
     ].join('\n'),
   );
   return path;
-}
-
-async function addressOf(p: CliProcess): Promise<string> {
-  // Bounded against a hang, generously: a process start on a loaded machine took over 10 s.
-  const line = await p.logLine((l) => typeof l.address === 'string', 60_000);
-  return `http://${String(line.address)}`;
 }
 
 /** The start of the first window each account was asked for since `mark` (the first run's now - lookback). */
@@ -192,7 +189,7 @@ describe('exact as Prometheus sees it, across restarts', () => {
         if (signal === 'SIGTERM') sim.setFaults({ slow: 0.2 });
         for (run = 0; run < 4; run++) {
           const p = startCli(['--config', config, '--web.listen-address', '127.0.0.1:0']);
-          base = await addressOf(p);
+          base = await servingUrl(p, START_WAIT_MS);
           const scrapes = seen.scrapes;
           await waitFor(() => seen.scrapes > scrapes, 40_000, 'a first scrape of this run').catch(
             (err: unknown) => {
@@ -209,7 +206,7 @@ describe('exact as Prometheus sees it, across restarts', () => {
         sim.setFaults({});
         // The last run catches up; its scrapes close the books.
         const p = startCli(['--config', config, '--web.listen-address', '127.0.0.1:0']);
-        base = await addressOf(p);
+        base = await servingUrl(p, START_WAIT_MS);
         const caughtUp = floorMinute(Date.now()) - 20 * MINUTE;
         await waitFor(
           () => ACCOUNTS.every((a) => (seen.cursors.get(a) ?? 0) >= caughtUp),

@@ -14,6 +14,7 @@ import {
   exitWithin,
   killAll,
   requireBuild,
+  servingUrl,
   startCli,
 } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
@@ -37,12 +38,6 @@ afterEach(async () => {
   await killAll();
   sim.setFaults({});
 });
-
-/** Base URL of a running exporter, from its "serving /metrics" JSON log line. */
-async function addressOf(p: CliProcess): Promise<string> {
-  const line = await p.logLine((l) => typeof l.address === 'string');
-  return `http://${String(line.address)}`;
-}
 
 async function scrape(base: string): Promise<Scrape> {
   return Scrape.of(await (await fetch(`${base}/metrics`)).text());
@@ -102,7 +97,7 @@ describe('run', () => {
       CDN_API_TOKEN: TOKEN,
       CDN_ACCOUNTS: 'demo',
     });
-    const base = await addressOf(p);
+    const base = await servingUrl(p);
     await waitForCursor(base, 'demo');
     const s = await scrape(base);
     const resources = sim.accounts.find((a) => a.name === 'demo')!.resources;
@@ -129,7 +124,7 @@ describe('run', () => {
       CDN_API_TOKEN: wrong,
       CDN_ACCOUNTS: 'demo',
     });
-    const base = await addressOf(p);
+    const base = await servingUrl(p);
     await p.textLine(/refuses the token/);
     expect((await scrape(base)).value('cdn_up', { api: 'metrics', account: 'demo' })).toBe(0);
     expect(await (await fetch(`${base}/`)).text()).not.toContain(wrong);
@@ -146,7 +141,7 @@ describe('shutdown', () => {
     async (signal) => {
       const config = stateConfig(`${signal}.yml`);
       const p = startCli(['--config', config, '--web.listen-address', '127.0.0.1:0']);
-      const base = await addressOf(p);
+      const base = await servingUrl(p);
       const cursor = await waitForCursor(base, 'demo');
       const sent = Date.now();
       p.child.kill(signal);
