@@ -9,7 +9,7 @@
  * same warped clock for the simulator), so the minutes that late data, re-reads and token lifetimes need pass in
  * seconds. Everything else is real: processes, HTTP on loopback, the state file, SIGKILL.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +21,7 @@ import { DEMO_USER } from '../../src/simulator/world.js';
 import { exitWithin, killAll, requireBuild, servingUrl, startCli } from '../helpers/cli-process.js';
 import { DropIsReset } from '../helpers/crash-schedule.js';
 import { mostInOneSecond, truthOver } from '../helpers/ground-truth.js';
-import { waitFor } from '../helpers/stack.js';
+import { stopAll, waitFor } from '../helpers/stack.js';
 
 const WARP = 8;
 /** Where the warp begins (real ms): from there on, WARP ms of the processes' time per real ms. */
@@ -53,10 +53,7 @@ beforeAll(async () => {
   );
   dir = mkdtempSync(join(tmpdir(), 'cli-everything-'));
 });
-afterAll(async () => {
-  await sim?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stopAll({ sim, dir }));
 afterEach(async () => {
   await killAll();
 });

@@ -6,7 +6,7 @@
  * handles them, must give the simulator's ground truth from the first window to the last scraped cursor: a window
  * no scrape saw is read again by the next run (nothing lost), a window a scrape saw never is (nothing twice).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -24,7 +24,7 @@ import {
 } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
 import { expectExact, windowOf } from '../helpers/ground-truth.js';
-import { waitFor } from '../helpers/stack.js';
+import { stopAll, waitFor } from '../helpers/stack.js';
 
 const TOKEN = 'exact-token-7f3a';
 const ACCOUNTS = ['north', 'south'];
@@ -119,10 +119,7 @@ beforeAll(async () => {
   sim = await startSimulator({ seed: 16, accounts: world(), slowMs: 700 }, { host: '127.0.0.1', port: 0 });
   dir = mkdtempSync(join(tmpdir(), 'cli-exact-'));
 });
-afterAll(async () => {
-  await sim?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stopAll({ sim, dir }));
 afterEach(async () => {
   await killAll();
   sim.setFaults({});

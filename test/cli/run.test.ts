@@ -3,7 +3,7 @@
  * cdn_ metrics; SIGTERM and SIGINT stop it with exit 0 (bounded: without waiting for a request hanging for a
  * minute) and leave the cursor in the state file; the token never appears in its log, its pages or its metrics.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +18,7 @@ import {
   startCli,
 } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
-import { waitFor } from '../helpers/stack.js';
+import { stopAll, waitFor } from '../helpers/stack.js';
 
 const TOKEN = 'demo-token';
 
@@ -30,10 +30,7 @@ beforeAll(async () => {
   sim = await startSimulator({ seed: 5, slowMs: 60_000 }, { host: '127.0.0.1', port: 0 });
   dir = mkdtempSync(join(tmpdir(), 'cli-run-'));
 });
-afterAll(async () => {
-  await sim?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stopAll({ sim, dir }));
 afterEach(async () => {
   await killAll();
   sim.setFaults({});
