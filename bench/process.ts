@@ -437,7 +437,7 @@ export async function processBenchmark(
         `then OpenMetrics gzip ${omRss.rss.toFixed(0)} / ${omRss.hwm.toFixed(0)} MB, then protobuf plain ${allRss.rss.toFixed(0)} / ${allRss.hwm.toFixed(0)} MB: ${smapsGroups(pid)}`,
     );
     // The shutdown bound (src/commands.ts, about 4.5 s) is measured here, not asserted in the tests: there a loaded
-    // machine stretches it (test/cli/cli-process.ts, EXIT_WAIT_MS).
+    // machine stretches it (test/helpers/cli-process.ts, EXIT_WAIT_MS).
     const termSent = performance.now();
     exporter.kill('SIGTERM');
     await Promise.race([exitedP, sleep(10_000)]);

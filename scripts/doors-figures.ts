@@ -31,7 +31,7 @@ import { AuthCache, workerCompare } from '../src/web/auth.js';
 import { startWebServer } from '../src/web/server.js';
 import { WebConfigSource } from '../src/web/source.js';
 import { FakeClock } from '../test/helpers/fake-clock.js';
-import { exporterApp } from '../test/web/harness.js';
+import { exporterApp } from '../test/helpers/fake-exposition.js';
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 const rss = () => process.memoryUsage().rss;

@@ -12,8 +12,8 @@ import { SECRETS } from '../../src/redact.js';
 import type { HostileLogin } from '../../src/simulator/auth.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
-import { captureLog } from '../exporter/failure-checks.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { captureLog } from '../helpers/log-capture.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
 
 let sim: Simulator | undefined;

@@ -4,10 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type LoginOutcome, parseLoginAnswer } from '../../src/auth/login.js';
-import { LoginError, LoginToken, type PasswordFs } from '../../src/auth/login-token.js';
+import { LoginError, LoginToken } from '../../src/auth/login-token.js';
 import { MINUTE } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { passwordFile } from '../helpers/password-file.js';
 
 describe('parseLoginAnswer', () => {
   it('reads the documented answer, auth_token, a nested data object and a numeric string lifetime', () => {
@@ -124,12 +125,7 @@ describe('LoginToken', () => {
 
   it('retries a refused password at most 3 times an hour and 4 times in 3 hours; a new password at once', async () => {
     const clock = new FakeClock();
-    let content = 'wrong';
-    let ino = 1n;
-    const fs: PasswordFs = {
-      stat: () => ({ ino, size: BigInt(content.length), mtimeNs: ino, ctimeNs: ino }),
-      read: () => `${content}\n`,
-    };
+    const { fs, replace } = passwordFile('wrong');
     const { calls, send } = scripted(clock, [(pw) => (pw === 'right' ? ok('tok', 3600_000) : refused)]);
     const results: string[] = [];
     const source = new LoginToken({
@@ -162,8 +158,7 @@ describe('LoginToken', () => {
     }
     expect(results.every((r) => r === 'refused')).toBe(true);
     const before = calls.length;
-    content = 'right';
-    ino++;
+    replace('right');
     await run(clock, 10_000, 1000);
     expect(calls.length).toBe(before + 1);
     expect(calls.at(-1)!.password).toBe('right');

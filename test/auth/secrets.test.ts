@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import { checkConfigReport } from '../../src/config/index.js';
-import { captureLog } from '../exporter/failure-checks.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { captureLog } from '../helpers/log-capture.js';
 import { configFrom, quiet, type Stack, startStack } from '../helpers/stack.js';
 
 const USER = 'sre@example.com';

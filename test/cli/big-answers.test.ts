@@ -15,9 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { killAll, requireBuild, servingUrl, startCli } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
 import { waitFor } from '../helpers/stack.js';
-import { killAll, requireBuild, startCli } from './cli-process.js';
 
 const HOSTS = 3;
 const RANGES = 100_000;
@@ -166,8 +166,7 @@ describe('big DVR and recordings answers', () => {
       '--log.level',
       'info',
     ]);
-    const line = await p.logLine((l) => typeof l.address === 'string', 20_000);
-    const exporter = `http://${String(line.address)}`;
+    const exporter = await servingUrl(p, 20_000);
 
     let probes = 0;
     let failed = 0;

@@ -19,10 +19,10 @@ import { stringify } from 'yaml';
 import { METRIC_NAMES } from '../../src/api/vocabulary.js';
 import { MINUTE } from '../../src/clock.js';
 import { metricValues, TrafficModel } from '../../src/simulator/traffic.js';
+import { killAll, requireBuild, servingUrl, startCli } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
 import { type HostileApi, resourceJson, startHostileApi } from '../helpers/hostile-api.js';
 import { waitFor } from '../helpers/stack.js';
-import { killAll, requireBuild, startCli } from './cli-process.js';
 
 const ACCOUNT = 'acme';
 const STEADY = 300;
@@ -122,7 +122,7 @@ describe.skipIf(!LINUX)('a resource set that bursts and shrinks again (exporter 
       ['--config', config, '--web.listen-address', '127.0.0.1:0', '--log.level', 'info'],
       IMAGE_MALLOC,
     );
-    const base = `http://${String((await p.logLine((l) => typeof l.address === 'string')).address)}`;
+    const base = await servingUrl(p);
     const pid = p.child.pid!;
     const scrape = async () =>
       Scrape.of(await (await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(30_000) })).text());

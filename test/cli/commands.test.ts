@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { killAll, requireBuild, runCli } from './cli-process.js';
+import { killAll, requireBuild, runCli } from '../helpers/cli-process.js';
 
 const SECRET = 's3cret-Token-7f3a9';
 const ACCOUNT_SECRET = 'acct-Secret-51c2e';

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { demoBanner, EXAMPLE_PROMETHEUS_TARGET } from '../../src/demo.js';
+import { killAll, requireBuild, runCli, startCli } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
-import { killAll, requireBuild, runCli, startCli } from './cli-process.js';
 
 beforeAll(requireBuild);
 afterEach(killAll);

@@ -9,18 +9,19 @@
  * same warped clock for the simulator), so the minutes that late data, re-reads and token lifetimes need pass in
  * seconds. Everything else is real: processes, HTTP on loopback, the state file, SIGKILL.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Clock, floorMinute, MINUTE } from '../../src/clock.js';
+import { mulberry32 } from '../../src/simulator/random.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_USER } from '../../src/simulator/world.js';
-import { truthOver, windowOf } from '../exporter/failure-checks.js';
-import { DropIsReset, mostInOneSecond } from '../helpers/crash-schedule.js';
-import { waitFor } from '../helpers/stack.js';
-import { exitWithin, killAll, requireBuild, startCli } from './cli-process.js';
+import { exitWithin, killAll, requireBuild, servingUrl, startCli } from '../helpers/cli-process.js';
+import { DropIsReset } from '../helpers/crash-schedule.js';
+import { mostInOneSecond, truthOver, windowOf } from '../helpers/ground-truth.js';
+import { stopAll, waitFor } from '../helpers/stack.js';
 
 const WARP = 8;
 /** Where the warp begins (real ms): from there on, WARP ms of the processes' time per real ms. */
@@ -42,17 +43,6 @@ const warped: Clock = {
     }),
 };
 
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 let sim: Simulator;
 let dir: string;
 beforeAll(async () => {
@@ -63,10 +53,7 @@ beforeAll(async () => {
   );
   dir = mkdtempSync(join(tmpdir(), 'cli-everything-'));
 });
-afterAll(async () => {
-  await sim?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stopAll({ sim, dir }));
 afterEach(async () => {
   await killAll();
 });
@@ -102,7 +89,7 @@ describe('everything at once, as a process', () => {
         '--import',
         PRELOAD,
       ]);
-    const random = seeded(21);
+    const random = mulberry32(21);
     const seen = new DropIsReset();
     let base: string | undefined;
     let stopped = false;
@@ -127,8 +114,7 @@ describe('everything at once, as a process', () => {
       sim.setFaults({ '429': 0.05, '500': 0.05, '503': 0.05, reset: 0.05, malformed: 0.05, '504': 0.05 });
       for (let run = 0; run < 4; run++) {
         const p = start();
-        const line = await p.logLine((l) => typeof l.address === 'string');
-        base = `http://${String(line.address)}`;
+        base = await servingUrl(p);
         const scrapes = seen.scrapes;
         await waitFor(() => seen.scrapes > scrapes, 60_000, 'a first scrape of this run');
         await new Promise((r) => setTimeout(r, 500 + Math.floor(random() * 2500)));
@@ -141,8 +127,7 @@ describe('everything at once, as a process', () => {
       sim.setLag(0);
       closedAt = warped.now();
       const p = start();
-      const line = await p.logLine((l) => typeof l.address === 'string');
-      base = `http://${String(line.address)}`;
+      base = await servingUrl(p);
       // Done when the state file (a checkpoint at least as new as any scrape) holds no window begun before the
       // close awaiting its re-read, and a scrape after that has been recorded.
       const pendingEarly = () => {

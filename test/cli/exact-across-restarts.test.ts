@@ -6,17 +6,25 @@
  * handles them, must give the simulator's ground truth from the first window to the last scraped cursor: a window
  * no scrape saw is read again by the next run (nothing lost), a window a scrape saw never is (nothing twice).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { floorMinute, MINUTE } from '../../src/clock.js';
+import { mulberry32 } from '../../src/simulator/random.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { SimAccount } from '../../src/simulator/types.js';
-import { expectExact, windowOf } from '../exporter/failure-checks.js';
+import {
+  EXIT_WAIT_MS,
+  exitWithin,
+  killAll,
+  requireBuild,
+  servingUrl,
+  startCli,
+} from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
-import { waitFor } from '../helpers/stack.js';
-import { type CliProcess, EXIT_WAIT_MS, exitWithin, killAll, requireBuild, startCli } from './cli-process.js';
+import { expectExact, windowOf } from '../helpers/ground-truth.js';
+import { stopAll, waitFor } from '../helpers/stack.js';
 
 const TOKEN = 'exact-token-7f3a';
 const ACCOUNTS = ['north', 'south'];
@@ -36,18 +44,6 @@ function world(): SimAccount[] {
     streams: [],
     recordings: [],
   }));
-}
-
-/** A small seeded generator (mulberry32): the kill moments are random but the same on every run of the test. */
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
@@ -123,14 +119,14 @@ beforeAll(async () => {
   sim = await startSimulator({ seed: 16, accounts: world(), slowMs: 700 }, { host: '127.0.0.1', port: 0 });
   dir = mkdtempSync(join(tmpdir(), 'cli-exact-'));
 });
-afterAll(async () => {
-  await sim?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stopAll({ sim, dir }));
 afterEach(async () => {
   await killAll();
   sim.setFaults({});
 });
+
+// Bounded against a hang, generously: a process start on a loaded machine took over 10 s.
+const START_WAIT_MS = 60_000;
 
 function configFile(name: string): string {
   const path = join(dir, `${name}.yml`);
@@ -152,12 +148,6 @@ function configFile(name: string): string {
     ].join('\n'),
   );
   return path;
-}
-
-async function addressOf(p: CliProcess): Promise<string> {
-  // Bounded against a hang, generously: a process start on a loaded machine took over 10 s.
-  const line = await p.logLine((l) => typeof l.address === 'string', 60_000);
-  return `http://${String(line.address)}`;
 }
 
 /** The start of the first window each account was asked for since `mark` (the first run's now - lookback). */
@@ -182,7 +172,7 @@ describe('exact as Prometheus sees it, across restarts', () => {
     async (_what, signal, seed) => {
       const mark = sim.requestLog.length;
       const config = configFile(signal);
-      const random = seeded(seed);
+      const random = mulberry32(seed);
       const seen = new Increases();
       let base: string | undefined;
       let run = 0;
@@ -196,7 +186,7 @@ describe('exact as Prometheus sees it, across restarts', () => {
         if (signal === 'SIGTERM') sim.setFaults({ slow: 0.2 });
         for (run = 0; run < 4; run++) {
           const p = startCli(['--config', config, '--web.listen-address', '127.0.0.1:0']);
-          base = await addressOf(p);
+          base = await servingUrl(p, START_WAIT_MS);
           const scrapes = seen.scrapes;
           await waitFor(() => seen.scrapes > scrapes, 40_000, 'a first scrape of this run').catch(
             (err: unknown) => {
@@ -213,7 +203,7 @@ describe('exact as Prometheus sees it, across restarts', () => {
         sim.setFaults({});
         // The last run catches up; its scrapes close the books.
         const p = startCli(['--config', config, '--web.listen-address', '127.0.0.1:0']);
-        base = await addressOf(p);
+        base = await servingUrl(p, START_WAIT_MS);
         const caughtUp = floorMinute(Date.now()) - 20 * MINUTE;
         await waitFor(
           () => ACCOUNTS.every((a) => (seen.cursors.get(a) ?? 0) >= caughtUp),

@@ -11,7 +11,14 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
-import { type CliProcess, exitWithin, killAll, requireBuild, startCli } from './cli-process.js';
+import {
+  type CliProcess,
+  exitWithin,
+  killAll,
+  requireBuild,
+  servingUrl,
+  startCli,
+} from '../helpers/cli-process.js';
 
 let sim: Simulator | undefined;
 let dir: string;
@@ -41,8 +48,7 @@ async function exporterOf(s: Simulator, discovery = false): Promise<{ p: CliProc
     ].join('\n'),
   );
   const p = startCli(['--config', config, '--web.listen-address', '127.0.0.1:0']);
-  const line = await p.logLine((l) => typeof l.address === 'string', 20_000);
-  return { p, base: `http://${String(line.address)}` };
+  return { p, base: await servingUrl(p, 20_000) };
 }
 
 async function sigterm(p: CliProcess): Promise<void> {

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MALLOC_SETTINGS, SEMI_SPACE_MB, tunedRestart, V8_FLAGS } from '../../src/memory-tuning.js';
-import { killAll, requireBuild, startCli } from './cli-process.js';
+import { killAll, requireBuild, startCli } from '../helpers/cli-process.js';
 
 beforeAll(requireBuild);
 afterEach(killAll);

@@ -14,9 +14,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { METRIC_NAMES } from '../../src/api/vocabulary.js';
 import { metricValues, TrafficModel } from '../../src/simulator/traffic.js';
+import { type CliProcess, killAll, requireBuild, startCli } from '../helpers/cli-process.js';
 import { type HostileApi, resourceJson, startHostileApi } from '../helpers/hostile-api.js';
 import { waitFor } from '../helpers/stack.js';
-import { type CliProcess, killAll, requireBuild, startCli } from './cli-process.js';
 
 /** 1,450 resources with every metric: about 100k series. */
 const RESOURCES = 1450;

@@ -13,9 +13,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { NODE_FLOOR, olderThan } from '../../src/node-floor.js';
+import { CLI, killAll, requireBuild } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
 import { findOlderNode } from '../helpers/tools.js';
-import { CLI, killAll, requireBuild } from './cli-process.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {

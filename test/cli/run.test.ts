@@ -3,14 +3,22 @@
  * cdn_ metrics; SIGTERM and SIGINT stop it with exit 0 (bounded: without waiting for a request hanging for a
  * minute) and leave the cursor in the state file; the token never appears in its log, its pages or its metrics.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import {
+  type CliProcess,
+  EXIT_WAIT_MS,
+  exitWithin,
+  killAll,
+  requireBuild,
+  servingUrl,
+  startCli,
+} from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
-import { waitFor } from '../helpers/stack.js';
-import { type CliProcess, EXIT_WAIT_MS, exitWithin, killAll, requireBuild, startCli } from './cli-process.js';
+import { stopAll, waitFor } from '../helpers/stack.js';
 
 const TOKEN = 'demo-token';
 
@@ -22,20 +30,11 @@ beforeAll(async () => {
   sim = await startSimulator({ seed: 5, slowMs: 60_000 }, { host: '127.0.0.1', port: 0 });
   dir = mkdtempSync(join(tmpdir(), 'cli-run-'));
 });
-afterAll(async () => {
-  await sim?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stopAll({ sim, dir }));
 afterEach(async () => {
   await killAll();
   sim.setFaults({});
 });
-
-/** Base URL of a running exporter, from its "serving /metrics" JSON log line. */
-async function addressOf(p: CliProcess): Promise<string> {
-  const line = await p.logLine((l) => typeof l.address === 'string');
-  return `http://${String(line.address)}`;
-}
 
 async function scrape(base: string): Promise<Scrape> {
   return Scrape.of(await (await fetch(`${base}/metrics`)).text());
@@ -95,7 +94,7 @@ describe('run', () => {
       CDN_API_TOKEN: TOKEN,
       CDN_ACCOUNTS: 'demo',
     });
-    const base = await addressOf(p);
+    const base = await servingUrl(p);
     await waitForCursor(base, 'demo');
     const s = await scrape(base);
     const resources = sim.accounts.find((a) => a.name === 'demo')!.resources;
@@ -122,7 +121,7 @@ describe('run', () => {
       CDN_API_TOKEN: wrong,
       CDN_ACCOUNTS: 'demo',
     });
-    const base = await addressOf(p);
+    const base = await servingUrl(p);
     await p.textLine(/refuses the token/);
     expect((await scrape(base)).value('cdn_up', { api: 'metrics', account: 'demo' })).toBe(0);
     expect(await (await fetch(`${base}/`)).text()).not.toContain(wrong);
@@ -139,7 +138,7 @@ describe('shutdown', () => {
     async (signal) => {
       const config = stateConfig(`${signal}.yml`);
       const p = startCli(['--config', config, '--web.listen-address', '127.0.0.1:0']);
-      const base = await addressOf(p);
+      const base = await servingUrl(p);
       const cursor = await waitForCursor(base, 'demo');
       const sent = Date.now();
       p.child.kill(signal);

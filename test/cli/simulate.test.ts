@@ -4,9 +4,9 @@
  * bad simulator flags exit 2 naming the flag; the demo serves cdn_ metrics at once; both stop with exit 0 on SIGTERM.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { exitWithin, killAll, requireBuild, runCli, servingUrl, startCli } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
 import { waitFor } from '../helpers/stack.js';
-import { exitWithin, killAll, requireBuild, runCli, startCli } from './cli-process.js';
 
 beforeAll(requireBuild);
 afterEach(killAll);
@@ -97,8 +97,7 @@ describe('simulate', () => {
 describe('demo', () => {
   it('serves cdn_ metrics of both demo accounts and stops on SIGTERM', async () => {
     const p = startCli(['demo', '--web.listen-address', '127.0.0.1:0']);
-    const line = await p.logLine((l) => typeof l.address === 'string');
-    const base = `http://${String(line.address)}`;
+    const base = await servingUrl(p);
     let scrape = Scrape.of('');
     await waitFor(
       async () => {

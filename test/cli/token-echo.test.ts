@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { demoWorld } from '../../src/simulator/world.js';
+import { EXIT_WAIT_MS, exitWithin, killAll, requireBuild, runCli, startCli } from '../helpers/cli-process.js';
 import { waitFor } from '../helpers/stack.js';
 import { json, startTamperProxy, type TamperProxy } from '../helpers/tamper-proxy.js';
-import { EXIT_WAIT_MS, exitWithin, killAll, requireBuild, runCli, startCli } from './cli-process.js';
 
 const TOKEN = 'tK9vQ2xLmN7pR4sW8yZ1aB3cD5eF6gH0';
 

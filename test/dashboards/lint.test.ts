@@ -1,13 +1,18 @@
 /**
  * Rules every generated dashboard keeps: each panel has a unit, a description and the `$datasource` variable;
- * every metric an expression reads is in the metric catalogue (./catalogue.ts), with labels it has; no rate()/increase() range is
- * a bare small literal, and the counters that step once per traffic window are never read over less than two
- * windows (docs/metrics.md, "How traffic is counted").
+ * every metric an expression reads is in the metric catalogue (test/helpers/metric-catalogue.ts), with labels it
+ * has; no rate()/increase() range is a bare small literal, and the counters that step once per traffic window are
+ * never read over less than two windows (docs/metrics.md, "How traffic is counted").
  */
 import { describe, expect, it } from 'vitest';
 import { renderAll } from '../../grafana/dashboards-src/index.js';
-import { labelsOf, MIN_WINDOW_RANGE_SECONDS, REQUEST_STEPPED, WINDOW_STEPPED } from './catalogue.js';
-import { durationSeconds, metricNames, ranges, selectors } from './promql.js';
+import {
+  labelsOf,
+  MIN_WINDOW_RANGE_SECONDS,
+  REQUEST_STEPPED,
+  WINDOW_STEPPED,
+} from '../helpers/metric-catalogue.js';
+import { durationSeconds, metricNames, ranges, selectors } from '../helpers/promql.js';
 
 interface Target {
   refId?: string;

@@ -14,8 +14,8 @@ import { SeriesStore } from '../../src/store/series-store.js';
 import { TrafficMapping } from '../../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
 import type { SideRecord, TrafficResponse } from '../../src/traffic/response.js';
-import { metricNames } from '../dashboards/promql.js';
 import { Scrape } from '../helpers/exposition.js';
+import { metricNames } from '../helpers/promql.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const METRICS_DOC = readFileSync(join(ROOT, 'docs', 'metrics.md'), 'utf8');

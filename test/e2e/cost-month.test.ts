@@ -18,8 +18,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { renderAll } from '../../grafana/dashboards-src/index.js';
+import { mulberry32 } from '../../src/simulator/random.js';
+import { type Prometheus, startPrometheus } from '../helpers/prometheus.js';
 import { findTool } from '../helpers/tools.js';
-import { type Prometheus, startPrometheus } from './prometheus.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const MIN = 60_000;
@@ -58,17 +59,6 @@ interface AccountModel {
   commitBits: number;
 }
 
-/** A deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const nextScrape = (t: number) => Math.ceil((t - SCRAPE_OFFSET) / MIN) * MIN + SCRAPE_OFFSET;
 
 /**
@@ -87,7 +77,7 @@ function model(
     commitBits: number;
   },
 ): AccountModel {
-  const rnd = random(seed);
+  const rnd = mulberry32(seed);
   const fives: Array<{ start: number; bits: Map<string, number> }> = [];
   for (let start = DATA_FROM; start < DATA_TO; start += 5 * MIN) {
     const hour = (start % DAY) / HOUR;

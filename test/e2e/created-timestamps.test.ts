@@ -27,11 +27,11 @@ import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { SimAccount } from '../../src/simulator/types.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { walkers } from '../helpers/ground-truth.js';
+import { type Prometheus, startPrometheus } from '../helpers/prometheus.js';
 import { decodeProtobuf } from '../helpers/protobuf.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
 import { startTamperProxy, type TamperProxy } from '../helpers/tamper-proxy.js';
 import { findPrometheusTrixie } from '../helpers/tools.js';
-import { type Prometheus, startPrometheus } from './prometheus.js';
 
 const bin = findPrometheusTrixie();
 

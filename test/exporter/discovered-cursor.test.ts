@@ -3,20 +3,17 @@
  * file, the cursor they go with (the end of what it had counted when it stopped, scraped or not). When it comes
  * back it resumes there and its counters continue, so Prometheus sees no reset it could miss.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import { startSimulator } from '../../src/simulator/server.js';
-import type { SimAccount } from '../../src/simulator/types.js';
 import { DEMO_PASSWORD, DEMO_USER, demoWorld } from '../../src/simulator/world.js';
 import { DropIsReset } from '../helpers/crash-schedule.js';
-import type { Scrape } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { walkers } from '../helpers/ground-truth.js';
-import { quiet, type Stack, startStack } from '../helpers/stack.js';
-import { expectExact } from './failure-checks.js';
+import { expectExact, walkers } from '../helpers/ground-truth.js';
+import { runClock, type Stack, scrapeNow, startStack, stopAll, trafficAccount } from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 6, 1, 0, 0, 0);
 const INTERVAL = 10 * MINUTE;
@@ -24,29 +21,10 @@ const INTERVAL = 10 * MINUTE;
 let stacks: Stack[] = [];
 let dir: string | undefined;
 afterEach(async () => {
-  for (const s of stacks) await s.stop();
+  await stopAll({ stacks, dir });
   stacks = [];
-  if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
 });
-
-function account(name: string): SimAccount {
-  const base = demoWorld()[1]!;
-  return { ...base, name, token: `${name}-token`, streams: [], recordings: [] };
-}
-
-/** Moves the clock in steps (a second: the request gate paces on it), letting the exporters finish each step. */
-async function run(clock: FakeClock, ms: number, stepMs = 1000): Promise<void> {
-  for (let t = 0; t < ms; t += stepMs) {
-    await clock.advance(stepMs);
-    for (const s of stacks) await quiet(s);
-  }
-}
-
-async function scrape(s: Stack): Promise<Scrape> {
-  await s.exporter.store.refresh();
-  return s.scrape();
-}
 
 function savedCursor(path: string, account: string): number | undefined {
   const state = JSON.parse(readFileSync(path, 'utf8')) as { cursors: Record<string, string> };
@@ -61,7 +39,7 @@ describe('state_file with a discovered account stopped and back', () => {
     const clock = new FakeClock(T0);
     const s = await startStack({
       clock,
-      sim: { accounts: [...demoWorld(), account('prod-a')] },
+      sim: { accounts: [...demoWorld(), trafficAccount('prod-a')] },
       config: {
         api: { token: undefined, username: DEMO_USER, password: DEMO_PASSWORD },
         metrics: { lookback: '30m', delay: '0m', window: '5m' },
@@ -71,8 +49,8 @@ describe('state_file with a discovered account stopped and back', () => {
       },
     });
     stacks.push(s);
-    await run(clock, 10_000);
-    let sc = await scrape(s);
+    await runClock(clock, 10_000, stacks);
+    let sc = await scrapeNow(s);
     expect(sc.all('cdn_up').map((x) => x.labels.account)).toContain('prod-a');
     const seen = savedCursor(stateFile, 'prod-a')!;
     expect(seen).toBeGreaterThan(T0 - 30 * MINUTE);
@@ -80,18 +58,18 @@ describe('state_file with a discovered account stopped and back', () => {
 
     // Deactivated: polled on, unscraped, until the next discovery round stops it and removes its series.
     s.sim.setAccountStatus('prod-a', 'inactive');
-    await run(clock, INTERVAL);
+    await runClock(clock, INTERVAL, stacks);
     const counted = walker.current.cursor;
     expect(counted, 'windows were counted after the last scrape').toBeGreaterThan(seen);
-    sc = await scrape(s);
+    sc = await scrapeNow(s);
     expect(sc.all('cdn_edge_requests_total').filter((x) => x.labels.account === 'prod-a')).toEqual([]);
-    await scrape(s);
+    await scrapeNow(s);
     expect(savedCursor(stateFile, 'prod-a')).toBe(counted);
 
     // Back: it asks for the windows after those it had counted, none again.
     const mark = s.sim.requestLog.length;
     s.sim.setAccountStatus('prod-a', 'active');
-    await run(clock, INTERVAL);
+    await runClock(clock, INTERVAL, stacks);
     const again = s.sim.requestLog
       .slice(mark)
       .filter((e) => e.api === 'metrics' && e.status === 200 && e.query.account?.[0] === 'prod-a')
@@ -121,7 +99,7 @@ describe('a discovered account away and back, as Prometheus sees its counters', 
       const simulator = await startSimulator({
         seed: 11,
         clock,
-        accounts: [...demoWorld(), account('prod-a')],
+        accounts: [...demoWorld(), trafficAccount('prod-a')],
         lagSeconds: late ? 90 : 0,
       });
       const config = {
@@ -139,16 +117,16 @@ describe('a discovered account away and back, as Prometheus sees its counters', 
       try {
         let s = await startStack({ clock, simulator, config });
         stacks.push(s);
-        await run(clock, 10_000);
+        await runClock(clock, 10_000, stacks);
         await look(s);
         const first = T0 - 30 * MINUTE;
         simulator.setAccountStatus('prod-a', 'inactive');
-        await run(clock, INTERVAL);
+        await runClock(clock, INTERVAL, stacks);
         await look(s);
         expect(seen.cursors.has('prod-a')).toBe(true);
         // Away for an hour, scraped on; a restart in the middle when the state file keeps what it had.
         for (let i = 0; i < 6; i++) {
-          await run(clock, INTERVAL, 10_000);
+          await runClock(clock, INTERVAL, stacks, 10_000);
           await look(s);
           if (i === 2 && withFile) {
             await s.stop();
@@ -157,11 +135,11 @@ describe('a discovered account away and back, as Prometheus sees its counters', 
           }
         }
         simulator.setAccountStatus('prod-a', 'active');
-        await run(clock, INTERVAL + 2 * MINUTE);
+        await runClock(clock, INTERVAL + 2 * MINUTE, stacks);
         // The books close: from here every minute read is final, and those read early are read again (the ones
         // awaiting it when the account stopped included).
         simulator.setLag(0);
-        await run(clock, INTERVAL);
+        await runClock(clock, INTERVAL, stacks);
         await look(s);
         const cursor = seen.cursors.get('prod-a')!;
         expect(cursor, 'the walk caught up after coming back').toBeGreaterThan(clock.now() - 15 * MINUTE);

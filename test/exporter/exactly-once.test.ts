@@ -7,24 +7,17 @@ import { MINUTE } from '../../src/clock.js';
 import type { ParsePool } from '../../src/offloop/pool.js';
 import { demoWorld } from '../../src/simulator/world.js';
 import type { Scrape } from '../helpers/exposition.js';
-import { answeredWindows, expectExact, expectTiles, walkStart } from '../helpers/ground-truth.js';
+import {
+  answeredWindows,
+  cursorOf,
+  expectExact,
+  expectTiles,
+  mostInOneSecond,
+  reader,
+  walkStart,
+} from '../helpers/ground-truth.js';
 import { BUILT_WORKER, expectBuiltWorker } from '../helpers/parse-pools.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
-
-function cursorOf(scrape: Scrape, account: string): number {
-  return (scrape.value('cdn_metrics_window_end_timestamp_seconds', { account }) ?? 0) * 1000;
-}
-
-/** The most entries of `times` within any one-second span. */
-function mostInOneSecond(times: number[]): number {
-  const t = [...times].sort((a, b) => a - b);
-  let worst = 0;
-  for (let i = 0, j = 0; i < t.length; i++) {
-    while (t[i]! - t[j]! >= 1000) j++;
-    worst = Math.max(worst, i - j + 1);
-  }
-  return worst;
-}
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -66,7 +59,7 @@ describe('exactly once', () => {
       // Catch-up asks for 10-minute windows.
       expect(windows.slice(0, 30).every(([a, b]) => b - a === 10 * MINUTE)).toBe(true);
       expect(scrape.value('cdn_metrics_windows_total', { account: 'demo' })).toBe(windows.length);
-      expect(expectExact(s.sim, scrape, 'demo', first, cursor)).toBeGreaterThan(5 * 40);
+      expect(expectExact(s.sim, reader(scrape), 'demo', [[first, cursor]])).toBeGreaterThan(5 * 40);
       expect(scrape.value('cdn_up', { api: 'metrics', account: 'demo' })).toBe(1);
       expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' })).toBe(0);
       // The answers really took the path the test names (a missing worker would fall back to inline parsing).
@@ -105,7 +98,7 @@ describe('exactly once', () => {
     const first = walkStart(s.sim, 'demo', 6 * 60 * MINUTE, before, after);
     const scrape = await s.scrape();
     const cursor = cursorOf(scrape, 'demo');
-    expectExact(s.sim, scrape, 'demo', first, cursor);
+    expectExact(s.sim, reader(scrape), 'demo', [[first, cursor]]);
     // The windows answered with a usable 200 tile [first, cursor): no overlap, no gap, despite the retries.
     expectTiles(
       answeredWindows(s.sim, 'demo').filter(([, e]) => e <= cursor),
@@ -157,7 +150,7 @@ describe('exactly once', () => {
       const first = walkStart(s.sim, account, 2 * 60 * MINUTE, before, after);
       expect(scrape.value('cdn_up', { api: 'dvr-net', account }), account).toBe(1);
       expect(scrape.value('cdn_up', { api: 'recorder-cloud', account }), account).toBe(1);
-      expectExact(s.sim, scrape, account, first, cursorOf(scrape, account));
+      expectExact(s.sim, reader(scrape), account, [[first, cursorOf(scrape, account)]]);
     }
     const log = s.sim.requestLog;
     expect(new Set(log.map((e) => e.api))).toEqual(new Set(['metrics', 'dvr-net', 'recorder-cloud']));

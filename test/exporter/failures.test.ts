@@ -9,19 +9,19 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { floorMinute, MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import { minuteSafeNow, type Stack, startStack, waitFor } from '../helpers/stack.js';
-import { json, startTamperProxy } from '../helpers/tamper-proxy.js';
 import {
   answeredWindows,
-  captureLog,
   cursorOf,
   expectExact,
-  expectTiling,
+  expectTiles,
   metricsRequests,
   type Range,
   reader,
   windowOf,
-} from './failure-checks.js';
+} from '../helpers/ground-truth.js';
+import { captureLog } from '../helpers/log-capture.js';
+import { minuteSafeNow, type Stack, startStack, waitFor } from '../helpers/stack.js';
+import { json, startTamperProxy } from '../helpers/tamper-proxy.js';
 
 const CATCH_UP = { delay: '0m', window: '5m' };
 const MINUTE_PRECISION = 'Invalid time format. Time must be at minute precision';
@@ -109,7 +109,7 @@ describe('504: execution timeout', () => {
       const [a, b] = t.window;
       expect(minutes(t.window)).toBeGreaterThan(2);
       const inside = answered.filter(([s0, e0]) => s0 >= a && e0 <= b);
-      expectTiling(inside, a, b, `the minutes of the 504 window ${new Date(a).toISOString()}`);
+      expectTiles(inside, a, b, `the minutes of the 504 window ${new Date(a).toISOString()}`);
       expect(Math.max(...inside.map(minutes))).toBeLessThanOrEqual(minutes(t.window) / 2);
     }
     // Once the API answers again, successes grow the window back: 10-minute windows are answered again.
@@ -118,7 +118,7 @@ describe('504: execution timeout', () => {
 
     // Exactly once, all the same.
     const counted = answered.filter(([, e]) => e <= cursor);
-    expectTiling(counted, first, cursor, 'answered windows');
+    expectTiles(counted, first, cursor, 'answered windows');
     expect(scrape.value('cdn_metrics_windows_total', { account: 'demo' })).toBe(counted.length);
     expect(expectExact(sim, reader(scrape), 'demo', [[first, cursor]])).toBeGreaterThan(100);
     expect(scrape.value('cdn_api_requests_total', { api: 'metrics', code: '504' })).toBe(timeouts.length);
@@ -168,7 +168,7 @@ describe('422: a rejected window', () => {
     // The walker went on: answered and rejected windows together tile the whole range, and every counter is the
     // truth minus the skipped minutes.
     const answered = answeredWindows(sim, 'demo').filter(([, e]) => e <= cursor);
-    expectTiling(
+    expectTiles(
       [...answered, ...rejected].sort((x, y) => x[0] - y[0]),
       first,
       cursor,
@@ -269,7 +269,7 @@ describe('401/403: a refused token', () => {
     // Exact from the first start: the refused windows were retried, not skipped.
     const acmeRequests = metricsRequests(sim, 'acme');
     expect(acmeRequests[0]!.window[0]).toBe(first);
-    expectTiling(
+    expectTiles(
       answeredWindows(sim, 'acme').filter(([, e]) => e <= acmeCursor),
       first,
       acmeCursor,
@@ -316,7 +316,7 @@ describe('401/403: a refused token', () => {
     const cursor = cursorOf(scrape, 'acme');
     expect(cursor).toBeGreaterThan(stalled);
     const answered = answeredWindows(sim, 'acme').filter(([, e]) => e <= cursor);
-    expectTiling(answered, first, cursor, 'acme windows');
+    expectTiles(answered, first, cursor, 'acme windows');
     expect(metricsRequests(sim, 'acme').some((e) => e.status === 403)).toBe(true);
     expect(scrape.value('cdn_metrics_windows_total', { account: 'acme' })).toBe(answered.length);
     expectExact(sim, reader(scrape), 'acme', [[first, cursor]]);

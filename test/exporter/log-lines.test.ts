@@ -5,8 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { captureLog } from '../helpers/log-capture.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
-import { captureLog } from './failure-checks.js';
 
 let sim: Simulator | undefined;
 let stack: Stack | undefined;

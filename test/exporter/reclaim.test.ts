@@ -6,8 +6,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { lastResortGc, ShrinkReclaim } from '../../src/exporter/reclaim.js';
-import { captureLog } from '../exporter/failure-checks.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { captureLog } from '../helpers/log-capture.js';
 
 const controllers: AbortController[] = [];
 afterEach(() => {

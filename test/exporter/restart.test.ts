@@ -2,7 +2,7 @@
  * `state_file`: a restart resumes walking at the saved cursor. Two exporters in a row against one simulator must
  * count every minute exactly once between them, and the second must not ask again for what the first counted.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,24 +10,22 @@ import { floorMinute, MINUTE } from '../../src/clock.js';
 import { Exporter } from '../../src/exporter/exporter.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import { configFrom, type Stack, startStack, waitFor } from '../helpers/stack.js';
 import {
   answeredWindows,
   cursorOf,
   expectExact,
-  expectTiling,
+  expectTiles,
   metricsRequests,
   type Range,
   type Reader,
-} from './failure-checks.js';
+} from '../helpers/ground-truth.js';
+import { configFrom, type Stack, startStack, stopAll, waitFor } from '../helpers/stack.js';
 
 let stacks: Stack[] = [];
 let sim: Simulator | undefined;
 let dir: string | undefined;
 afterEach(async () => {
-  for (const s of stacks) await s.stop();
-  await sim?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await stopAll({ stacks, sim, dir });
   stacks = [];
   sim = undefined;
   dir = undefined;
@@ -86,7 +84,7 @@ describe('state_file', () => {
     const first = Math.min(...run1.map((e) => e.window[0]));
     expect(first - first0).toBeLessThanOrEqual(MINUTE);
     const counted1 = answeredWindows(sim, 'demo').filter(([, e]) => e <= cursor1);
-    expectTiling(counted1, first, cursor1, 'first run');
+    expectTiles(counted1, first, cursor1, 'first run');
     expect(scrape1.value('cdn_metrics_windows_total', { account: 'demo' })).toBe(counted1.length);
 
     const mark = sim.requestLog.length;
@@ -122,7 +120,7 @@ describe('state_file', () => {
     // No window answered 200 twice: a stop counts the windows in flight that finish within its grace period, so
     // the second run never asks again for minutes the first was answered.
     expect(askedTwice(answeredWindows(sim, 'demo'))).toEqual([]);
-    expectTiling(counted, first, cursor2, 'both runs');
+    expectTiles(counted, first, cursor2, 'both runs');
     expect(counted.filter(([s]) => s < cursor1)).toEqual(counted1);
     expect(windows1).toBe(counted1.length);
     expect(windows2).toBe(counted.length);

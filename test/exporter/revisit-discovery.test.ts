@@ -3,15 +3,14 @@
  * state file's revisit part too), with its cursor and counters, while its series leave /metrics; when it comes
  * back they are read again.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
-import type { SimAccount } from '../../src/simulator/types.js';
 import { DEMO_PASSWORD, DEMO_USER, demoWorld } from '../../src/simulator/world.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { quiet, type Stack, startStack } from '../helpers/stack.js';
+import { runClock, type Stack, startStack, stopAll, trafficAccount } from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 6, 1, 0, 0, 0);
 const INTERVAL = 2 * MINUTE;
@@ -19,24 +18,10 @@ const INTERVAL = 2 * MINUTE;
 let stack: Stack | undefined;
 let dir: string | undefined;
 afterEach(async () => {
-  await stack?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await stopAll({ stacks: [stack], dir });
   stack = undefined;
   dir = undefined;
 });
-
-function account(name: string): SimAccount {
-  const base = demoWorld()[1]!;
-  return { ...base, name, token: `${name}-token`, streams: [], recordings: [] };
-}
-
-/** Moves the clock in steps of a second (the request gate paces on it), letting the exporters finish each step. */
-async function run(clock: FakeClock, ms: number): Promise<void> {
-  for (let t = 0; t < ms; t += 1000) {
-    await clock.advance(1000);
-    if (stack) await quiet(stack);
-  }
-}
 
 interface Saved {
   cursors: Record<string, string>;
@@ -66,7 +51,7 @@ describe('metrics.revisit with account discovery', () => {
     const clock = new FakeClock(T0);
     stack = await startStack({
       clock,
-      sim: { accounts: [...demoWorld(), account('prod-a')] },
+      sim: { accounts: [...demoWorld(), trafficAccount('prod-a')] },
       config: {
         api: { token: undefined, username: DEMO_USER, password: DEMO_PASSWORD },
         metrics: { lookback: '30m', delay: '0m', window: '5m', revisit: '10m' },
@@ -75,7 +60,7 @@ describe('metrics.revisit with account discovery', () => {
         state_file: stateFile,
       },
     });
-    await run(clock, 10_000);
+    await runClock(clock, 10_000, [stack]);
     const pending = (s: Saved, name: string) => s.revisit?.accounts[name]?.windows.length ?? 0;
     // The state file holds what a scrape showed (the cursors and the windows they cover): scrape first.
     await stack.exporter.store.refresh();
@@ -86,7 +71,7 @@ describe('metrics.revisit with account discovery', () => {
     expect(scrape.value('cdn_metrics_revisions_total', { account: 'prod-a', direction: 'none' })).toBe(0);
 
     stack.sim.setAccountStatus('prod-a', 'inactive');
-    await run(clock, INTERVAL);
+    await runClock(clock, INTERVAL, [stack]);
     // Stopped: the state file still holds its windows awaiting a re-read, up to its cursor.
     await stack.exporter.store.refresh();
     await stack.scrape();
@@ -106,7 +91,7 @@ describe('metrics.revisit with account discovery', () => {
     // Back: the windows it kept are read again (they end at or before its cursor), and its counters continue.
     const mark = stack.sim.requestLog.length;
     stack.sim.setAccountStatus('prod-a', 'active');
-    await run(clock, INTERVAL + 10 * MINUTE);
+    await runClock(clock, INTERVAL + 10 * MINUTE, [stack]);
     const again = stack.sim.requestLog
       .slice(mark)
       .filter((e) => e.api === 'metrics' && e.status === 200 && e.query.account?.[0] === 'prod-a')

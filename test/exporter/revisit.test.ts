@@ -3,7 +3,7 @@
  * reads each window `delay` after its end and once more `delay + revisit` after it. Driven on a FakeClock over
  * hours; checked against the simulator's final truth and its request log.
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,16 +11,21 @@ import { MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { quiet, type Stack, startStack } from '../helpers/stack.js';
-import { cursorOf, expectExact, metricsRequests, type Range, reader } from './failure-checks.js';
+import {
+  cursorOf,
+  expectExact,
+  metricsRequests,
+  mostInOneSecond,
+  type Range,
+  reader,
+} from '../helpers/ground-truth.js';
+import { quiet, type Stack, startStack, stopAll } from '../helpers/stack.js';
 
 let stacks: Stack[] = [];
 let sim: Simulator | undefined;
 let dir: string | undefined;
 afterEach(async () => {
-  for (const s of stacks) await s.stop();
-  await sim?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await stopAll({ stacks, sim, dir });
   stacks = [];
   sim = undefined;
   dir = undefined;
@@ -88,17 +93,6 @@ function firstReads(s: Simulator, account: string): Range[] {
     for (const m of minutes) seen.add(m);
   }
   return out;
-}
-
-/** The most entries of `times` within any one-second span. */
-function mostInOneSecond(times: number[]): number {
-  const t = [...times].sort((a, b) => a - b);
-  let worst = 0;
-  for (let i = 0, j = 0; i < t.length; i++) {
-    while (t[i]! - t[j]! >= 1000) j++;
-    worst = Math.max(worst, i - j + 1);
-  }
-  return worst;
 }
 
 function revisions(scrape: Scrape, direction: string): number {

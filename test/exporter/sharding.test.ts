@@ -14,8 +14,8 @@ import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { SimAccount } from '../../src/simulator/types.js';
 import { demoWorld } from '../../src/simulator/world.js';
 import type { Scrape } from '../helpers/exposition.js';
+import { answeredWindows, cursorOf, expectExact, expectTiles, reader } from '../helpers/ground-truth.js';
 import { configFrom, type Stack, startStack, waitFor } from '../helpers/stack.js';
-import { answeredWindows, cursorOf, expectExact, expectTiling, reader } from './failure-checks.js';
 
 const SHARDS = 3;
 /** Chosen so that rendezvous hashing gives each of 3 shards two of them (checked below, not assumed). */
@@ -136,7 +136,7 @@ describe('sharding across real exporters', () => {
         expect(start === firstBefore || start === firstAfter, `${account}: first window at lookback`).toBe(
           true,
         );
-        expectTiling(windows, start, cursor, account);
+        expectTiles(windows, start, cursor, account);
         expect(scrape.value('cdn_metrics_windows_total', { account }), `${account}: windows counted`).toBe(
           windows.length,
         );

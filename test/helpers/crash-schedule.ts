@@ -19,9 +19,9 @@ import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_USER, demoWorld } from '../../src/simulator/world.js';
 import type { TrafficPipeline } from '../../src/traffic/pipeline.js';
 import type { RevisitQueue } from '../../src/traffic/revisit.js';
-import { truthOver } from '../exporter/failure-checks.js';
 import { parseExposition } from './exposition.js';
 import { FakeClock } from './fake-clock.js';
+import { mostInOneSecond, truthOver } from './ground-truth.js';
 import { quiet, type Stack, startStack } from './stack.js';
 
 export type Step =
@@ -76,17 +76,6 @@ export interface Outcome {
   checked: number;
   /** The most API requests (login aside) the simulator received in any one second of its clock. */
   peakPerSecond: number;
-}
-
-/** The most of `times` (ms) within any one-second span. */
-export function mostInOneSecond(times: readonly number[]): number {
-  const t = [...times].sort((a, b) => a - b);
-  let worst = 0;
-  for (let i = 0, j = 0; i < t.length; i++) {
-    while (t[i]! - t[j]! >= 1000) j++;
-    worst = Math.max(worst, i - j + 1);
-  }
-  return worst;
 }
 
 const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);

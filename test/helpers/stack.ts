@@ -2,6 +2,7 @@
  * A simulator and an exporter pointed at it, both on loopback, configured through the real config loader.
  * Every test that starts a stack stops it (stop() is idempotent).
  */
+import { rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { stringify } from 'yaml';
 import { type Clock, systemClock } from '../../src/clock.js';
@@ -12,9 +13,11 @@ import { silentLogger } from '../../src/log.js';
 import { closeServer, listen } from '../../src/main.js';
 import type { SimulatorOptions } from '../../src/simulator/options.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import type { SimAccount } from '../../src/simulator/types.js';
+import { demoWorld } from '../../src/simulator/world.js';
 import type { TrafficPipeline } from '../../src/traffic/pipeline.js';
 import { Scrape } from './exposition.js';
-import { settle } from './fake-clock.js';
+import { type FakeClock, settle } from './fake-clock.js';
 
 export interface StackOptions {
   clock?: Clock;
@@ -147,6 +150,31 @@ export async function quiet(stack: Stack, timeoutMs = 30_000): Promise<void> {
   );
 }
 
+/** Moves `clock` on by `ms` in steps (a second: the request gate paces on it), every stack quiet after each step. */
+export async function runClock(
+  clock: FakeClock,
+  ms: number,
+  stacks: readonly Stack[],
+  stepMs = 1000,
+): Promise<void> {
+  for (let t = 0; t < ms; t += stepMs) {
+    await clock.advance(stepMs);
+    for (const s of stacks) await quiet(s);
+  }
+}
+
+/** What /metrics serves now: the store's text rebuilt first (it is rebuilt a turn after a change). */
+export async function scrapeNow(s: Stack): Promise<Scrape> {
+  await s.exporter.store.refresh();
+  return s.scrape();
+}
+
+/** A traffic-only account shaped like the demo world's second, named `name`, its token `${name}-token`. */
+export function trafficAccount(name: string): SimAccount {
+  const base = demoWorld()[1]!;
+  return { ...base, name, token: `${name}-token`, streams: [], recordings: [] };
+}
+
 /**
  * Date.now(), read at least 5 s before a minute turns (waiting up to 5 s for the next minute otherwise). A test that
  * computes where the exporter's walk begins (`floorMinute(now - lookback)`) and then starts it can otherwise read
@@ -156,4 +184,11 @@ export async function minuteSafeNow(): Promise<number> {
   const left = 60_000 - (Date.now() % 60_000);
   if (left < 5_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
   return Date.now();
+}
+
+/** Ends what a test started, in this order: its stacks, the simulator they shared, its temporary folder. */
+export async function stopAll(o: { stacks?: readonly (Stack | undefined)[]; sim?: Simulator; dir?: string }) {
+  for (const s of o.stacks ?? []) await s?.stop();
+  await o.sim?.close();
+  if (o.dir) rmSync(o.dir, { recursive: true, force: true });
 }

@@ -2,7 +2,7 @@
  * External tools (Debian's prometheus, promtool, chromium). Locally a test that needs one skips with a message
  * when it is missing; with REQUIRE_TOOLS=1 (set by .ci/run) a missing tool is a failure, never a skip.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 const ENV_NAMES = {
@@ -108,4 +108,16 @@ export function chromiumArgs(profile: string): string[] {
     '--hide-scrollbars',
     `--user-data-dir=${profile}`,
   ];
+}
+
+/** Runs Chromium with `args` to its end (30 s at the most) and gives what it printed (`--dump-dom`: the DOM). */
+export function runChromium(bin: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      bin,
+      args,
+      { timeout: 30_000, maxBuffer: 10 * 1024 * 1024, killSignal: 'SIGKILL' },
+      (err, stdout) => (err ? reject(err) : resolve(stdout)),
+    );
+  });
 }

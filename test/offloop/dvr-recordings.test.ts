@@ -2,8 +2,8 @@
  * Big DVR and recordings answers are parsed in a worker thread and come back packed (src/offloop/). Whatever path
  * an answer takes, the exporter must get the same object, key for key (a key the parser set to undefined
  * included), the same issues and unknown keys, and for a bad body the same `malformed` error; a worker that dies
- * costs only the parses it held. The bodies below are the shapes the parser tests use (test/api/dvr-parse.test.ts,
- * test/api/recordings-parse.test.ts), good and bad fields mixed.
+ * costs only the parses it held. The bodies below are the shapes the parser tests use (test/dvr/response.test.ts,
+ * test/recordings/response.test.ts), good and bad fields mixed.
  *
  * The worker runs from the build (dist/), which `npm test` makes before the tests run.
  */
@@ -20,9 +20,9 @@ import { ANSWER_POOL, type ParsePoolOptions } from '../../src/offloop/pool.js';
 import { packRecordingList, unpackRecordingList } from '../../src/offloop/recordings.js';
 import { RecorderClient } from '../../src/recordings/client.js';
 import { parseRecordingsBody } from '../../src/recordings/response.js';
-import { captureLog } from '../exporter/failure-checks.js';
 import { entry, range, setting } from '../helpers/answer-fixtures.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { captureLog } from '../helpers/log-capture.js';
 import { BUILT_WORKER, builtPools } from '../helpers/parse-pools.js';
 
 const utf8 = new TextEncoder();

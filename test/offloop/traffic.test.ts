@@ -21,8 +21,8 @@ import { TrafficMapping } from '../../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
 import { parseTrafficBody } from '../../src/traffic/parse.js';
 import type { TrafficResponse } from '../../src/traffic/response.js';
-import { captureLog } from '../exporter/failure-checks.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { captureLog } from '../helpers/log-capture.js';
 import { BUILT_WORKER, builtPools } from '../helpers/parse-pools.js';
 
 const T0 = Date.UTC(2026, 0, 1, 18, 0);

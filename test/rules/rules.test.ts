@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { RUNBOOK_URL } from '../../src/server/landing.js';
-import { labelsOf, MIN_WINDOW_RANGE_SECONDS, WINDOW_STEPPED } from '../dashboards/catalogue.js';
-import { durationSeconds, ranges, selectors } from '../dashboards/promql.js';
+import { labelsOf, MIN_WINDOW_RANGE_SECONDS, WINDOW_STEPPED } from '../helpers/metric-catalogue.js';
+import { durationSeconds, ranges, selectors } from '../helpers/promql.js';
 import { findTool } from '../helpers/tools.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');

@@ -11,9 +11,9 @@ import { createSelfMetrics } from '../../src/server/self-metrics.js';
 import { SeriesStore } from '../../src/store/series-store.js';
 import type { Exposition } from '../../src/store/types.js';
 import { FakeClock, settle } from '../helpers/fake-clock.js';
+import { FakeExposition, sampleFamilies } from '../helpers/fake-exposition.js';
 import { waitFor } from '../helpers/stack.js';
 import { findTool } from '../helpers/tools.js';
-import { FakeExposition, sampleFamilies } from './fake-exposition.js';
 import { listen, type Running, request } from './http.js';
 
 /** What Prometheus 2.x sends by default. */

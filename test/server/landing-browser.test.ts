@@ -3,19 +3,16 @@
  * settings, no token anywhere), and --screenshot of the failure states for what it looks like (the PNG is decoded
  * and its state colours counted; set LANDING_SCREENSHOT=/path.png to keep a copy and look at it).
  */
-import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
-import { createApp, type ExporterStatus } from '../../src/server/app.js';
-import { createSelfMetrics } from '../../src/server/self-metrics.js';
+import type { ExporterStatus } from '../../src/server/app.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { exporterApp } from '../helpers/fake-exposition.js';
 import { countColour, inkRows, readPng } from '../helpers/png.js';
-import { chromiumArgs, findTool } from '../helpers/tools.js';
-import { FakeExposition, sampleFamilies } from './fake-exposition.js';
+import { chromiumArgs, findTool, runChromium } from '../helpers/tools.js';
 import { listen, type Running } from './http.js';
 
 const SECRET = 'cdn-token-5e1f0c2d9a';
@@ -25,17 +22,6 @@ const chromium = findTool('chromium');
 const COLOURS = { up: '#0a7d32', down: '#b42318', failing: '#b54708' };
 const WIDTH = 1400;
 const HEIGHT = 1000;
-
-function runChromium(bin: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      bin,
-      args,
-      { timeout: 30_000, maxBuffer: 10 * 1024 * 1024, killSignal: 'SIGKILL' },
-      (err, stdout) => (err ? reject(err) : resolve(stdout)),
-    );
-  });
-}
 
 describe.skipIf(!chromium)('landing page in headless Chromium', () => {
   let server: Running;
@@ -131,17 +117,9 @@ describe.skipIf(!chromium)('landing page in headless Chromium', () => {
   const args = (): string[] => chromiumArgs(profile);
 
   beforeAll(async () => {
-    const registry = new Registry();
-    createSelfMetrics(registry, { version: '0.1.0', defaultMetrics: false });
-    const app = createApp({
-      registry,
-      store: new FakeExposition(sampleFamilies()),
-      status: () => status,
-      log: silentLogger,
-      secrets: () => [SECRET],
-      clock,
-    });
-    server = await listen(app);
+    server = await listen(
+      exporterApp(silentLogger, { status: () => status, secrets: () => [SECRET], clock }),
+    );
     profile = mkdtempSync(join(tmpdir(), 'cdn-exporter-chromium-'));
   });
 

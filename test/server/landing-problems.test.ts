@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/simulator/server.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { tableRows } from '../helpers/landing-html.js';
 import { e2eWorld, type RoundKey, RoundStepper, simEntries } from '../helpers/poll-rounds.js';
 import { type Stack, startStack } from '../helpers/stack.js';
 import { startTamperProxy, type TamperProxy } from '../helpers/tamper-proxy.js';
@@ -54,24 +55,6 @@ async function setup(o: { proxy?: boolean } = {}): Promise<Setup> {
   const steps = new RoundStepper(stack, clock);
   cleanups.push(() => stack.stop());
   return { stack, clock, steps, proxy };
-}
-
-function decode(html: string): string {
-  return html
-    .replace(/<[^>]*>/g, '')
-    .replace(/&#(\d+);/g, (_, n: string) => String.fromCharCode(Number(n)))
-    .trim();
-}
-
-/** The body rows of the table with this aria-label, as cell texts; [] when the page says there are none. */
-function tableRows(html: string, label: string): string[][] {
-  const start = html.indexOf(`<table aria-label="${label}">`);
-  if (start < 0) return [];
-  const table = html.slice(start, html.indexOf('</table>', start));
-  const body = table.slice(table.indexOf('<tbody>'));
-  return [...body.matchAll(/<tr>(.*?)<\/tr>/g)].map((m) =>
-    [...m[1]!.matchAll(/<td[^>]*>(.*?)<\/td>/g)].map((c) => decode(c[1]!)),
-  );
 }
 
 async function page(s: Setup): Promise<string> {

@@ -8,6 +8,7 @@ import { configDuration, DOC_LINKS, REFRESH_SECONDS } from '../../src/server/lan
 import { accountsForShard } from '../../src/sharding.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { pageText, tableRows } from '../helpers/landing-html.js';
 import { e2eWorld, type RoundKey, RoundStepper } from '../helpers/poll-rounds.js';
 import { type Stack, startStack } from '../helpers/stack.js';
 
@@ -16,24 +17,6 @@ const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-function decode(html: string): string {
-  return html
-    .replace(/<br>/g, '\n')
-    .replace(/<[^>]*>/g, '')
-    .replace(/&#(\d+);/g, (_, n: string) => String.fromCharCode(Number(n)))
-    .trim();
-}
-
-function tableRows(html: string, label: string): string[][] {
-  const start = html.indexOf(`<table aria-label="${label}">`);
-  if (start < 0) return [];
-  const table = html.slice(start, html.indexOf('</table>', start));
-  const body = table.slice(table.indexOf('<tbody>'));
-  return [...body.matchAll(/<tr>(.*?)<\/tr>/g)].map((m) =>
-    [...m[1]!.matchAll(/<td[^>]*>(.*?)<\/td>/g)].map((c) => decode(c[1]!)),
-  );
-}
 
 async function page(stack: Stack, query = ''): Promise<string> {
   const res = await fetch(`${stack.url}/${query}`);
@@ -66,7 +49,7 @@ describe('landing page: settings line', () => {
     });
     cleanups.push(() => replica.stop());
     const html = await page(replica);
-    const line = decode(
+    const line = pageText(
       html.slice(
         html.indexOf('<p class="settings"'),
         html.indexOf('</p>', html.indexOf('<p class="settings"')),

@@ -4,21 +4,18 @@
  * bands with their lines in them, several side by side on a desktop and at most two abreast on a phone, none cut
  * off. LANDING_TRAFFIC_SCREENSHOT=/path/prefix keeps copies (prefix-phone.png, prefix-desktop.png).
  */
-import { execFile } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
-import { createApp, type ExporterStatus } from '../../src/server/app.js';
-import { createSelfMetrics } from '../../src/server/self-metrics.js';
+import type { ExporterStatus } from '../../src/server/app.js';
 import { TrafficHistory } from '../../src/server/traffic-history.js';
 import type { TrafficResponse } from '../../src/traffic/response.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { exporterApp } from '../helpers/fake-exposition.js';
 import { type Png, readPng } from '../helpers/png.js';
-import { chromiumArgs, findTool } from '../helpers/tools.js';
-import { FakeExposition, sampleFamilies } from './fake-exposition.js';
+import { chromiumArgs, findTool, runChromium } from '../helpers/tools.js';
 import { listen, type Running } from './http.js';
 
 const chromium = findTool('chromium');
@@ -26,17 +23,6 @@ const chromium = findTool('chromium');
 const BAND = [0xee, 0xf1, 0xf5] as const;
 const LINE = [0x1d, 0x23, 0x30] as const;
 const ACCOUNTS = ['acme', 'globex'];
-
-function runChromium(bin: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      bin,
-      args,
-      { timeout: 30_000, maxBuffer: 10 * 1024 * 1024, killSignal: 'SIGKILL' },
-      (err, stdout) => (err ? reject(err) : resolve(stdout)),
-    );
-  });
-}
 
 function window(i: number, account: string): TrafficResponse {
   const wave = 1 + Math.sin(i / 8);
@@ -136,17 +122,7 @@ describe.skipIf(!chromium)('landing page traffic charts in headless Chromium', (
         const end = now - (120 - i) * 300_000;
         history.record(account, end - 300_000, end, window(i, account));
       }
-    const registry = new Registry();
-    createSelfMetrics(registry, { version: '0.1.0', defaultMetrics: false });
-    const app = createApp({
-      registry,
-      store: new FakeExposition(sampleFamilies()),
-      status: () => status,
-      history,
-      log: silentLogger,
-      clock,
-    });
-    server = await listen(app);
+    server = await listen(exporterApp(silentLogger, { status: () => status, history, clock }));
     profile = mkdtempSync(join(tmpdir(), 'cdn-exporter-chromium-'));
   });
 

@@ -8,14 +8,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
-import { createApp } from '../../src/server/app.js';
-import { createSelfMetrics } from '../../src/server/self-metrics.js';
 import { settle } from '../helpers/fake-clock.js';
+import { exporterApp } from '../helpers/fake-exposition.js';
 import { findTool } from '../helpers/tools.js';
-import { FakeExposition, sampleFamilies } from './fake-exposition.js';
 import { listen, type Running } from './http.js';
 
 const prometheus = findTool('prometheus');
@@ -46,22 +43,7 @@ describe.skipIf(!prometheus)('scraped by Prometheus', () => {
   const stderr: string[] = [];
 
   beforeAll(async () => {
-    const registry = new Registry();
-    createSelfMetrics(registry, { version: '0.1.0', apis: ['metrics'] });
-    app = await listen(
-      createApp({
-        registry,
-        store: new FakeExposition(sampleFamilies()),
-        status: () => ({
-          ready: true,
-          version: '0.1.0',
-          startedAt: new Date(),
-          accounts: [],
-          problems: { dvr: [], recordings: [] },
-        }),
-        log: silentLogger,
-      }),
-    );
+    app = await listen(exporterApp(silentLogger));
     dir = mkdtempSync(join(tmpdir(), 'cdn-exporter-prom-'));
     writeFileSync(
       join(dir, 'prometheus.yml'),

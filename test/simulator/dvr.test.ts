@@ -1,41 +1,20 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDvrSim } from '../../src/simulator/dvr.js';
-import type { SimAccount, SimContext } from '../../src/simulator/types.js';
+import type { SimContext } from '../../src/simulator/types.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { closeServed, OTHER_TOKEN, serveApi, ACME_TOKEN as TOKEN, twoAccounts } from '../helpers/sim-api.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
-const TOKEN = 'tok-acme-secret';
-const OTHER_TOKEN = 'tok-other-secret';
 
 function context(clock: FakeClock, seed = 7): SimContext {
-  const acme: SimAccount = {
-    name: 'acme',
-    token: TOKEN,
-    resources: [],
+  return twoAccounts(clock, seed, {
+    recordings: [],
     streams: [
       { name: 'live/main', hosts: ['h1', 'h2'], window: 3600 },
       { name: 'news/hd', hosts: ['h1'], window: 3600, breakEverySec: 300 },
       { name: 'off', hosts: ['h1'], window: 600, alive: false },
     ],
-    recordings: [],
-  };
-  const other: SimAccount = { name: 'other', token: OTHER_TOKEN, resources: [], streams: [], recordings: [] };
-  const accounts = new Map([
-    ['acme', acme],
-    ['other', other],
-  ]);
-  return {
-    clock,
-    seed,
-    accounts,
-    accountsForToken: (t) => {
-      const names = [...accounts.values()].filter((a) => a.token === t).map((a) => a.name);
-      return names.length > 0 ? names : undefined;
-    },
-  };
+  });
 }
 
 interface Entry {
@@ -51,21 +30,12 @@ interface Entry {
   };
 }
 
-const servers: Server[] = [];
-
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-});
+afterEach(closeServed);
 
 async function start(seed = 7) {
   const clock = new FakeClock(T0);
   const sim = createDvrSim(context(clock, seed));
-  const app = express();
-  app.use('/app/dvr-net/v1', sim.router);
-  const s = app.listen(0, '127.0.0.1');
-  servers.push(s);
-  await new Promise<void>((resolve) => s.once('listening', () => resolve()));
-  const base = `http://127.0.0.1:${(s.address() as AddressInfo).port}/app/dvr-net/v1`;
+  const base = await serveApi('/app/dvr-net/v1', sim.router);
   return { clock, sim, base };
 }
 

@@ -1,21 +1,14 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRecorderSim } from '../../src/simulator/recorder.js';
-import type { SimAccount, SimContext } from '../../src/simulator/types.js';
+import type { SimContext } from '../../src/simulator/types.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { closeServed, OTHER_TOKEN, serveApi, ACME_TOKEN as TOKEN, twoAccounts } from '../helpers/sim-api.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
-const TOKEN = 'tok-acme-secret';
-const OTHER_TOKEN = 'tok-other-secret';
 const DATETIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 
 function context(clock: FakeClock, seed = 11): SimContext {
-  const acme: SimAccount = {
-    name: 'acme',
-    token: TOKEN,
-    resources: [],
+  return twoAccounts(clock, seed, {
     streams: [],
     recordings: [
       {
@@ -39,38 +32,15 @@ function context(clock: FakeClock, seed = 11): SimContext {
         status: 'finish',
       },
     ],
-  };
-  const other: SimAccount = { name: 'other', token: OTHER_TOKEN, resources: [], streams: [], recordings: [] };
-  const accounts = new Map([
-    ['acme', acme],
-    ['other', other],
-  ]);
-  return {
-    clock,
-    seed,
-    accounts,
-    accountsForToken: (t) => {
-      const names = [...accounts.values()].filter((a) => a.token === t).map((a) => a.name);
-      return names.length > 0 ? names : undefined;
-    },
-  };
+  });
 }
 
-const servers: Server[] = [];
-
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-});
+afterEach(closeServed);
 
 async function start(seed = 11) {
   const clock = new FakeClock(T0);
   const sim = createRecorderSim(context(clock, seed));
-  const app = express();
-  app.use('/app/recorder-cloud/v1', sim.router);
-  const s = app.listen(0, '127.0.0.1');
-  servers.push(s);
-  await new Promise<void>((resolve) => s.once('listening', () => resolve()));
-  const base = `http://127.0.0.1:${(s.address() as AddressInfo).port}/app/recorder-cloud/v1`;
+  const base = await serveApi('/app/recorder-cloud/v1', sim.router);
   return { clock, sim, base };
 }
 

@@ -5,21 +5,10 @@
  * scraper would read must be exactly the model's.
  */
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../src/simulator/random.js';
 import { formatValue } from '../../src/store/format.js';
 import { SeriesStore } from '../../src/store/series-store.js';
 import type { Family } from '../../src/store/types.js';
-
-/** A small deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const VALUES = ['r', 'r1', 'ü-é', 'x"y', 'a\\b', 'line\nbreak', '', 'long-'.repeat(30), '😀'];
 
@@ -47,7 +36,7 @@ function exposed(store: SeriesStore): string[] {
 describe('series store against a model', () => {
   for (const seed of [1, 2, 3, 4]) {
     it(`keeps every series exact through adds, deletes, reuse and interleaved renders (seed ${seed})`, async () => {
-      const rand = rng(seed);
+      const rand = mulberry32(seed);
       const store = new SeriesStore({ chunkSize: 7 });
       const f: Family = store.family({
         name: 'cdn_x_total',

@@ -15,8 +15,8 @@ import { silentLogger } from '../../src/log.js';
 import { AuthCache, MAX_PENDING_CHECKS } from '../../src/web/auth.js';
 import { startWebServer, type WebServer } from '../../src/web/server.js';
 import { WebConfigSource } from '../../src/web/source.js';
+import { exporterApp } from '../helpers/fake-exposition.js';
 import { waitFor } from '../helpers/stack.js';
-import { exporterApp } from './harness.js';
 
 const HASH = bcrypt.hashSync('right', 4);
 

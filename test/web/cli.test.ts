@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { killAll, requireBuild, runCli, startCli } from '../cli/cli-process.js';
 import { makePki } from '../helpers/certs.js';
+import { killAll, requireBuild, runCli, startCli } from '../helpers/cli-process.js';
 import { findTool } from '../helpers/tools.js';
 import { get, htpasswd, writeFile } from './harness.js';
 

@@ -10,32 +10,12 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
-import { Registry } from 'prom-client';
 import type { Logger } from '../../src/log.js';
-import { createApp } from '../../src/server/app.js';
 import type { ServerLimits } from '../../src/server/limits.js';
-import { createSelfMetrics } from '../../src/server/self-metrics.js';
 import { AuthCache } from '../../src/web/auth.js';
 import { startWebServer, type WebServer } from '../../src/web/server.js';
 import { WebConfigSource } from '../../src/web/source.js';
-import { FakeExposition, sampleFamilies } from '../server/fake-exposition.js';
-
-export function exporterApp(log: Logger) {
-  const registry = new Registry();
-  createSelfMetrics(registry, { version: '0.1.0', apis: ['metrics'] });
-  return createApp({
-    registry,
-    store: new FakeExposition(sampleFamilies()),
-    status: () => ({
-      ready: true,
-      version: '0.1.0',
-      startedAt: new Date(),
-      accounts: [],
-      problems: { dvr: [], recordings: [] },
-    }),
-    log,
-  });
-}
+import { exporterApp } from '../helpers/fake-exposition.js';
 
 export interface Served {
   web: WebServer;

@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
-import { type Prometheus, startPrometheus } from '../e2e/prometheus.js';
 import { makePki, type Pki } from '../helpers/certs.js';
 import { settle } from '../helpers/fake-clock.js';
+import { type Prometheus, startPrometheus } from '../helpers/prometheus.js';
 import { findTool } from '../helpers/tools.js';
 import { get, htpasswd, type Served, serve, writeFile } from './harness.js';
 

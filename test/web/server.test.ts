@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
-import { captureLog } from '../exporter/failure-checks.js';
 import { type KeyPair, makePki, type Pki } from '../helpers/certs.js';
+import { captureLog } from '../helpers/log-capture.js';
 import { findTool } from '../helpers/tools.js';
 import { alpnChoice, get, get2, htpasswd, type Served, serve, writeFile } from './harness.js';
 

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebConfigSource } from '../../src/web/source.js';
-import { captureLog } from '../exporter/failure-checks.js';
 import { makePki, type Pki } from '../helpers/certs.js';
+import { captureLog } from '../helpers/log-capture.js';
 import { htpasswd, writeFile } from './harness.js';
 
 let dir: string;

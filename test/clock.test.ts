@@ -3,10 +3,7 @@
  * system clock must still wait its whole time. vitest's fake timers copy Node's overflow rule, so no test waits.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MAX_TIMER_MS, systemClock } from '../../src/clock.js';
-import { silentLogger } from '../../src/log.js';
-import { pollEvery } from '../../src/poll/interval.js';
-import { FakeClock } from '../helpers/fake-clock.js';
+import { MAX_TIMER_MS, systemClock } from '../src/clock.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -36,17 +33,5 @@ describe('systemClock.sleep beyond the timer limit', () => {
     await vi.advanceTimersByTimeAsync(MAX_TIMER_MS + 10);
     controller.abort(new Error('stop'));
     await expect(slept).rejects.toThrow('stop');
-  });
-});
-
-describe('pollEvery', () => {
-  it('refuses an interval that would poll in a busy loop', async () => {
-    const log = silentLogger;
-    const controller = new AbortController();
-    for (const bad of [0, -5, Number.NaN]) {
-      await expect(pollEvery(bad, new FakeClock(0), controller.signal, async () => {}, log)).rejects.toThrow(
-        'poll interval must be a finite number of ms >= 1',
-      );
-    }
   });
 });

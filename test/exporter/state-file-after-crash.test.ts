@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StateFile } from '../../src/exporter/state-file.js';
-import { captureLog } from '../exporter/failure-checks.js';
+import { captureLog } from '../helpers/log-capture.js';
 
 const T = Date.UTC(2026, 5, 1, 12, 0);
 const MINUTE = 60_000;

@@ -38,6 +38,12 @@ export interface CliProcess {
   textLine(re: RegExp, timeoutMs?: number): Promise<string>;
 }
 
+/** The URL the process serves /metrics on, from its "serving" log line (port 0 resolved to the one it bound). */
+export async function servingUrl(p: CliProcess, timeoutMs?: number): Promise<string> {
+  const line = await p.logLine((l) => typeof l.address === 'string', timeoutMs);
+  return `http://${String(line.address)}`;
+}
+
 const running = new Set<ChildProcess>();
 
 export function startCli(

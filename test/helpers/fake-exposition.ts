@@ -4,6 +4,10 @@
  * gzip cached alongside. Counts renders so tests can see the app uses the cache it is given.
  */
 import { gzipSync } from 'node:zlib';
+import { Registry } from 'prom-client';
+import type { Logger } from '../../src/log.js';
+import { type AppDeps, createApp } from '../../src/server/app.js';
+import { createSelfMetrics } from '../../src/server/self-metrics.js';
 import type { Exposition, ExpositionFormat, FamilyType, HeldChunks } from '../../src/store/types.js';
 
 export interface FakeFamily {
@@ -99,4 +103,26 @@ export function sampleFamilies(): FakeFamily[] {
       series: [{ labels: { account: 'acme', resource: '101' }, value: 0.875 }],
     },
   ];
+}
+
+/**
+ * The exporter's real app over the sample families: by default ready with no account, the traffic API's
+ * self-metrics; `over` replaces any of its parts (a status, the traffic history, the secrets, the clock).
+ */
+export function exporterApp(log: Logger, over: Partial<AppDeps> = {}) {
+  const registry = new Registry();
+  createSelfMetrics(registry, { version: '0.1.0', apis: ['metrics'] });
+  return createApp({
+    registry,
+    store: new FakeExposition(sampleFamilies()),
+    status: () => ({
+      ready: true,
+      version: '0.1.0',
+      startedAt: new Date(),
+      accounts: [],
+      problems: { dvr: [], recordings: [] },
+    }),
+    log,
+    ...over,
+  });
 }

@@ -11,8 +11,8 @@ import { CursorBook, REVISIT_SAVE_GAP_MS } from '../../src/exporter/cursor-book.
 import { StateFile } from '../../src/exporter/state-file.js';
 import { createLogger } from '../../src/log.js';
 import type { SavedRevisits } from '../../src/traffic/saved-revisits.js';
-import { captureLog } from '../exporter/failure-checks.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { captureLog } from '../helpers/log-capture.js';
 import { waitFor } from '../helpers/stack.js';
 
 const T = Date.UTC(2026, 5, 1, 12, 0);

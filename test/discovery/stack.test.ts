@@ -6,12 +6,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { floorMinute, MINUTE } from '../../src/clock.js';
 import { shardOf } from '../../src/sharding.js';
-import type { SimAccount } from '../../src/simulator/types.js';
 import { DEMO_PASSWORD, DEMO_USER, demoWorld } from '../../src/simulator/world.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { expectExact, walkers } from '../helpers/ground-truth.js';
-import { quiet, type Stack, startStack } from '../helpers/stack.js';
+import { expectExact, reader, walkers } from '../helpers/ground-truth.js';
+import { runClock, type Stack, scrapeNow, startStack, trafficAccount } from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 6, 1, 0, 0, 0);
 const INTERVAL = 2 * MINUTE;
@@ -21,24 +20,6 @@ afterEach(async () => {
   for (const s of stacks) await s.stop();
   stacks = [];
 });
-
-function account(name: string): SimAccount {
-  const base = demoWorld()[1]!;
-  return { ...base, name, token: `${name}-token`, streams: [], recordings: [] };
-}
-
-/** Moves the clock in steps of a second (the request gate paces on it), letting the exporters finish each step. */
-async function run(clock: FakeClock, ms: number): Promise<void> {
-  for (let t = 0; t < ms; t += 1000) {
-    await clock.advance(1000);
-    for (const s of stacks) await quiet(s);
-  }
-}
-
-async function scrape(s: Stack): Promise<Scrape> {
-  await s.exporter.store.refresh();
-  return s.scrape();
-}
 
 const upAccounts = (sc: Scrape) =>
   sc
@@ -59,7 +40,7 @@ function discoveryConfig(extra: Record<string, unknown> = {}) {
 describe('account discovery', () => {
   it('polls active accounts that match; follows additions, deactivations and removals within one interval', async () => {
     const clock = new FakeClock(T0);
-    const world = [...demoWorld(), account('prod-a'), account('test-b')];
+    const world = [...demoWorld(), trafficAccount('prod-a'), trafficAccount('test-b')];
     const s = await startStack({
       clock,
       sim: { accounts: world },
@@ -70,42 +51,42 @@ describe('account discovery', () => {
       },
     });
     stacks.push(s);
-    await run(clock, 10_000);
-    let sc = await scrape(s);
+    await runClock(clock, 10_000, stacks);
+    let sc = await scrapeNow(s);
     expect(upAccounts(sc)).toEqual(['demo', 'prod-a']);
     expect(sc.value('cdn_discovered_accounts', { login: DEMO_USER })).toBe(2);
     expect(sc.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(1);
     const page = await (await fetch(`${s.url}/`)).text();
     expect(page).toMatch(/prod-a <span class="none">\(discovered\)<\/span>/);
 
-    s.sim.addAccount(account('prod-c'));
-    await run(clock, INTERVAL);
-    sc = await scrape(s);
+    s.sim.addAccount(trafficAccount('prod-c'));
+    await runClock(clock, INTERVAL, stacks);
+    sc = await scrapeNow(s);
     expect(upAccounts(sc)).toEqual(['demo', 'prod-a', 'prod-c']);
     // A new account starts at now - lookback.
     const cWalker = walkers(s.exporter).get('prod-c')!;
-    await run(clock, 5000);
-    sc = await scrape(s);
+    await runClock(clock, 5000, stacks);
+    sc = await scrapeNow(s);
     const cursor = cWalker.current.cursor;
     expect(cursor).toBeGreaterThan(floorMinute(T0 - 30 * MINUTE));
-    expectExact(s.sim, sc, 'prod-c', floorMinute(T0 + INTERVAL + 10_000 - 30 * MINUTE), cursor);
+    expectExact(s.sim, reader(sc), 'prod-c', [[floorMinute(T0 + INTERVAL + 10_000 - 30 * MINUTE), cursor]]);
 
     s.sim.setAccountStatus('prod-a', 'inactive');
     s.sim.removeAccount('prod-c');
-    await run(clock, INTERVAL);
-    sc = await scrape(s);
+    await runClock(clock, INTERVAL, stacks);
+    sc = await scrapeNow(s);
     expect(upAccounts(sc)).toEqual(['demo']);
     expect(sc.all('cdn_edge_requests_total').filter((x) => x.labels.account !== 'demo')).toEqual([]);
     expect(sc.value('cdn_discovered_accounts', { login: DEMO_USER })).toBe(1);
 
     // A failed listing keeps the last known list.
     s.sim.setAccountStatus('prod-a', 'active');
-    await run(clock, INTERVAL);
-    expect(upAccounts(await scrape(s))).toEqual(['demo', 'prod-a']);
+    await runClock(clock, INTERVAL, stacks);
+    expect(upAccounts(await scrapeNow(s))).toEqual(['demo', 'prod-a']);
     s.sim.failInventory(503);
     s.sim.removeAccount('prod-a');
-    await run(clock, INTERVAL);
-    sc = await scrape(s);
+    await runClock(clock, INTERVAL, stacks);
+    sc = await scrapeNow(s);
     s.sim.failInventory(undefined);
     expect(sc.all('cdn_up').some((x) => x.labels.account === 'prod-a')).toBe(true);
     expect(sc.value('cdn_api_requests_total', { api: 'inventory', code: '503' })).toBeGreaterThan(0);
@@ -114,7 +95,7 @@ describe('account discovery', () => {
   it('two shards split the discovered accounts exactly, together once', async () => {
     const clock = new FakeClock(T0);
     const names = Array.from({ length: 12 }, (_, i) => `acct-${i}`);
-    const world = names.map(account);
+    const world = names.map(trafficAccount);
     const users = [{ username: DEMO_USER, password: DEMO_PASSWORD, accounts: [...names] }];
     const first = await startStack({
       clock,
@@ -128,9 +109,9 @@ describe('account discovery', () => {
       config: { ...discoveryConfig(), sharding: { shard: 1, shards: 2 } },
     });
     stacks.push(second);
-    await run(clock, 10_000);
-    const a = upAccounts(await scrape(first));
-    const b = upAccounts(await scrape(second));
+    await runClock(clock, 10_000, stacks);
+    const a = upAccounts(await scrapeNow(first));
+    const b = upAccounts(await scrapeNow(second));
     expect(a.length).toBeGreaterThan(0);
     expect(b.length).toBeGreaterThan(0);
     expect([...a, ...b].sort()).toEqual([...names].sort());

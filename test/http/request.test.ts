@@ -8,6 +8,7 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, parseRetryAfter } from '../../src/http/errors.js';
 import { buildQuery, HttpClient, type HttpClientOptions, reportingSends } from '../../src/http/request.js';
+import { apiFailure, expectNoSecret } from '../helpers/api-errors.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 const TOKEN = 'tok-SECRET-4f9a2c';
@@ -44,23 +45,6 @@ async function serve(handler: Handler): Promise<string> {
 function make(baseUrl: string, extra: Partial<HttpClientOptions> = {}): HttpClient {
   client = new HttpClient({ baseUrl, token: () => TOKEN, ...extra });
   return client;
-}
-
-async function failure(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    return err as ApiError;
-  }
-  throw new Error('expected the request to fail');
-}
-
-function expectNoToken(err: ApiError): void {
-  expect(err.message).not.toContain(TOKEN);
-  expect(String(err.stack)).not.toContain(TOKEN);
-  expect(JSON.stringify(err)).not.toContain(TOKEN);
-  expect(String(err)).not.toContain(TOKEN);
 }
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -119,8 +103,8 @@ describe('request', () => {
     const seen: [string, string, number][] = [];
     const http = make(base, { onRequest: (api, code, s) => seen.push([api, code, s]) });
     await http.request({ api: 'metrics', method: 'GET', path: '/ok' });
-    await failure(http.request({ api: 'dvr-net', method: 'GET', path: '/no' }));
-    await failure(http.request({ api: 'recorder-cloud', method: 'GET', path: '/cut' }));
+    await apiFailure(http.request({ api: 'dvr-net', method: 'GET', path: '/no' }));
+    await apiFailure(http.request({ api: 'recorder-cloud', method: 'GET', path: '/cut' }));
     expect(seen.map(([api, code]) => [api, code])).toEqual([
       ['metrics', '200'],
       ['dvr-net', '503'],
@@ -139,7 +123,7 @@ describe('request', () => {
       json(res, 429, { description: 'Too many requests' }, { 'retry-after': after });
     });
     const http = make(base, { clock });
-    const bySeconds = await failure(http.request({ api: 'metrics', method: 'GET', path: '/secs' }));
+    const bySeconds = await apiFailure(http.request({ api: 'metrics', method: 'GET', path: '/secs' }));
     expect(bySeconds).toMatchObject({
       kind: 'rate-limited',
       status: 429,
@@ -147,7 +131,7 @@ describe('request', () => {
       retryAfterMs: 7000,
     });
     expect(bySeconds.description).toBe('Too many requests');
-    const byDate = await failure(http.request({ api: 'metrics', method: 'GET', path: '/date' }));
+    const byDate = await apiFailure(http.request({ api: 'metrics', method: 'GET', path: '/date' }));
     expect(byDate.retryAfterMs).toBe(30_000);
   });
 
@@ -156,9 +140,9 @@ describe('request', () => {
     const s = server!;
     server = undefined;
     await new Promise<void>((resolve) => s.close(() => resolve()));
-    const err = await failure(make(base).request({ api: 'metrics', method: 'GET', path: '/' }));
+    const err = await apiFailure(make(base).request({ api: 'metrics', method: 'GET', path: '/' }));
     expect(err).toMatchObject({ kind: 'network', status: undefined, retryable: true, code: 'ECONNREFUSED' });
-    expectNoToken(err);
+    expectNoSecret(err, [TOKEN]);
   });
 
   it('tells reportingSends when each request was written, before the server saw it; nothing for a refused one', async () => {
@@ -190,7 +174,7 @@ describe('request', () => {
     s.closeAllConnections();
     await new Promise<void>((resolve) => s.close(() => resolve()));
     let written = 0;
-    await failure(
+    await apiFailure(
       reportingSends(
         () => written++,
         () => make(base).request({ api: 'metrics', method: 'GET', path: '/' }),
@@ -210,24 +194,24 @@ describe('request', () => {
     const ok = await get(async (bytes) => ({ length: bytes.byteLength }));
     expect(ok).toEqual({ status: 200, body: { length: TOKEN.length + 12 } });
 
-    const thrown = await failure(
+    const thrown = await apiFailure(
       get(async (bytes) => {
         throw new Error(`cannot read ${new TextDecoder().decode(bytes)}`);
       }),
     );
     expect(thrown).toMatchObject({ kind: 'malformed', status: 200, endpoint: 'GET /x', retryable: true });
     expect(thrown.detail).toContain('cannot read');
-    expectNoToken(thrown);
+    expectNoSecret(thrown, [TOKEN]);
     expect(thrown.detail).not.toContain(TOKEN);
 
-    const apiError = await failure(
+    const apiError = await apiFailure(
       get(async () => {
         throw new ApiError({ api: 'metrics', kind: 'malformed', detail: `top level holds ${TOKEN}` });
       }),
     );
     expect(apiError).toMatchObject({ kind: 'malformed', status: 200, endpoint: 'GET /x' });
     expect(apiError.message).toContain('top level holds <redacted>');
-    expectNoToken(apiError);
+    expectNoSecret(apiError, [TOKEN]);
   });
 
   it('gives a network error when the server never answers within headersTimeout', async () => {
@@ -235,7 +219,7 @@ describe('request', () => {
       // never answers
     });
     const http = make(base, { headersTimeoutMs: 150 });
-    const err = await failure(http.request({ api: 'dvr-net', method: 'GET', path: '/' }));
+    const err = await apiFailure(http.request({ api: 'dvr-net', method: 'GET', path: '/' }));
     expect(err).toMatchObject({ kind: 'network', status: undefined, retryable: true });
     expect(err.code).toBe('UND_ERR_HEADERS_TIMEOUT');
   });
@@ -246,7 +230,7 @@ describe('request', () => {
       res.write('{"data":[');
       setImmediate(() => res.socket?.destroy());
     });
-    const err = await failure(make(base).request({ api: 'metrics', method: 'GET', path: '/' }));
+    const err = await apiFailure(make(base).request({ api: 'metrics', method: 'GET', path: '/' }));
     expect(err).toMatchObject({ kind: 'network', retryable: true });
     expect(err.message).toContain('after 200');
   });
@@ -263,7 +247,7 @@ describe('request', () => {
         else res.end();
       }, 20);
     });
-    const err = await failure(
+    const err = await apiFailure(
       make(base, { timeoutMs: 300, bodyTimeoutMs: 10_000 }).request({
         api: 'metrics',
         method: 'GET',
@@ -288,7 +272,7 @@ describe('request', () => {
         else res.end();
       }, 20);
     });
-    const err = await failure(
+    const err = await apiFailure(
       make(base, { timeoutMs: 300 }).request({ api: 'metrics', method: 'GET', path: '/' }),
     );
     clearInterval(timer);
@@ -314,7 +298,7 @@ describe('request', () => {
       res.on('close', () => res.removeAllListeners('drain'));
       pump();
     });
-    const err = await failure(
+    const err = await apiFailure(
       make(base, { maxBodyBytes: 100_000 }).request({ api: 'metrics', method: 'GET', path: '/' }),
     );
     expect(err).toMatchObject({ kind: 'too_large', status: 200, retryable: true, api: 'metrics' });
@@ -350,11 +334,11 @@ describe('request', () => {
     }
     expect(accept).toBe('gzip, deflate, br');
     encoding = 'corrupt';
-    const err = await failure(http.request({ api: 'metrics', method: 'GET', path: '/' }));
+    const err = await apiFailure(http.request({ api: 'metrics', method: 'GET', path: '/' }));
     expect(err).toMatchObject({ kind: 'malformed', status: 200 });
     expect(err.message).toContain('does not decode as content-encoding gzip');
     encoding = 'compress';
-    const odd = await failure(http.request({ api: 'metrics', method: 'GET', path: '/' }));
+    const odd = await apiFailure(http.request({ api: 'metrics', method: 'GET', path: '/' }));
     expect(odd).toMatchObject({ kind: 'malformed', status: 200 });
     expect(odd.message).toContain('unsupported content-encoding "compress"');
   });
@@ -370,10 +354,10 @@ describe('request', () => {
       res.end(encoding === 'gzip' ? Buffer.from('not gzip') : Buffer.alloc(200_000, 0x20));
     });
     const http = make(base, { maxBodyBytes: 100_000 });
-    const undecodable = await failure(http.request({ api: 'dvr-net', method: 'GET', path: '/' }));
+    const undecodable = await apiFailure(http.request({ api: 'dvr-net', method: 'GET', path: '/' }));
     expect(undecodable).toMatchObject({ kind: 'server', status: 503, retryAfterMs: 7000 });
     encoding = 'identity';
-    const big = await failure(http.request({ api: 'dvr-net', method: 'GET', path: '/' }));
+    const big = await apiFailure(http.request({ api: 'dvr-net', method: 'GET', path: '/' }));
     expect(big).toMatchObject({ kind: 'server', status: 503 });
   });
 
@@ -384,7 +368,7 @@ describe('request', () => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
       res.end(bomb);
     });
-    const err = await failure(
+    const err = await apiFailure(
       make(base, { maxBodyBytes: 1_000_000 }).request({ api: 'metrics', method: 'GET', path: '/' }),
     );
     expect(bomb.length).toBeLessThan(1_000_000);
@@ -397,7 +381,7 @@ describe('request', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"data":[{"edge_');
     });
-    const err = await failure(make(base).request({ api: 'metrics', method: 'GET', path: '/' }));
+    const err = await apiFailure(make(base).request({ api: 'metrics', method: 'GET', path: '/' }));
     expect(err).toMatchObject({ kind: 'malformed', status: 200, retryable: true, api: 'metrics' });
   });
 
@@ -407,7 +391,7 @@ describe('request', () => {
       hits++;
       res.writeHead(302, { location: `${req.url}/elsewhere` }).end();
     });
-    const err = await failure(make(base).request({ api: 'metrics', method: 'GET', path: '/' }));
+    const err = await apiFailure(make(base).request({ api: 'metrics', method: 'GET', path: '/' }));
     expect(hits).toBe(1);
     expect(err.status).toBe(302);
     expect(err.retryable).toBe(false);
@@ -422,10 +406,10 @@ describe('request', () => {
     });
     const http = make(base);
     for (const path of ['/json', '/hosts', '/text']) {
-      const err = await failure(http.request({ api: 'dvr-net', method: 'GET', path }));
-      expectNoToken(err);
+      const err = await apiFailure(http.request({ api: 'dvr-net', method: 'GET', path }));
+      expectNoSecret(err, [TOKEN]);
     }
-    const err = await failure(http.request({ api: 'dvr-net', method: 'GET', path: '/json' }));
+    const err = await apiFailure(http.request({ api: 'dvr-net', method: 'GET', path: '/json' }));
     expect(err.description).toBe('token <redacted> is invalid');
   });
 
@@ -446,10 +430,10 @@ describe('request', () => {
     [504, 'timeout', true],
   ] as const)('status %i is kind %s (retryable %s), the token absent', async (status, kind, retryable) => {
     const base = await serve((_req, res) => json(res, status, { description: `said ${status}` }));
-    const err = await failure(make(base).request({ api: 'metrics', method: 'GET', path: '/a' }));
+    const err = await apiFailure(make(base).request({ api: 'metrics', method: 'GET', path: '/a' }));
     expect(err).toMatchObject({ status, kind, retryable, description: `said ${status}`, endpoint: 'GET /a' });
     expect(err.message).toContain(String(status));
-    expectNoToken(err);
+    expectNoSecret(err, [TOKEN]);
   });
 });
 

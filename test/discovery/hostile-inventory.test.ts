@@ -9,10 +9,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AccountPollers } from '../../src/exporter/account-pollers.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
-import { captureLog } from '../exporter/failure-checks.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { type Stack, startStack, waitFor } from '../helpers/stack.js';
+import { captureLog } from '../helpers/log-capture.js';
+import { type Stack, scrapeNow, startStack, waitFor } from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 6, 1, 0, 0, 0);
 
@@ -29,11 +29,6 @@ function inventory(names: readonly string[]): string {
   return JSON.stringify(
     names.map((name, i) => ({ status: 'active', utoken: `u${i}`, uid: `1-1-${i}`, name })),
   );
-}
-
-async function scrape(s: Stack): Promise<Scrape> {
-  await s.exporter.store.refresh();
-  return s.scrape();
 }
 
 const pollersOf = (s: Stack) => (s.exporter as unknown as { pollers: AccountPollers }).pollers;
@@ -76,7 +71,7 @@ describe('a hostile inventory', () => {
     await waitFor(() => pollersOf(s)?.size === 2000, 60_000, '2000 accounts polled');
     sampling = false;
     expect([...seen].some((n) => n > 0 && n < 2000)).toBe(true);
-    const sc = await scrape(s);
+    const sc = await scrapeNow(s);
     expect(refused(sc, 'max_accounts')).toBe(98_000);
     // The first 2000 by name are kept.
     const polled = new Set(s.exporter.status().accounts.map((a) => a.name));
@@ -101,7 +96,7 @@ describe('a hostile inventory', () => {
   it('row 8: names longer than limits.max_label_length are refused: nothing of them on /metrics, the page or the log', async () => {
     const long = Array.from({ length: 5000 }, (_, i) => `${String(i).padStart(5, '0')}${'x'.repeat(10_000)}`);
     const { s, lines } = await discover(inventory([...long, 'fine']));
-    await waitFor(async () => refused(await scrape(s), 'name_too_long') === 5000, 30_000, 'names refused');
+    await waitFor(async () => refused(await scrapeNow(s), 'name_too_long') === 5000, 30_000, 'names refused');
     await waitFor(() => pollersOf(s).size === 1, 30_000, 'the one good account polled');
     const text = await s.text();
     expect(text.length).toBeLessThan(1_000_000);
@@ -115,7 +110,7 @@ describe('a hostile inventory', () => {
 
   it('row 9: accounts named . and .. are refused: no request leaves the APIs prefixes', async () => {
     const { s } = await discover(inventory(['..', '.', 'demo']), { recordings: true });
-    await waitFor(async () => refused(await scrape(s), 'name_invalid') === 2, 30_000, 'names refused');
+    await waitFor(async () => refused(await scrapeNow(s), 'name_invalid') === 2, 30_000, 'names refused');
     await waitFor(
       () => s.sim.requestLog.some((r) => r.api === 'recorder-cloud'),
       30_000,
@@ -133,7 +128,8 @@ describe('a hostile inventory', () => {
   it('row 10: a body of 10 MB of `[` is refused before parsing, counted as a parse error', async () => {
     const { s, lines } = await discover('['.repeat(10_000_000));
     await waitFor(
-      async () => ((await scrape(s)).value('cdn_exporter_parse_errors_total', { api: 'inventory' }) ?? 0) > 0,
+      async () =>
+        ((await scrapeNow(s)).value('cdn_exporter_parse_errors_total', { api: 'inventory' }) ?? 0) > 0,
       30_000,
       'the inventory answer counted as a parse error',
     );

@@ -3,11 +3,12 @@
  * characters of one, is masked in any text; nothing else is touched.
  */
 import { describe, expect, it } from 'vitest';
-import type { LoginOutcome } from '../../src/auth/login.js';
-import { LoginToken, type PasswordFs } from '../../src/auth/login-token.js';
-import { silentLogger } from '../../src/log.js';
-import { REDACTED, SECRETS, SecretRegistry } from '../../src/redact.js';
-import { FakeClock } from '../helpers/fake-clock.js';
+import type { LoginOutcome } from '../src/auth/login.js';
+import { LoginToken } from '../src/auth/login-token.js';
+import { silentLogger } from '../src/log.js';
+import { REDACTED, SECRETS, SecretRegistry } from '../src/redact.js';
+import { FakeClock } from './helpers/fake-clock.js';
+import { passwordFile } from './helpers/password-file.js';
 
 const TOKEN = 'Zx8-Q/w+e r"t&y9Lm';
 
@@ -77,12 +78,7 @@ describe('the secret registry', () => {
 describe('a login registers its secrets', () => {
   it('masks the inline password, each password read from its file and every token issued, wherever redacted', async () => {
     const clock = new FakeClock();
-    let content = 'file-password-one';
-    let ino = 1n;
-    const fs: PasswordFs = {
-      stat: () => ({ ino, size: BigInt(content.length), mtimeNs: ino, ctimeNs: ino }),
-      read: () => `${content}\n`,
-    };
+    const { fs, replace } = passwordFile('file-password-one');
     let n = 0;
     const issued: string[] = [];
     const send = async (): Promise<LoginOutcome> => {
@@ -110,8 +106,7 @@ describe('a login registers its secrets', () => {
     const ctl = new AbortController();
     const loop = source.run(ctl.signal);
     await source.firstAttempt;
-    content = 'file-password-two';
-    ino = 2n;
+    replace('file-password-two');
     for (let i = 0; i < 70; i++) await clock.advance(1000);
     ctl.abort();
     await loop;

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AnswerAudit } from '../../src/http/answers.js';
-import { captureLog } from './failure-checks.js';
+import { captureLog } from '../helpers/log-capture.js';
 
 function audit() {
   const counted: Array<[string, number]> = [];

@@ -6,12 +6,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SIZE_RANGES } from '../../src/api/vocabulary.js';
 import { streamPath } from '../../src/dvr/client.js';
-import { ApiError, type ErrorKind } from '../../src/http/errors.js';
+import type { ErrorKind } from '../../src/http/errors.js';
 import { HttpClient } from '../../src/http/request.js';
 import { effectiveStatus } from '../../src/recordings/response.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { demoWorld } from '../../src/simulator/world.js';
 import { formatApiTime, MetricsClient } from '../../src/traffic/client.js';
+import { apiFailure, expectNoSecret } from '../helpers/api-errors.js';
 import { DvrTestClient, RecorderTestClient } from '../helpers/api-writes.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
@@ -74,24 +75,6 @@ async function closeAll() {
   for (const { sim, http } of open.splice(0)) {
     await http.close();
     await sim.close();
-  }
-}
-
-async function failure(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    return err as ApiError;
-  }
-  throw new Error('expected the request to fail');
-}
-
-function expectNoToken(err: ApiError): void {
-  for (const t of TOKENS) {
-    expect(err.message).not.toContain(t);
-    expect(String(err.stack)).not.toContain(t);
-    expect(JSON.stringify(err)).not.toContain(t);
   }
 }
 
@@ -186,7 +169,7 @@ describe('metrics client', () => {
   });
 
   it('422 (period over 10 minutes) is invalid, not retryable, with the API description', async () => {
-    const err = await failure(
+    const err = await apiFailure(
       c.metrics.fetchTraffic({
         account: 'demo',
         start: T0 - 20 * MIN,
@@ -196,23 +179,23 @@ describe('metrics client', () => {
     );
     expect(err).toMatchObject({ api: 'metrics', kind: 'invalid', status: 422, retryable: false });
     expect(err.description).toMatch(/1 to 10 minutes/);
-    expectNoToken(err);
+    expectNoSecret(err, TOKENS);
   });
 
   it('403 JSON for a bad token and for an account the token may not see is auth', async () => {
     c.setToken('wrong-SECRET-token');
-    const bad = await failure(
+    const bad = await apiFailure(
       c.metrics.fetchTraffic({ account: 'demo', start: start5, end: end5, breakdown: 'account' }),
     );
     expect(bad).toMatchObject({ kind: 'auth', status: 403, retryable: false, description: 'Invalid token' });
     expect(bad.message).not.toContain('wrong-SECRET-token');
     c.setToken(DEMO_TOKEN);
-    const other = await failure(
+    const other = await apiFailure(
       c.metrics.fetchTraffic({ account: 'acme', start: start5, end: end5, breakdown: 'account' }),
     );
     expect(other).toMatchObject({ kind: 'auth', status: 403 });
     expect(other.description).toMatch(/acme/);
-    expectNoToken(other);
+    expectNoSecret(other, TOKENS);
   });
 
   it('reads the flat and the plain-number request_time shapes', async () => {
@@ -295,24 +278,26 @@ describe('dvr-net client', () => {
 
   it('500 with failed_hosts is a retryable server error carrying the hosts', async () => {
     c.sim.dvr.failDeletesOn(['dvr-2.demo.example']);
-    const err = await failure(c.dvr.deleteAll('demo', 'live/main', '*'));
+    const err = await apiFailure(c.dvr.deleteAll('demo', 'live/main', '*'));
     expect(err).toMatchObject({ api: 'dvr-net', kind: 'server', status: 500, retryable: true });
     expect(err.failedHosts).toEqual(['dvr-2.demo.example']);
     expect(err.message).toContain('dvr-2.demo.example');
-    expectNoToken(err);
+    expectNoSecret(err, TOKENS);
   });
 
   it('the status/description envelope: 403 token, 404 stream, 422 body', async () => {
     c.setToken('nope-SECRET-token');
-    const auth = await failure(c.dvr.getStream('demo', 'live/main'));
+    const auth = await apiFailure(c.dvr.getStream('demo', 'live/main'));
     expect(auth).toMatchObject({ kind: 'auth', status: 403, description: 'Invalid token', retryable: false });
     c.setToken(DEMO_TOKEN);
-    const missing = await failure(c.dvr.getStream('demo', 'no/such'));
+    const missing = await apiFailure(c.dvr.getStream('demo', 'no/such'));
     expect(missing).toMatchObject({ kind: 'invalid', status: 404, description: 'Stream no/such not found' });
-    const bad = await failure(c.dvr.deleteRange('demo', 'live/main', { host: '*', fromTs: 100, toTs: 50 }));
+    const bad = await apiFailure(
+      c.dvr.deleteRange('demo', 'live/main', { host: '*', fromTs: 100, toTs: 50 }),
+    );
     expect(bad).toMatchObject({ kind: 'invalid', status: 422 });
     expect(bad.description).toMatch(/to_ts/);
-    for (const e of [auth, missing, bad]) expectNoToken(e);
+    for (const e of [auth, missing, bad]) expectNoSecret(e, TOKENS);
   });
 });
 
@@ -372,7 +357,7 @@ describe('recorder-cloud client', () => {
       status: 'wait',
     });
 
-    const dup = await failure(c.recorder.createSetting('demo', body));
+    const dup = await apiFailure(c.recorder.createSetting('demo', body));
     expect(dup).toMatchObject({ api: 'recorder-cloud', kind: 'invalid', status: 409, retryable: false });
 
     await c.recorder.patchSetting('demo', id, { action: 'start' });
@@ -384,12 +369,12 @@ describe('recorder-cloud client', () => {
     const changed = await c.recorder.getSetting('demo', id);
     expect(changed.settings[0]!.dvrEnabled).toBe(false);
 
-    const unknown = await failure(c.recorder.patchSetting('demo', 'no-such-id', { action: 'stop' }));
+    const unknown = await apiFailure(c.recorder.patchSetting('demo', 'no-such-id', { action: 'stop' }));
     expect(unknown).toMatchObject({ kind: 'invalid', status: 400, retryable: false });
   });
 
   it('422 errors data becomes the description', async () => {
-    const err = await failure(
+    const err = await apiFailure(
       c.recorder.createSetting('demo', {
         streamName: 'x',
         streamType: 'medium' as 'short',
@@ -403,15 +388,15 @@ describe('recorder-cloud client', () => {
 
   it('text/plain 401, 403 and 404 bodies become the description', async () => {
     c.setToken('bad-SECRET-token');
-    const e401 = await failure(c.recorder.listSettings('demo'));
+    const e401 = await apiFailure(c.recorder.listSettings('demo'));
     expect(e401).toMatchObject({ kind: 'auth', status: 401, description: 'Invalid token', retryable: false });
     expect(e401.message).not.toContain('bad-SECRET-token');
     c.setToken(DEMO_TOKEN);
-    const e403 = await failure(c.recorder.listSettings('acme'));
+    const e403 = await apiFailure(c.recorder.listSettings('acme'));
     expect(e403).toMatchObject({ kind: 'auth', status: 403, description: 'Invalid account' });
-    const e404 = await failure(c.recorder.getSetting('demo', 'missing'));
+    const e404 = await apiFailure(c.recorder.getSetting('demo', 'missing'));
     expect(e404).toMatchObject({ kind: 'invalid', status: 404, description: 'Not found' });
-    for (const e of [e401, e403, e404]) expectNoToken(e);
+    for (const e of [e401, e403, e404]) expectNoSecret(e, TOKENS);
   });
 
   it('each PATCH action shows its documented effect in the next getSetting and listSettings', async () => {
@@ -440,12 +425,14 @@ describe('recorder-cloud client', () => {
     expect(started.status).toBe('progress');
     // A running instance has no stop yet.
     expect(started.records).toEqual([{ start: t1, initPath: `/rec/${sec(t1)}.m3u8`, status: 'progress' }]);
-    const twice = await failure(c.recorder.patchSetting(account, id, { action: 'start' }));
+    const twice = await apiFailure(c.recorder.patchSetting(account, id, { action: 'start' }));
     expect(twice).toMatchObject({ api: 'recorder-cloud', kind: 'invalid', status: 422 });
     expect(twice.description).toMatch(/action/);
 
     // change during a recording: only dvr_enabled.
-    const refused = await failure(c.recorder.patchSetting(account, id, { action: 'change', storageTime: 7 }));
+    const refused = await apiFailure(
+      c.recorder.patchSetting(account, id, { action: 'change', storageTime: 7 }),
+    );
     expect(refused).toMatchObject({ kind: 'invalid', status: 422 });
     expect(refused.description).toMatch(/storage_time/);
     await c.recorder.patchSetting(account, id, { action: 'change', dvrEnabled: true });
@@ -459,7 +446,7 @@ describe('recorder-cloud client', () => {
       status: 'finish',
       records: [{ start: t1, stop: t2, status: 'finish' }],
     });
-    const stopAgain = await failure(c.recorder.patchSetting(account, id, { action: 'stop' }));
+    const stopAgain = await apiFailure(c.recorder.patchSetting(account, id, { action: 'stop' }));
     expect(stopAgain).toMatchObject({ kind: 'invalid', status: 422 });
 
     // change (the default action) outside a recording: every documented field.
@@ -503,9 +490,9 @@ describe('recorder-cloud client', () => {
     await c.recorder.patchSetting(account, id, { action: 'deactivate' });
     const after = await c.recorder.listSettings(account, { all: true, extraFields: ['status'] });
     expect(after.settings.map((x) => x.id)).toEqual(before);
-    const gone = await failure(c.recorder.getSetting(account, id));
+    const gone = await apiFailure(c.recorder.getSetting(account, id));
     expect(gone).toMatchObject({ kind: 'invalid', status: 404, description: 'Not found' });
-    const patchGone = await failure(c.recorder.patchSetting(account, id, { action: 'start' }));
+    const patchGone = await apiFailure(c.recorder.patchSetting(account, id, { action: 'start' }));
     expect(patchGone).toMatchObject({ kind: 'invalid', status: 400, description: undefined });
     const again = await c.recorder.createSetting(account, {
       streamName: 'client/actions',
@@ -533,7 +520,7 @@ describe('recorder-cloud client', () => {
       ],
     ];
     for (const [name, call] of calls) {
-      const err = await failure(call());
+      const err = await apiFailure(call());
       expect(err, name).toMatchObject({
         api: 'recorder-cloud',
         kind: 'invalid',
@@ -542,7 +529,7 @@ describe('recorder-cloud client', () => {
         retryable: false,
       });
       expect(lastLog(c.sim).status).toBe(400);
-      expectNoToken(err);
+      expectNoSecret(err, TOKENS);
     }
     // The setting was neither started nor deactivated.
     const s = await c.recorder.getSetting('demo', id, { extraFields: ['status'] });
@@ -552,7 +539,7 @@ describe('recorder-cloud client', () => {
 
   it('405 Method is not allowed (text/plain) is invalid, not retryable, with the API text', async () => {
     // An empty id leaves the PATCH on the list endpoint, which takes only GET and PUT.
-    const err = await failure(c.recorder.patchSetting('demo', '', { action: 'start' }));
+    const err = await apiFailure(c.recorder.patchSetting('demo', '', { action: 'start' }));
     expect(lastLog(c.sim)).toMatchObject({
       method: 'PATCH',
       path: '/app/recorder-cloud/v1/demo/record/',
@@ -566,7 +553,7 @@ describe('recorder-cloud client', () => {
       retryable: false,
     });
     expect(err.message).toContain('Method is not allowed');
-    expectNoToken(err);
+    expectNoSecret(err, TOKENS);
   });
 });
 
@@ -618,12 +605,12 @@ describe('injected faults become ApiError kinds', () => {
         // A slow answer costs a real headers timeout (about a second with undici's timers): one API is enough.
         if (fault === 'slow' && name !== 'dvr-net') continue;
         c.calls.length = 0;
-        const err = await failure(call(c));
+        const err = await apiFailure(call(c));
         expect(err, name).toMatchObject({ kind, status, retryable });
         expect(err.api).toBe(name.split(' ')[0]);
         if (fault === '429') expect(err.retryAfterMs).toBe(1000);
         expect(c.calls).toEqual([[err.api, status === undefined ? 'error' : String(status)]]);
-        expectNoToken(err);
+        expectNoSecret(err, TOKENS);
       }
     });
   }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CursorBook } from '../../src/exporter/cursor-book.js';
-import { captureLog } from '../exporter/failure-checks.js';
+import { captureLog } from '../helpers/log-capture.js';
 
 const T = Date.UTC(2026, 5, 1, 12, 0);
 const M = 60_000;
