@@ -73,6 +73,8 @@ describe('state_file', () => {
     );
     // A grace long enough for a busy machine: every window in flight is answered and counted before the stop.
     await one.stopExporter(30_000);
+    // The /metrics text is rebuilt a turn after a change: what the stop counted last is in it once refreshed.
+    await one.exporter.store.refresh();
     const scrape1 = await one.scrape();
     const cursor1 = cursorOf(scrape1, 'demo');
     await one.stop();
@@ -98,6 +100,7 @@ describe('state_file', () => {
     const scrape2 = await two.scrape();
     const cursor2 = cursorOf(scrape2, 'demo');
     await two.stopExporter();
+    await two.exporter.store.refresh();
     expect(savedCursor(stateFile, 'demo')).toBe(cursorOf(await two.scrape(), 'demo'));
 
     // The second run began at the saved cursor, not at now - lookback. Its first windows go out side by side
