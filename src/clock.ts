@@ -66,6 +66,9 @@ export function floorMinute(ms: number): number {
  * at once after `wake()`. A wake with nobody sleeping is a no-op (the loop looks again before it sleeps). An
  * unbounded `at` (Infinity) waits an hour at a time.
  */
+/** The reason a woken sleep ends with (caught below): one, not a DOMException (and its stack) per wake. */
+const WOKEN = new DOMException('woken', 'AbortError');
+
 export class Alarm {
   private wakeUp: (() => void) | undefined;
 
@@ -78,7 +81,7 @@ export class Alarm {
   async sleepUntil(at: number): Promise<void> {
     const ms = at - this.clock.now();
     const ctl = new AbortController();
-    this.wakeUp = () => ctl.abort();
+    this.wakeUp = () => ctl.abort(WOKEN);
     try {
       if (ms <= 0) await new Promise<void>((r) => setImmediate(r));
       else await this.clock.sleep(Number.isFinite(ms) ? ms : 3_600_000, ctl.signal);
