@@ -54,6 +54,8 @@ export interface AccountPollersDeps {
   signal: AbortSignal;
   /** Every loop started, for the exporter's stop() to wait on. */
   track: (loop: Promise<void>) => void;
+  /** Longest slice of the exporter's stop between two yields to the event loop (default SLICE_MS). */
+  sliceMs?: number;
 }
 
 interface Running {
@@ -75,7 +77,8 @@ export class AccountPollers {
     // accounts are aborted in slices: each wakes its loops and drops its waiting requests, and 10,000 of them in
     // one block held the event loop 7 s, SIGTERM's grace with it (issue 25, row 7).
     d.signal.addEventListener('abort', () => {
-      d.track(inSlices(this.running.values(), (r) => r.abort()).then(() => undefined));
+      const aborting = inSlices(this.running.values(), (r) => r.abort(), { sliceMs: d.sliceMs });
+      d.track(aborting.then(() => undefined));
     });
   }
 
