@@ -62,13 +62,16 @@ export function floorMinute(ms: number): number {
 }
 
 /**
+ * The reason a woken sleep ends with (Alarm.sleepUntil catches it): one, not a DOMException (and its stack) per
+ * wake.
+ */
+const WOKEN = new DOMException('woken', 'AbortError');
+
+/**
  * A loop's wait for its next due time that a change cuts short: `sleepUntil(at)` resolves at `at` on the clock, or
  * at once after `wake()`. A wake with nobody sleeping is a no-op (the loop looks again before it sleeps). An
  * unbounded `at` (Infinity) waits an hour at a time.
  */
-/** The reason a woken sleep ends with (caught below): one, not a DOMException (and its stack) per wake. */
-const WOKEN = new DOMException('woken', 'AbortError');
-
 export class Alarm {
   private wakeUp: (() => void) | undefined;
 
