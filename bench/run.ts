@@ -3,6 +3,7 @@
  * small); add a suite by appending it to SUITES.
  */
 
+import { discoveryBenchmarks } from './discovery.js';
 import { exporterBenchmarks } from './exporter.js';
 import { httpBenchmarks } from './http.js';
 import { landingBenchmarks } from './landing.js';
@@ -32,6 +33,8 @@ const SUITES: Suite[] = [
   // `node dist/bench/run.js shrink` runs it alone.
   { name: 'exporter process: burst and shrink', run: processShrink },
   { name: 'revisit: records of late data, state file', run: revisitBenchmarks },
+  // `node dist/bench/run.js discovery` runs it alone.
+  { name: 'discovery: 100,000 listed accounts', run: discoveryBenchmarks },
   { name: 'http: reading big answers', run: httpBenchmarks },
   // `node dist/bench/run.js 'big DVR'` runs it alone.
   { name: 'exporter process: big DVR and recordings answers', run: processBigAnswers },

@@ -62,6 +62,12 @@ export function floorMinute(ms: number): number {
 }
 
 /**
+ * The reason a woken sleep ends with (Alarm.sleepUntil catches it): one, not a DOMException (and its stack) per
+ * wake.
+ */
+const WOKEN = new DOMException('woken', 'AbortError');
+
+/**
  * A loop's wait for its next due time that a change cuts short: `sleepUntil(at)` resolves at `at` on the clock, or
  * at once after `wake()`. A wake with nobody sleeping is a no-op (the loop looks again before it sleeps). An
  * unbounded `at` (Infinity) waits an hour at a time.
@@ -78,7 +84,7 @@ export class Alarm {
   async sleepUntil(at: number): Promise<void> {
     const ms = at - this.clock.now();
     const ctl = new AbortController();
-    this.wakeUp = () => ctl.abort();
+    this.wakeUp = () => ctl.abort(WOKEN);
     try {
       if (ms <= 0) await new Promise<void>((r) => setImmediate(r));
       else await this.clock.sleep(Number.isFinite(ms) ? ms : 3_600_000, ctl.signal);

@@ -19,6 +19,7 @@ import type { TokenSource } from '../config/token.js';
 import { isRefusal } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { InventoryResponse } from './response.js';
+import { inSlices, type Slicing } from './slices.js';
 
 export interface DiscoverySource {
   /** The `login` label: the username, or `token` / `token:ACCOUNT` for a fixed token. Never a secret. */
@@ -79,6 +80,8 @@ export interface DiscoveryDeps {
   /** Elements of an answer that could not be used (counted as parse errors). */
   issues(n: number): void;
   describe(err: unknown): string;
+  /** The exporter's stop signal (a round it ends applies nothing), and the slices of a round's work. */
+  slicing?: Slicing;
 }
 
 export function keeps(filter: DiscoveryFilter, name: string): boolean {
@@ -98,27 +101,32 @@ export function discoveryRound(d: DiscoveryDeps): () => Promise<void> {
           if (res.issues > 0) d.issues(res.issues);
           const names: string[] = [];
           const refused = new Map<AccountRefusal, string[]>();
-          for (const a of res.accounts) {
-            if (!a.active || !keeps(d.filter, a.name)) continue;
-            const why = nameRefusal(a.name, d.maxNameLength);
-            if (why === undefined) names.push(a.name);
-            else {
-              const list = refused.get(why) ?? [];
-              list.push(a.name);
-              refused.set(why, list);
-            }
-          }
+          const read = await inSlices(
+            res.accounts,
+            (a) => {
+              if (!a.active || !keeps(d.filter, a.name)) return;
+              const why = nameRefusal(a.name, d.maxNameLength);
+              if (why === undefined) names.push(a.name);
+              else {
+                const list = refused.get(why) ?? [];
+                list.push(a.name);
+                refused.set(why, list);
+              }
+            },
+            d.slicing,
+          );
+          if (!read) return;
           const before = last.get(source);
           last.set(source, names);
           d.count(source.label, names.length);
-          if (!before || before.join('\n') !== names.join('\n'))
+          if (!before || !sameNames(before, names))
             d.log.info(
               { login: source.label, count: names.length, accounts: someNames(names) },
               'discovered accounts',
             );
           const was = lastRefused.get(source);
           lastRefused.set(source, refused);
-          if (refusalsText(was) !== refusalsText(refused) && refused.size > 0)
+          if (!sameRefusals(was, refused) && refused.size > 0)
             d.log.warn(
               {
                 login: source.label,
@@ -144,17 +152,35 @@ export function discoveryRound(d: DiscoveryDeps): () => Promise<void> {
     );
     const wanted = new Map<string, TokenSource>();
     for (const source of d.sources) {
-      for (const name of last.get(source) ?? []) if (!wanted.has(name)) wanted.set(name, source.token);
+      const listed = await inSlices(
+        last.get(source) ?? [],
+        (name) => {
+          if (!wanted.has(name)) wanted.set(name, source.token);
+        },
+        d.slicing,
+      );
+      if (!listed) return;
     }
     const refused = new Map<AccountRefusal, string[]>();
     for (const byReason of lastRefused.values())
-      for (const [why, list] of byReason) refused.set(why, [...(refused.get(why) ?? []), ...list]);
+      for (const [why, list] of byReason) refused.set(why, (refused.get(why) ?? []).concat(list));
     d.refused(refused);
     d.apply(wanted);
   };
 }
 
-function refusalsText(r: ReadonlyMap<AccountRefusal, string[]> | undefined): string {
-  if (r === undefined) return '';
-  return [...r].map(([why, list]) => `${why}:${list.join('\n')}`).join('\u0000');
+/** Element by element: no string of the whole list is built (100,000 names: megabytes). */
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function sameRefusals(
+  a: ReadonlyMap<AccountRefusal, string[]> | undefined,
+  b: ReadonlyMap<AccountRefusal, string[]>,
+): boolean {
+  if ((a?.size ?? 0) !== b.size) return false;
+  for (const [why, list] of b) if (!sameNames(a?.get(why) ?? [], list)) return false;
+  return true;
 }

@@ -8,6 +8,7 @@
 import { LoginToken } from '../auth/login-token.js';
 import type { Clock } from '../clock.js';
 import type { AccountConfig, Config } from '../config/index.js';
+import { inSlices } from '../discovery/slices.js';
 import type { DvrBodyParser } from '../dvr/client.js';
 import { dvrPoller } from '../dvr/poller.js';
 import type { AnswerAudit } from '../http/answers.js';
@@ -25,6 +26,9 @@ import type { CursorBook } from './cursor-book.js';
 import type { Sinks } from './sinks.js';
 import { APIS, type Api, type StatusBoard } from './status-board.js';
 import { rereadIfRefused, rereadToken } from './token-refresh.js';
+
+/** The reason every account's loops stop with: one, not a DOMException (and its stack) per account. */
+const STOPPED = new DOMException('polling stopped', 'AbortError');
 
 export interface AccountPollersDeps {
   sinks: Sinks;
@@ -50,12 +54,14 @@ export interface AccountPollersDeps {
   signal: AbortSignal;
   /** Every loop started, for the exporter's stop() to wait on. */
   track: (loop: Promise<void>) => void;
+  /** Longest slice of the exporter's stop between two yields to the event loop (default SLICE_MS). */
+  sliceMs?: number;
 }
 
 interface Running {
   account: AccountConfig;
   walker: AccountWalker;
-  /** Ends its loops (the exporter's stop does, for all, through one listener). */
+  /** Ends its loops (the exporter's stop does, for all, through one listener), reporting nothing more. */
   abort(): void;
   stop(): Promise<void>;
 }
@@ -67,9 +73,12 @@ export class AccountPollers {
 
   constructor(private readonly d: AccountPollersDeps) {
     // One listener for all accounts: an EventTarget checks its listeners on every add and remove, so one per
-    // account made starting and stopping N accounts cost O(N^2) (100,000 discovered accounts: minutes).
+    // account made starting and stopping N accounts cost O(N^2) (100,000 discovered accounts: minutes). The
+    // accounts are aborted in slices: each wakes its loops and drops its waiting requests, and 10,000 of them in
+    // one block held the event loop 7 s, SIGTERM's grace with it (issue 25, row 7).
     d.signal.addEventListener('abort', () => {
-      for (const r of this.running.values()) r.abort();
+      const aborting = inSlices(this.running.values(), (r) => r.abort(), { sliceMs: d.sliceMs });
+      d.track(aborting.then(() => undefined));
     });
   }
 
@@ -93,7 +102,7 @@ export class AccountPollers {
     const { traffic, dvr, recordings } = d.sinks;
     const name = account.name;
     const ctl = new AbortController();
-    if (d.signal.aborted) ctl.abort();
+    if (d.signal.aborted) ctl.abort(STOPPED);
     const signal = ctl.signal;
     // The account's requests, through its token's upstream: those waiting for their turn go when it stops alone.
     const requests = up.forAccount(signal);
@@ -186,10 +195,14 @@ export class AccountPollers {
     this.running.set(name, {
       account,
       walker,
-      abort: () => ctl.abort(),
+      abort: () => {
+        // The exporter stops: what the loops report on their way out is not shown anywhere.
+        active = false;
+        ctl.abort(STOPPED);
+      },
       stop: async () => {
         active = false;
-        ctl.abort();
+        ctl.abort(STOPPED);
         unsubscribe();
         await Promise.allSettled(loops);
       },

@@ -22,6 +22,7 @@ import {
   discoveryRound,
   someNames,
 } from '../discovery/discovery.js';
+import { inSlices, type Slicing, sortedInSlices } from '../discovery/slices.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { pollEvery } from '../poll/interval.js';
@@ -48,22 +49,8 @@ export interface DiscoveredAccountsDeps {
   };
   /** The exporter's stop signal: no account is started after it. */
   signal: AbortSignal;
-}
-
-/** Work between two yields to the event loop while starting or stopping accounts (the traffic applier's slice). */
-export const SLICE_MS = 10;
-
-/** Calls `fn` for each item, yielding to the event loop every SLICE_MS; stops early once `signal` aborts. */
-async function inSlices<T>(items: Iterable<T>, signal: AbortSignal, fn: (item: T) => unknown): Promise<void> {
-  let sliceStart = performance.now();
-  for (const item of items) {
-    if (signal.aborted) return;
-    await fn(item);
-    if (performance.now() - sliceStart >= SLICE_MS) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      sliceStart = performance.now();
-    }
-  }
+  /** Longest slice of work between two yields to the event loop (default SLICE_MS; tests: 0). */
+  sliceMs?: number;
 }
 
 /** Starts the discovery loop; returns it (it ends when `signal` aborts). */
@@ -95,20 +82,24 @@ export function startDiscovery(d: DiscoveredAccountsDeps): Promise<void> {
       gauge.set({ reason }, n);
     }
   };
+  const slicing: Slicing = { signal: d.signal, sliceMs: d.sliceMs };
   const apply = async (wanted: Map<string, TokenSource>): Promise<void> => {
-    const { signal } = d;
-    if (signal.aborted) return;
     const { shard, shards } = config.sharding;
     const owned: string[] = [];
-    await inSlices(wanted.keys(), signal, (name) => {
-      if (!listed.has(name) && (shards === 1 || shardOf(name, shards) === shard)) owned.push(name);
-    });
-    if (signal.aborted) return;
+    const read = await inSlices(
+      wanted.keys(),
+      (name) => {
+        if (!listed.has(name) && (shards === 1 || shardOf(name, shards) === shard)) owned.push(name);
+      },
+      slicing,
+    );
+    if (!read) return;
     const max = config.discovery.maxAccounts;
     let mine = owned;
     refusedByCap = [];
     if (owned.length > max) {
-      const sorted = [...owned].sort();
+      const sorted = await sortedInSlices(owned, slicing);
+      if (!sorted) return;
       mine = sorted.slice(0, max);
       refusedByCap = sorted.slice(max);
     }
@@ -122,27 +113,37 @@ export function startDiscovery(d: DiscoveredAccountsDeps): Promise<void> {
           'more discovered accounts than accounts_discovery.max_accounts: the rest are not polled',
         );
     }
-    const keep = new Set(mine);
-    const gone = [...discovered].filter((name) => !keep.has(name));
-    await inSlices(gone, signal, async (name) => {
-      discovered.delete(name);
-      await d.pollers.stop(name);
-    });
+    const keep = new Set<string>();
+    if (!(await inSlices(mine, (name) => keep.add(name), slicing))) return;
+    const gone: string[] = [];
+    if (!(await inSlices(discovered, (name) => keep.has(name) || gone.push(name), slicing))) return;
+    await inSlices(
+      gone,
+      async (name) => {
+        discovered.delete(name);
+        await d.pollers.stop(name);
+      },
+      slicing,
+    );
     if (gone.length > 0)
       log.info(
         { count: gone.length, accounts: someNames(gone) },
         'discovered accounts gone, inactive or refused: polling stopped',
       );
     const started: string[] = [];
-    await inSlices(mine, signal, (name) => {
-      if (discovered.has(name)) return;
-      discovered.add(name);
-      started.push(name);
-      const up = d.upstreamFor(wanted.get(name)!);
-      const account: AccountConfig = { name, dvrStreams: [], recordings: config.discovery.recordings };
-      if (config.discovery.commit) account.commit = config.discovery.commit;
-      d.pollers.start(account, up, true);
-    });
+    await inSlices(
+      mine,
+      (name) => {
+        if (discovered.has(name)) return;
+        discovered.add(name);
+        started.push(name);
+        const up = d.upstreamFor(wanted.get(name)!);
+        const account: AccountConfig = { name, dvrStreams: [], recordings: config.discovery.recordings };
+        if (config.discovery.commit) account.commit = config.discovery.commit;
+        d.pollers.start(account, up, true);
+      },
+      slicing,
+    );
     if (started.length > 0)
       log.info(
         { count: started.length, accounts: someNames(started) },
@@ -163,6 +164,7 @@ export function startDiscovery(d: DiscoveredAccountsDeps): Promise<void> {
     count: (label, n) => d.auth().discovered.set({ login: label }, n),
     issues: (n) => d.self.parseErrors.inc({ api: 'inventory' }, n),
     describe: describeError,
+    slicing,
     apply: (wanted) => {
       applying = applying.then(() => apply(wanted));
     },

@@ -56,6 +56,11 @@ export interface ExporterOptions extends Pick<SinksDeps, 'backoff' | 'authBackof
   trafficParser?: ParsePoolOptions;
   /** Where big DVR and recordings answers are parsed (default: a worker thread of their own). */
   answerParser?: ParsePoolOptions;
+  /**
+   * Longest slice of work between two yields to the event loop while accounts are discovered, started or stopped
+   * (default SLICE_MS, src/discovery/slices.ts; tests: 0, a yield after every account).
+   */
+  sliceMs?: number;
 }
 
 export class Exporter {
@@ -216,6 +221,7 @@ export class Exporter {
       storeChanged: this.storeChanged,
       signal,
       track: (loop) => this.loops.push(loop),
+      sliceMs: this.opts.sliceMs,
     });
     this.pollers = pollers;
     for (const account of config.accounts.filter((a) => this.accounts.includes(a.name))) {
@@ -234,6 +240,7 @@ export class Exporter {
           self: this.self,
           pollers,
           signal,
+          sliceMs: this.opts.sliceMs,
         }),
       );
     log.info(
