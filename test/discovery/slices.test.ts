@@ -83,6 +83,7 @@ describe('work over a whole inventory, in slices', () => {
       refused: () => undefined,
       count: () => undefined,
       describe: String,
+      tokenRefused: () => undefined,
       slicing: { sliceMs: 0 },
       issues: (n) => {
         expect(n).toBe(1);
