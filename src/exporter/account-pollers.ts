@@ -210,10 +210,10 @@ export class AccountPollers {
   }
 
   /**
-   * Stops one account's loops and removes its series, as those of a vanished resource go, and its rows on the
-   * status board. Its cursor stays in the state file, so an account that comes back resumes where it stopped:
-   * at the last cursor a served scrape saw. Its counted cursor leaves the expositions with its series
-   * (TrafficPipeline.removeAccount), so no later scrape saves windows it never showed.
+   * Stops one account's loops, removes its series from the exposition and its rows from the status board. Its
+   * counter values are kept with the counted cursor they go with (TrafficPipeline.removeAccount, CursorBook.leave),
+   * in memory and in the state file, so an account that comes back resumes at that cursor and its counters
+   * continue.
    */
   async stop(name: string): Promise<void> {
     const pollers = this.running.get(name);
@@ -224,7 +224,8 @@ export class AccountPollers {
     const { traffic, dvr, recordings } = d.sinks;
     // Windows handed over before the stop are counted first, so none lands after the removal. Its counters are
     // kept with the cursor they go with; the state file follows (and its revisit part, without the account's).
-    d.cursors.leave(name, await traffic.removeAccount(name));
+    await traffic.removeAccount(name, (cursor) => d.cursors.leave(name, cursor));
+    d.cursors.touch();
     dvr.removeAccount(name, pollers.account.dvrStreams);
     recordings.removeAccount(name);
     d.board.removeAccount(name);

@@ -184,15 +184,14 @@ export class CursorBook {
 
   /**
    * The account stopped (discovery no longer lists it) at `cursor`, the end of what it counted, with the counter
-   * values kept for it (TrafficPipeline.removeAccount): if it comes back in this process it resumes there, and the
-   * next write saves that cursor with those values. Undefined: it had counted nothing; it resumes where it would have.
+   * values kept for it (TrafficPipeline.removeAccount, which calls this in the same step): if it comes back in
+   * this process it resumes there, and the next write saves that cursor with those values. Undefined: it had
+   * counted nothing; it resumes where it would have. Writes nothing itself (`touch` does).
    */
   leave(account: string, cursor: number | undefined): void {
-    if (cursor !== undefined) {
-      this.left.set(account, cursor);
-      if (cursor > (this.wanted.get(account) ?? Number.NEGATIVE_INFINITY)) this.wanted.set(account, cursor);
-    }
-    this.touch();
+    if (cursor === undefined) return;
+    this.left.set(account, cursor);
+    if (cursor > (this.wanted.get(account) ?? Number.NEGATIVE_INFINITY)) this.wanted.set(account, cursor);
   }
 
   /**

@@ -540,10 +540,10 @@ export class TrafficPipeline {
    * counter values are kept (in memory and in the state file's counter part, as for an account another replica
    * polls): if it comes back it resumes at the cursor they go with, and they continue. Started again at 0, they
    * could pass their old values before the next scrape (a catch-up after a long absence): a reset no scraper
-   * sees, which would hide from increase() everything the account had shown. Resolves with that cursor
-   * (undefined: it had counted nothing).
+   * sees, which would hide from increase() everything the account had shown. `left` is given that cursor
+   * (undefined: it had counted nothing), inside the counting lock.
    */
-  async removeAccount(account: string): Promise<number | undefined> {
+  async removeAccount(account: string, left?: (cursor: number | undefined) => void): Promise<void> {
     await this.applier.idle();
     // Its windows awaiting a re-read are kept with its counters: if it comes back they are read again then.
     const pending = this.queues.get(account)?.pending ?? [];
@@ -552,17 +552,17 @@ export class TrafficPipeline {
     this.rereadsUnsaved = this.rereadsUnsaved.filter((r) => r.account !== account);
     if (this.loaded) delete this.loaded.accounts[account];
     this.polled.delete(account);
-    let cursor: number | undefined;
     // In the counting lock: the counters kept and the cursor are of one moment, and an exposition either shows
-    // the account's series with its cursor or neither.
+    // the account's series with its cursor or neither. `left` runs there too: no checkpoint can be taken between
+    // the counters kept and the cursor they go with.
     await this.applier.remove(account, () => {
-      cursor = this.lock?.countedOf?.(account);
+      const cursor = this.lock?.countedOf?.(account);
       this.keepRevisits(account, pending);
       this.keepCounters(account);
       this.mapping.removeAccount(account);
       this.book?.forget(account);
+      left?.(cursor);
     });
-    return cursor;
   }
 
   /**
