@@ -55,6 +55,9 @@ describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', ()
       bin: prometheus!,
       target: `127.0.0.1:${served.port}`,
       job: 'cdn-exporter',
+      // The scrape timeout is the interval: 1 s failed a scrape on a loaded machine (a timeout, not the TLS this
+      // checks); 3 s does not.
+      interval: '3s',
       ruleFiles: [],
       scrape: {
         scheme: 'https',
