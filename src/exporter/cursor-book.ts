@@ -42,7 +42,10 @@ export interface Checkpoint {
 
 /** The counting state's owner (the traffic pipeline): `take` resolves once no window is half counted. */
 export interface CheckpointSource {
-  /** The checkpoint of the newest exposition rendered (at least as new as any a scrape was given). */
+  /**
+   * The checkpoint of the newest exposition rendered (at least as new as any a scrape was given). It may be
+   * older than one `now` gave before; the book copes (CursorBook.checkpoint), a source need not.
+   */
   take(): Promise<Checkpoint>;
   /** The counting state now, once no window is half counted (after a change no exposition shows yet). */
   now(): Promise<Checkpoint>;
@@ -285,13 +288,13 @@ export class CursorBook {
           // Undefined: a newer write took this one's place (StateFile.write) and updates the book itself.
           const t = taken;
           if (!t) return;
-          if (t.rereads > this.durableRereads) this.durableRereads = t.rereads;
-          for (const [account, cursor] of cursors) {
-            // An account no longer polled resumes at the cursor its kept counters go with (`leave`), not at the
-            // checkpoint it was last part of.
-            if (!t.cursors.has(account) || cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY))
-              this.durable.set(account, cursor);
-          }
+          // What this write holds is what is on disk now, even where it is older than a write before it: a
+          // checkpoint of the state now (`now`, from a close or a revisit change) may be followed by one of an
+          // older exposition (`take`, for a scrape that asked while the first was being written). Keeping the
+          // newer cursors here would let a scrape of that newer state go out with no write, and a crash then
+          // would restart the counters below what it showed: a drop every scraper reads as a reset.
+          this.durableRereads = t.rereads;
+          for (const [account, cursor] of cursors) this.durable.set(account, cursor);
         },
         (err: unknown) => {
           this.saveFailed();

@@ -98,7 +98,9 @@ export function createSinks(d: SinksDeps): Sinks {
     };
     cursors.checkpoints = {
       take: async () => latest ?? (await store.whole(take)),
-      now: () => store.whole(take),
+      // Kept as the newest too: a write of `take` queued behind this one (a scrape's) then holds this state or a
+      // newer one, so the file never goes back to an older state, and a stop's last checkpoint stays the last.
+      now: () => store.whole((counted) => (latest = take(counted))),
     };
   }
   return sinks;

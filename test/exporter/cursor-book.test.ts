@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CursorBook } from '../../src/exporter/cursor-book.js';
+import { type Checkpoint, CursorBook } from '../../src/exporter/cursor-book.js';
 import { captureLog } from '../helpers/log-capture.js';
 
 const T = Date.UTC(2026, 5, 1, 12, 0);
@@ -64,5 +64,37 @@ describe('cursor book', () => {
     await book.commit(new Map([['acme', T]]));
     expect(book.get('acme')).toBe(T);
     expect(onDisk(path)).toEqual({ acme: new Date(T).toISOString() });
+  });
+
+  it('a checkpoint of the state now, then an older one of the last exposition: a scrape of the newer state waits for it on disk', async () => {
+    // The checkpoint source's contract lets `take` (the newest exposition rendered) be older than `now` (the
+    // counting state, which may have moved on since the last render). A write of each, one queued behind the
+    // other, must not leave the book believing the newer one is on disk.
+    dir = mkdtempSync(join(tmpdir(), 'cdn-book-'));
+    const path = join(dir, 'state.json');
+    const book = new CursorBook(path, captureLog().log, () => {}, undefined, 0);
+    await book.load();
+    const at = (cursor: number): Checkpoint => ({ cursors: new Map([['acme', cursor]]), rereads: 0 });
+    let rendered = at(T + 10 * M);
+    // A window is half counted: the checkpoint of the state now waits for it to be whole.
+    let whole: ((c: Checkpoint) => void) | undefined;
+    book.checkpoints = {
+      take: async () => rendered,
+      now: () =>
+        new Promise<Checkpoint>((resolve) => {
+          whole = resolve;
+        }),
+    };
+    book.touch(); // the revisit part changed: a write of the state now begins, and waits for the window
+    for (let i = 0; i < 100 && !whole; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(whole, 'the write of the state now has begun').toBeDefined();
+    // Meanwhile a scrape is served the last exposition rendered: its write queues behind that one.
+    const served = book.commit(rendered.cursors);
+    whole!(at(T + 20 * M)); // the window is counted: the state now is T+20m, and that write goes on
+    await served;
+    // The next scrape renders the state now: once its commit resolves, T+20m is on disk.
+    rendered = at(T + 20 * M);
+    await book.commit(rendered.cursors);
+    expect(onDisk(path)).toEqual({ acme: new Date(T + 20 * M).toISOString() });
   });
 });
