@@ -92,15 +92,15 @@ export class Exporter {
   private readonly tokens: TokenSources;
   private authMetrics: AuthMetrics | undefined;
 
+  /** The walkers of the accounts now polled, with their cursors. */
+  get walkers(): readonly AccountWalker[] {
+    return this.pollers?.walkers ?? [];
+  }
+
   /** The login metrics, registered on first use: an exporter with fixed tokens and no discovery has none. */
   get auth(): AuthMetrics {
     this.authMetrics ??= createAuthMetrics(this.registry);
     return this.authMetrics;
-  }
-
-  /** The walkers of the accounts now polled (tests read their cursors). */
-  private get walkers(): AccountWalker[] {
-    return this.pollers?.walkers ?? [];
   }
 
   constructor(private readonly opts: ExporterOptions) {
@@ -126,18 +126,11 @@ export class Exporter {
       bodyTimeoutMs: this.config.api.timeoutMs,
       ...opts.agent,
     });
-    const owned = accountsForShard(
-      this.config.accounts,
-      this.config.sharding.shard,
-      this.config.sharding.shards,
-    );
+    const { accounts, sharding } = this.config;
+    const owned = accountsForShard(accounts, sharding.shard, sharding.shards);
     this.accounts = owned.map((a) => a.name);
-    this.board = new StatusBoard(
-      this.self,
-      this.clock,
-      opts.version,
-      settingsSummary(this.config, owned.length),
-    );
+    const summary = settingsSummary(this.config, owned.length);
+    this.board = new StatusBoard(this.self, this.clock, opts.version, summary);
     this.parser = new ParsePool(TRAFFIC_POOL, { log: this.log, ...opts.trafficParser });
     this.answerParser = new ParsePool(ANSWER_POOL, { log: this.log, ...opts.answerParser });
     this.sources = new Upstreams({
@@ -257,11 +250,9 @@ export class Exporter {
   }
 
   /**
-   * Stops polling, within about `graceMs` + 1 s of real time whatever is in flight: nothing new is sent,
-   * requests in flight get up to `graceMs` to finish and their windows are counted (the app keeps serving
-   * meanwhile: a scrape then may see them); then the rest are cancelled and connections closed. Nothing is saved
-   * here: the state file holds the cursors a served scrape saw (./cursor-book.ts), so windows counted but never
-   * scraped are asked for again by the next run.
+   * Stops polling within about `graceMs` + 1 s of real time: nothing new is sent, requests in flight get up to
+   * `graceMs` to finish and their windows are counted (the app keeps serving meanwhile), the rest are cancelled.
+   * Then one last checkpoint (CursorBook.close): the next run continues from everything counted.
    */
   async stop(graceMs = 5000): Promise<void> {
     const until = Date.now() + graceMs;

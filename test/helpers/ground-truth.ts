@@ -150,6 +150,5 @@ export function walkStart(
 
 /** The exporter's walkers, by account (tests read their cursors). */
 export function walkers(exporter: Exporter): Map<string, AccountWalker> {
-  const list = (exporter as unknown as { walkers: AccountWalker[] }).walkers;
-  return new Map(list.map((w) => [w.current.account, w]));
+  return new Map(exporter.walkers.map((w) => [w.current.account, w]));
 }
