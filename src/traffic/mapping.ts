@@ -15,7 +15,7 @@ import type { Family } from '../store/types.js';
 import { type AdmissionScope, admitResources, type SeriesLimits } from './admission.js';
 import type { TrafficFamilies } from './metrics.js';
 import type { TrafficRecord, TrafficResponse } from './response.js';
-import { emptySide, SideSeries, type SideSlots, sideSeries } from './side-series.js';
+import { emptySide, isSideCounter, SideSeries, type SideSlots, sideSeries } from './side-series.js';
 
 export interface MappingOptions {
   /** API metric names to keep; empty: all. Applied before a series exists. */
@@ -258,6 +258,44 @@ export class TrafficMapping {
     for (const direction of REVISION_DIRECTIONS) this.f.revisions?.delete([account, direction]);
     this.skipReasons.delete(account);
     this.accounts.delete(account);
+  }
+
+  /**
+   * A counter series saved in the state file, at its saved value and start: a restart continues it. A resource's
+   * counter joins that resource's record as if seen at `nowMs`, so a resource that never comes back loses it after
+   * `counterRetentionMs`, as one that vanished does, and a removal keeps or deletes it with the rest. False: left
+   * out, its metric, status code or resource no longer allowed.
+   */
+  restoreCounter(
+    account: string,
+    family: Family,
+    labels: readonly string[],
+    value: number,
+    startMs: number,
+    nowMs: number,
+  ): boolean {
+    const side = isSideCounter(this.f.edge, family)
+      ? 'edge'
+      : isSideCounter(this.f.origin, family)
+        ? 'origin'
+        : undefined;
+    if (side === undefined) {
+      family.add(family.slot(labels, startMs), value);
+      return true;
+    }
+    const id = this.byResource ? (labels[1] ?? '') : '';
+    if (this.resourceAllow && !this.resourceAllow.has(id)) return false;
+    const state = this.stateOf(account);
+    let entry = state.entries.get(id);
+    if (entry === undefined) {
+      entry = this.newEntry(account, id);
+      entry.lastSeen = nowMs;
+      state.entries.set(id, entry);
+    }
+    const slot = this.sides.restore(side, this.f[side], entry[side], family, labels, startMs);
+    if (slot < 0) return false;
+    family.add(slot, value);
+    return true;
   }
 
   /**

@@ -197,7 +197,7 @@ export class TrafficPipeline {
     // Back after a stop in this process: its windows awaiting a re-read, numbered before its series come back.
     const kept = this.loaded?.accounts[account];
     if (book && kept && !this.restored.has(account)) this.restoreAccount(book, account, kept, d.clock.now());
-    this.continueCounters(account, d.log);
+    this.continueCounters(account, d.log, d.clock.now());
     // The span the state file's cursor was moved over at start: counted as skipped at once. The counted cursor
     // starts past it (startAt below), at the walker's first cursor.
     if (d.givenUp) mapping.skip(account, (d.givenUp.to - d.givenUp.from) / MINUTE, 'catch_up_limit');
@@ -478,13 +478,14 @@ export class TrafficPipeline {
    * The account's counters start where the state file left them, at its saved cursor: a restart continues them.
    * A series of a family this version does not have, or with other labels, is left out (logged once).
    */
-  private continueCounters(account: string, log: Logger): void {
+  private continueCounters(account: string, log: Logger, nowMs: number): void {
     const saved = this.loadedCounters;
     const series = saved?.accounts[account];
     if (!saved || !series) return;
     delete saved.accounts[account];
     const byName = new Map(this.counters().map((f) => [f.spec.name, f]));
     let left = 0;
+    let off = 0;
     for (const [fi, value, startSeconds, ...labels] of series) {
       const family = byName.get(saved.families[fi] ?? '');
       if (!family || labels.length + 1 !== family.spec.labelNames.length) {
@@ -493,12 +494,25 @@ export class TrafficPipeline {
       }
       // Its start too: a created timestamp moved to the restart would be a zero (a reset) for Prometheus'
       // created-timestamp zero ingestion, under a value that goes on.
-      family.add(family.slot([account, ...labels], startSeconds * 1000), value);
+      const restored = this.mapping.restoreCounter(
+        account,
+        family,
+        [account, ...labels],
+        value,
+        startSeconds * 1000,
+        nowMs,
+      );
+      if (!restored) off++;
     }
     if (left > 0)
       log.warn(
         { series: left },
         'state_file: saved counters of families or labels this version does not have; they start at 0',
+      );
+    if (off > 0)
+      log.info(
+        { series: off },
+        'state_file: saved counters of metrics, status codes or resources no longer configured are left out',
       );
   }
 

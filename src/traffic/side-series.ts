@@ -195,6 +195,17 @@ export function sideSeries(s: SideSlots): number {
   return n;
 }
 
+/** Whether `family` is one of the side's counter families (what a restored counter may be). */
+export function isSideCounter(f: SideFamilies, family: Family): boolean {
+  return (
+    family === f.responses ||
+    family === f.responsesByClass ||
+    family === f.requests ||
+    family === f.transferredBytes ||
+    family === f.cacheHitBytes
+  );
+}
+
 /** Counts sides of records into their series and deletes them; the key indexes are shared by every resource. */
 export class SideSeries {
   private readonly allow: Record<Side, SideAllow>;
@@ -372,6 +383,48 @@ export class SideSeries {
       if (ws.hitBytes !== NONE) w.cacheHitBytes?.delete(base);
       s.window = emptyWindow();
     }
+  }
+
+  /**
+   * Makes the counter series `labels` of `family` (one of the side's counter families: isSideCounter), starting
+   * at `startMs`, and caches its slot as if a window had made it, so it is deleted and kept like one. Returns its
+   * slot; OFF when the allow-list no longer has its metric or status code (no series is made).
+   */
+  restore(
+    side: Side,
+    f: SideFamilies,
+    s: SideSlots,
+    family: Family,
+    labels: readonly string[],
+    startMs: number,
+  ): Slot {
+    const allow = this.allow[side];
+    const keyedSlot = (k: Keyed, index: KeyIndex): Slot => {
+      const key = labels[labels.length - 1]!;
+      if (!this.keyedCall.allowed(`${side}_status_${key}`)) return OFF;
+      const i = index.of(key);
+      const had = k.slots[i];
+      if (had !== undefined && had >= 0) return had;
+      fill(k.slots, i);
+      k.slots[i] = family.slot(labels, startMs);
+      k.live++;
+      return k.slots[i]!;
+    };
+    if (family === f.responses) return keyedSlot(s.codes, this.codeIndex);
+    if (family === f.responsesByClass) return keyedSlot(s.classes, this.classIndex);
+    if (family === f.requests) {
+      if (!allow.requests) return OFF;
+      if (s.requests === NONE) s.requests = family.slot(labels, startMs);
+      return s.requests;
+    }
+    if (family === f.transferredBytes) {
+      if (!allow.bandwidth) return OFF;
+      if (s.transferred === NONE) s.transferred = family.slot(labels, startMs);
+      return s.transferred;
+    }
+    if (!allow.hitBytes) return OFF;
+    if (s.hitBytes === NONE) s.hitBytes = family.slot(labels, startMs);
+    return s.hitBytes;
   }
 
   /** Calls `fn` with every counter series the side has (what deleteCounters would delete). */
