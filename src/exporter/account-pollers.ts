@@ -33,7 +33,7 @@ const STOPPED = new DOMException('polling stopped', 'AbortError');
 export interface AccountPollersDeps {
   sinks: Sinks;
   board: StatusBoard;
-  cursors: Pick<CursorBook, 'get' | 'leave' | 'touch'>;
+  cursors: Pick<CursorBook, 'get' | 'leave' | 'touch' | 'forget'>;
   /** Per account, the span the state file's cursor was moved over at start (older than metrics.max_catch_up). */
   clamped: ReadonlyMap<string, { from: number; to: number }>;
   clock: Clock;
@@ -42,7 +42,7 @@ export interface AccountPollersDeps {
   /** Reads DVR and recordings answers, big ones off the event loop (default: inline; src/offloop/pool.ts). */
   parse?: { dvr: DvrBodyParser; recordings: RecordingsBodyParser };
   /** dvr.interval, recordings.interval, and the limits whose refusals are logged. */
-  config: Pick<Config, 'dvr' | 'recordings' | 'limits'>;
+  config: Pick<Config, 'dvr' | 'recordings' | 'limits' | 'metrics'>;
   self: Pick<SelfMetrics, 'seriesRefused' | 'parseErrors'>;
   /** Where each polled account's commit is exposed (none in tests that do not look at it). */
   commits?: Pick<CommitMetrics, 'set' | 'remove'>;
@@ -224,7 +224,7 @@ export class AccountPollers {
     const { traffic, dvr, recordings } = d.sinks;
     // Windows handed over before the stop are counted first, so none lands after the removal. Its counters are
     // kept with the cursor they go with; the state file follows (and its revisit part, without the account's).
-    await traffic.removeAccount(name, (cursor) => d.cursors.leave(name, cursor));
+    await traffic.removeAccount(name, (cursor) => d.cursors.leave(name, cursor), d.clock.now());
     d.cursors.touch();
     dvr.removeAccount(name, pollers.account.dvrStreams);
     recordings.removeAccount(name);
@@ -240,6 +240,23 @@ export class AccountPollers {
    * logged once per account and API each time the set of reasons changes (a cap that keeps refusing the same
    * resources every window logs once). Label values truncated are counted as parse errors of the API.
    */
+  /**
+   * What was kept for accounts stopped more than `metrics.counter_retention` ago and not back (counters, re-reads,
+   * cursor) is forgotten, in memory and in the state file: a departed account costs nothing for good.
+   */
+  forgetAway(): void {
+    const { d } = this;
+    const gone = d.sinks.traffic.forgetAway(d.clock.now() - d.config.metrics.counterRetentionMs);
+    for (const name of gone) d.cursors.forget(name);
+    if (gone.length > 0) {
+      d.log.info(
+        { count: gone.length },
+        'stopped accounts away longer than metrics.counter_retention: forgotten',
+      );
+      d.cursors.touch();
+    }
+  }
+
   private countRefused(
     account: string,
     api: 'metrics' | 'dvr-net' | 'recorder-cloud',

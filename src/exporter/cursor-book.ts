@@ -198,6 +198,16 @@ export class CursorBook {
   }
 
   /**
+   * The account is gone for good (TrafficPipeline.forgetAway): its cursor leaves the book, and the state file
+   * with the next write (`touch` asks for one).
+   */
+  forget(account: string): void {
+    this.left.delete(account);
+    this.wanted.delete(account);
+    this.durable.delete(account);
+  }
+
+  /**
    * Makes `counted` durable before the exposition showing it is served. Resolves at once when it already is (or
    * there is no state file); otherwise once it, or a newer state, is on disk. Concurrent calls share writes. Never
    * rejects: a failed save is logged and counted, the durable cursors stay as they were, and the caller serves

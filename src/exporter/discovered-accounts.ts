@@ -46,6 +46,8 @@ export interface DiscoveredAccountsDeps {
   pollers: {
     start(account: AccountConfig, up: Upstream, discovered: boolean): void;
     stop(name: string): Promise<void>;
+    /** Forgets what is kept for accounts stopped longer than `metrics.counter_retention` ago. */
+    forgetAway(): void;
   };
   /** The exporter's stop signal: no account is started after it. */
   signal: AbortSignal;
@@ -149,6 +151,7 @@ export function startDiscovery(d: DiscoveredAccountsDeps): Promise<void> {
         { count: started.length, accounts: someNames(started) },
         'discovered accounts: polling started',
       );
+    d.pollers.forgetAway();
   };
 
   let applying = Promise.resolve();

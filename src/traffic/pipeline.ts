@@ -140,6 +140,8 @@ export class TrafficPipeline {
   private loadedCounters: SavedCounters | undefined;
   /** Accounts with a poller (their series are in the families). */
   private readonly polled = new Set<string>();
+  /** Accounts stopped in this process and not back, with when they stopped (what was kept for them: forgetAway). */
+  private readonly away = new Map<string, number>();
   /**
    * Per account, the counted cursor of the newest exposition a scrape was given (the state file's: CursorBook);
    * -Infinity: none. Set by the exporter; a scrape hands its exposition's cursors over in the turn it renders it.
@@ -194,6 +196,7 @@ export class TrafficPipeline {
     const { opts, mapping, applier, book } = this;
     mapping.initAccount(account, 10);
     this.polled.add(account);
+    this.away.delete(account);
     // Back after a stop in this process: its windows awaiting a re-read, numbered before its series come back.
     const kept = this.loaded?.accounts[account];
     if (book && kept && !this.restored.has(account)) this.restoreAccount(book, account, kept, d.clock.now());
@@ -555,9 +558,13 @@ export class TrafficPipeline {
    * polls): if it comes back it resumes at the cursor they go with, and they continue. Started again at 0, they
    * could pass their old values before the next scrape (a catch-up after a long absence): a reset no scraper
    * sees, which would hide from increase() everything the account had shown. `left` is given that cursor
-   * (undefined: it had counted nothing), inside the counting lock.
+   * (undefined: it had counted nothing), inside the counting lock. `atMs`: when it stopped (see forgetAway).
    */
-  async removeAccount(account: string, left?: (cursor: number | undefined) => void): Promise<void> {
+  async removeAccount(
+    account: string,
+    left?: (cursor: number | undefined) => void,
+    atMs?: number,
+  ): Promise<void> {
     await this.applier.idle();
     // Its windows awaiting a re-read are kept with its counters: if it comes back they are read again then.
     const pending = this.queues.get(account)?.pending ?? [];
@@ -577,6 +584,25 @@ export class TrafficPipeline {
       this.book?.forget(account);
       left?.(cursor);
     });
+    if (atMs !== undefined) this.away.set(account, atMs);
+  }
+
+  /**
+   * Forgets what was kept for the accounts that stopped before `beforeMs` and are not back (their counter values
+   * and windows awaiting a re-read): after `metrics.counter_retention`, as for a resource gone that long. One
+   * that comes back later starts afresh; its series were gone from /metrics that long, Prometheus sees new ones.
+   * Returns their names (their cursors go too: CursorBook.forget).
+   */
+  forgetAway(beforeMs: number): string[] {
+    const gone: string[] = [];
+    for (const [account, at] of this.away) {
+      if (at >= beforeMs) continue;
+      this.away.delete(account);
+      if (this.loadedCounters) delete this.loadedCounters.accounts[account];
+      if (this.loaded) delete this.loaded.accounts[account];
+      gone.push(account);
+    }
+    return gone;
   }
 
   /**

@@ -13,7 +13,15 @@ import { DEMO_PASSWORD, DEMO_USER, demoWorld } from '../../src/simulator/world.j
 import { DropIsReset } from '../helpers/crash-schedule.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { expectExact, walkers } from '../helpers/ground-truth.js';
-import { runClock, type Stack, scrapeNow, startStack, stopAll, trafficAccount } from '../helpers/stack.js';
+import {
+  runClock,
+  type Stack,
+  scrapeNow,
+  startStack,
+  stopAll,
+  trafficAccount,
+  waitFor,
+} from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 6, 1, 0, 0, 0);
 const INTERVAL = 10 * MINUTE;
@@ -77,6 +85,62 @@ describe('state_file with a discovered account stopped and back', () => {
     expect(again.length).toBeGreaterThan(0);
     expect(Math.min(...again.map(([start]) => start))).toBe(counted);
   }, 60_000);
+});
+
+describe('a discovered account away longer than counter_retention', () => {
+  it('is forgotten: no counters, re-reads or cursor kept for it, and if it comes back it starts afresh', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cdn-discovered-away-'));
+    const stateFile = join(dir, 'state.json');
+    const clock = new FakeClock(T0);
+    const s = await startStack({
+      clock,
+      sim: { accounts: [...demoWorld(), trafficAccount('prod-a')] },
+      config: {
+        api: { token: undefined, username: DEMO_USER, password: DEMO_PASSWORD },
+        metrics: { lookback: '30m', delay: '0m', window: '5m', counter_retention: '1h' },
+        accounts_discovery: { enabled: true, interval: '10m', include: 'prod-.*' },
+        accounts: [],
+        state_file: stateFile,
+      },
+    });
+    stacks.push(s);
+    await runClock(clock, 10_000, stacks);
+    await scrapeNow(s);
+    const saved = () =>
+      JSON.parse(readFileSync(stateFile, 'utf8')) as {
+        cursors: Record<string, string>;
+        counters?: { accounts: Record<string, unknown> };
+      };
+    expect(saved().cursors['prod-a']).toBeDefined();
+
+    // Stopped, and kept for its return through counter_retention: its cursor and counters stay in the file.
+    s.sim.setAccountStatus('prod-a', 'inactive');
+    await runClock(clock, 30 * MINUTE, stacks, 60_000);
+    await scrapeNow(s);
+    expect(saved().cursors['prod-a']).toBeDefined();
+    expect(saved().counters?.accounts['prod-a']).toBeDefined();
+
+    // Away longer than that: forgotten at the next discovery round, in memory and in the file.
+    await runClock(clock, 70 * MINUTE, stacks, 60_000);
+    // The write itself is real I/O (an fsync on a busy machine may take seconds).
+    await waitFor(() => saved().cursors['prod-a'] === undefined, 30_000, 'prod-a gone from the state file');
+    expect(saved().counters?.accounts['prod-a']).toBeUndefined();
+
+    // Back: its walk starts at now - lookback, its counters at 0 (series Prometheus has not seen for an hour).
+    const mark = s.sim.requestLog.length;
+    s.sim.setAccountStatus('prod-a', 'active');
+    await runClock(clock, 10 * MINUTE, stacks, 60_000);
+    const back = await scrapeNow(s);
+    const starts = s.sim.requestLog
+      .slice(mark)
+      .filter((e) => e.api === 'metrics' && e.query.account?.[0] === 'prod-a')
+      .map((e) => Date.parse(`${e.query.start![0]}Z`));
+    expect(Math.min(...starts)).toBeGreaterThanOrEqual(clock.now() - 10 * MINUTE - 30 * MINUTE - MINUTE);
+    expect(s.sim.requestLog.slice(mark).some((e) => e.query.account?.[0] === 'prod-a')).toBe(true);
+    expect(back.value('cdn_metrics_windows_total', { account: 'prod-a' })).toBeLessThanOrEqual(
+      (40 * MINUTE) / (5 * MINUTE),
+    );
+  }, 120_000);
 });
 
 describe('a discovered account away and back, as Prometheus sees its counters', () => {
