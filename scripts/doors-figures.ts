@@ -8,15 +8,10 @@
  * process's resident set. Loopback only; every server started is stopped.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import bcrypt from 'bcryptjs';
 import { LoginToken } from '../src/auth/login-token.js';
-import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config/index.js';
 import type { AccountPollers } from '../src/exporter/account-pollers.js';
 import { Exporter } from '../src/exporter/exporter.js';
@@ -28,10 +23,8 @@ import type { HostileLogin } from '../src/simulator/auth.js';
 import { type Simulator, startSimulator } from '../src/simulator/server.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../src/simulator/world.js';
 import { AuthCache, workerCompare } from '../src/web/auth.js';
-import { startWebServer } from '../src/web/server.js';
-import { WebConfigSource } from '../src/web/source.js';
+import { scrapeAs, startAliceServer } from '../test/helpers/basic-auth-server.js';
 import { FakeClock } from '../test/helpers/fake-clock.js';
-import { exporterApp } from '../test/helpers/fake-exposition.js';
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 const rss = () => process.memoryUsage().rss;
@@ -45,18 +38,23 @@ async function withSim<T>(clock: FakeClock | undefined, fn: (sim: Simulator) => 
   }
 }
 
+/** The demo user's login token against `sim`; `timeoutMs` as api.timeout, its default when absent. */
+function demoToken(sim: Simulator, clock: FakeClock, timeoutMs?: number): LoginToken {
+  return new LoginToken({
+    credential: { username: DEMO_USER, password: DEMO_PASSWORD },
+    baseUrl: sim.url,
+    clock,
+    log: silentLogger,
+    timeoutMs,
+  });
+}
+
 /** One login against a hostile simulator; the outcome, its time and the RSS growth. */
 async function loginOnce(hostile: HostileLogin, timeoutMs = 30_000) {
   const clock = new FakeClock();
   return withSim(clock, async (sim) => {
     sim.hostileLogin(hostile);
-    const token = new LoginToken({
-      credential: { username: DEMO_USER, password: DEMO_PASSWORD },
-      baseUrl: sim.url,
-      clock,
-      log: silentLogger,
-      timeoutMs,
-    });
+    const token = demoToken(sim, clock, timeoutMs);
     const ctl = new AbortController();
     const before = rss();
     const t0 = performance.now();
@@ -70,6 +68,20 @@ async function loginOnce(hostile: HostileLogin, timeoutMs = 30_000) {
   });
 }
 
+/** The demo user's token kept for `minutes` of the fake clock, one second a step (each login done first). */
+async function keepToken(sim: Simulator, clock: FakeClock, minutes: number): Promise<void> {
+  const token = demoToken(sim, clock);
+  const ctl = new AbortController();
+  const loop = token.run(ctl.signal);
+  await token.firstAttempt;
+  for (let i = 0; i < minutes * 60; i++) {
+    while (token.busy) await new Promise((r) => setTimeout(r, 1));
+    await clock.advance(1000);
+  }
+  ctl.abort();
+  await loop;
+}
+
 async function row1(): Promise<string> {
   const before = SECRETS.size;
   const a = await loginOnce({ kind: 'fields', token: 'A'.repeat(10_000_000) });
@@ -79,21 +91,7 @@ async function row1(): Promise<string> {
   const clock = new FakeClock();
   const kept = await withSim(clock, async (sim) => {
     sim.setTokenLifetime(2 * 60_000);
-    const token = new LoginToken({
-      credential: { username: DEMO_USER, password: DEMO_PASSWORD },
-      baseUrl: sim.url,
-      clock,
-      log: silentLogger,
-    });
-    const ctl = new AbortController();
-    const loop = token.run(ctl.signal);
-    await token.firstAttempt;
-    for (let i = 0; i < 20 * 60; i++) {
-      while (token.busy) await new Promise((r) => setTimeout(r, 1));
-      await clock.advance(1000);
-    }
-    ctl.abort();
-    await loop;
+    await keepToken(sim, clock, 20);
     return {
       issued: sim.issuedTokens().length,
       live: sim.issuedTokens().filter((t) => SECRETS.has(t)).length,
@@ -136,21 +134,7 @@ async function row6(): Promise<string> {
   const clock = new FakeClock();
   return withSim(clock, async (sim) => {
     sim.hostileLogin({ kind: 'fields', lifetime: 1 });
-    const token = new LoginToken({
-      credential: { username: DEMO_USER, password: DEMO_PASSWORD },
-      baseUrl: sim.url,
-      clock,
-      log: silentLogger,
-    });
-    const ctl = new AbortController();
-    const loop = token.run(ctl.signal);
-    await token.firstAttempt;
-    for (let i = 0; i < 60 * 60; i++) {
-      while (token.busy) await new Promise((r) => setTimeout(r, 1));
-      await clock.advance(1000);
-    }
-    ctl.abort();
-    await loop;
+    await keepToken(sim, clock, 60);
     return `lifetime 1 ms: ${sim.logins.length} logins in 60 simulated minutes (${(sim.logins.length / 60).toFixed(2)}/min)`;
   });
 }
@@ -274,52 +258,15 @@ async function row10(): Promise<string> {
   return out.join('; ');
 }
 
-function get(url: string, user: string, password: string, from: number): Promise<number> {
-  return new Promise((resolve) => {
-    const req = request(
-      `${url}/metrics`,
-      {
-        agent: false,
-        localAddress: `127.0.${Math.floor(from / 250)}.${(from % 250) + 1}`,
-        headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', () => resolve(0));
-    req.end();
-  });
-}
-
 async function row11(): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-doors-'));
-  const file = join(dir, 'web.yml');
-  writeFileSync(file, `basic_auth_users:\n  alice: ${bcrypt.hashSync('right', 10)}\n`);
   // The built bcrypt worker (this script runs bundled, away from dist/).
   const compare = workerCompare({
     url: new URL('dist/src/web/bcrypt-worker.js', `file://${process.cwd()}/`),
   });
   const cache = new AuthCache({ compare });
-  const web = await startWebServer({
-    app: exporterApp(silentLogger),
-    listen: { host: '127.0.0.1', port: 0 },
-    source: new WebConfigSource(file, silentLogger),
-    log: silentLogger,
-    authCache: cache,
-    clock: systemClock,
-    limits: {
-      maxConnections: 4096,
-      maxScrapesInFlight: 100,
-      idleTimeoutMs: 30_000,
-      writeTimeoutMs: 60_000,
-      authFailureBurst: 10,
-      authFailureIntervalMs: 60_000,
-    },
-  });
-  const url = `http://127.0.0.1:${(web.server.address() as AddressInfo).port}`;
-  await get(url, 'alice', 'right', 1);
+  const served = await startAliceServer(cache, bcrypt.hashSync('right', 10));
+  const url = served.url;
+  await scrapeAs(url, 'alice', 'right', 1);
   // The 200 guessing clients run in a process of their own, as they would: their CPU is not the server's.
   const guessers = spawn(
     process.execPath,
@@ -343,14 +290,13 @@ async function row11(): Promise<string> {
   const until = performance.now() + 15_000;
   while (performance.now() < until) {
     const t0 = performance.now();
-    const s = await get(url, 'alice', 'right', 1);
+    const s = await scrapeAs(url, 'alice', 'right', 1);
     if (s !== 200) throw new Error(`legitimate scrape answered ${s}`);
     times.push(performance.now() - t0);
     await new Promise((r) => setTimeout(r, 500));
   }
   guessers.kill();
-  await web.close(100);
-  rmSync(dir, { recursive: true, force: true });
+  await served.close();
   times.sort((a, b) => a - b);
   const median = times[Math.floor(times.length / 2)]!;
   return (
