@@ -53,6 +53,24 @@ function windowSeconds(scrape: Awaited<ReturnType<Stack['scrape']>>, account: st
 
 const minutes = ([a, b]: Range) => (b - a) / MINUTE;
 
+/** Waits until `account` is up and caught up; a scrape taken after. */
+async function upAndCaughtUp(s: Stack, account: string, timeoutMs: number, what: string) {
+  await waitFor(
+    async () => {
+      const scrape = await s.scrape();
+      return up(scrape, account) === 1 && caughtUp(cursorOf(scrape, account));
+    },
+    timeoutMs,
+    what,
+  );
+  return s.scrape();
+}
+
+/** The landing page's row of `account`'s traffic poll, as HTML. */
+function metricsRow(page: string, account: string): string | undefined {
+  return page.split('\n').find((l) => l.startsWith(`<tr><td>${account}</td><td>metrics</td>`));
+}
+
 describe('504: execution timeout', () => {
   it('halves the window, asks for the same minutes in shorter windows, grows back to 10 m and stays exact', async () => {
     sim = await startSimulator({ seed: 7, slowMs: 300 });
@@ -234,13 +252,13 @@ describe('401/403: a refused token', () => {
     expect(expectExact(sim, reader(down), 'demo', [[first, demoCursor]])).toBeGreaterThan(50);
 
     const page = await (await fetch(`${s.url}/`)).text();
-    const acmeRow = page.split('\n').find((l) => l.startsWith('<tr><td>acme</td><td>metrics</td>'));
+    const acmeRow = metricsRow(page, 'acme');
     expect(acmeRow).toContain('class="down"');
     // The last error, with when it happened and how often since the last success (never, here).
     expect(acmeRow).toMatch(
       /class="err"><span class="small">\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ .*\d+× since the last success<\/span><br>403: [^<]*Invalid token/,
     );
-    const demoRow = page.split('\n').find((l) => l.startsWith('<tr><td>demo</td><td>metrics</td>'));
+    const demoRow = metricsRow(page, 'demo');
     expect(demoRow).toContain('class="up"');
     const metricsText = await s.text();
     for (const secret of secrets) {
@@ -256,15 +274,7 @@ describe('401/403: a refused token', () => {
 
     // The operator fixes the file: the exporter reads it again after the next refusal and catches up.
     writeFileSync(tokenFile, 'acme-token\n');
-    await waitFor(
-      async () => {
-        const scrape = await s.scrape();
-        return up(scrape, 'acme') === 1 && caughtUp(cursorOf(scrape, 'acme'));
-      },
-      10_000,
-      'acme back up and caught up',
-    );
-    const back = await s.scrape();
+    const back = await upAndCaughtUp(s, 'acme', 10_000, 'acme back up and caught up');
     const acmeCursor = cursorOf(back, 'acme');
     // Exact from the first start: the refused windows were retried, not skipped.
     const acmeRequests = metricsRequests(sim, 'acme');
@@ -278,9 +288,7 @@ describe('401/403: a refused token', () => {
     expect(expectExact(sim, reader(back), 'acme', [[first, acmeCursor]])).toBeGreaterThan(50);
     expect(back.value('cdn_metrics_skipped_seconds_total', { account: 'acme', reason: 'rejected' })).toBe(0);
     const pageBack = await (await fetch(`${s.url}/`)).text();
-    expect(pageBack.split('\n').find((l) => l.startsWith('<tr><td>acme</td><td>metrics</td>'))).toContain(
-      'class="up"',
-    );
+    expect(metricsRow(pageBack, 'acme')).toContain('class="up"');
     for (const secret of secrets) expect(pageBack + lines.join('\n')).not.toContain(secret);
   }, 30_000);
   it('survives a token rotated by the CDN in the middle of catch-up, with no minute lost or counted twice', async () => {
@@ -304,15 +312,7 @@ describe('401/403: a refused token', () => {
     const stalled = cursorOf(await s.scrape(), 'acme');
     expect(caughtUp(stalled)).toBe(false);
     writeFileSync(tokenFile, 'acme-token-2026\n');
-    await waitFor(
-      async () => {
-        const scrape = await s.scrape();
-        return up(scrape, 'acme') === 1 && caughtUp(cursorOf(scrape, 'acme'));
-      },
-      15_000,
-      'acme caught up with the new token',
-    );
-    const scrape = await s.scrape();
+    const scrape = await upAndCaughtUp(s, 'acme', 15_000, 'acme caught up with the new token');
     const cursor = cursorOf(scrape, 'acme');
     expect(cursor).toBeGreaterThan(stalled);
     const answered = answeredWindows(sim, 'acme').filter(([, e]) => e <= cursor);
@@ -376,21 +376,11 @@ describe('a hung API', () => {
     expect(cursorOf(hung, 'demo')).toBe(0);
     expect(hung.value('cdn_api_requests_total', { api: 'metrics', code: 'error' })).toBeGreaterThan(0);
     const page = await (await fetch(`${s.url}/`)).text();
-    expect(page.split('\n').find((l) => l.startsWith('<tr><td>demo</td><td>metrics</td>'))).toContain(
-      'class="down"',
-    );
+    expect(metricsRow(page, 'demo')).toContain('class="down"');
 
     // The API answers again: nothing was lost while it hung.
     sim.setFaults({});
-    await waitFor(
-      async () => {
-        const scrape = await s.scrape();
-        return up(scrape, 'demo') === 1 && caughtUp(cursorOf(scrape, 'demo'));
-      },
-      20_000,
-      'recovered and caught up',
-    );
-    const scrape = await s.scrape();
+    const scrape = await upAndCaughtUp(s, 'demo', 20_000, 'recovered and caught up');
     const cursor = cursorOf(scrape, 'demo');
     expect(expectExact(sim, reader(scrape), 'demo', [[first, cursor]])).toBeGreaterThan(50);
     expect((await fetch(`${s.url}/readyz`)).status).toBe(200);
@@ -416,20 +406,12 @@ describe('a body trickled a byte at a time', () => {
     expect(cursorOf(stuck, 'demo')).toBe(0);
     expect(stuck.value('cdn_api_requests_total', { api: 'metrics', code: 'error' })).toBeGreaterThan(0);
     const page = await (await fetch(`${s.url}/`)).text();
-    const row = page.split('\n').find((l) => l.startsWith('<tr><td>demo</td><td>metrics</td>'));
+    const row = metricsRow(page, 'demo');
     expect(row).toContain('class="down"');
     expect(row).toContain('whole answer not received within 1000ms');
 
     sim.setFaults({});
-    await waitFor(
-      async () => {
-        const scrape = await s.scrape();
-        return up(scrape, 'demo') === 1 && caughtUp(cursorOf(scrape, 'demo'));
-      },
-      15_000,
-      'recovered and caught up',
-    );
-    const scrape = await s.scrape();
+    const scrape = await upAndCaughtUp(s, 'demo', 15_000, 'recovered and caught up');
     expect(expectExact(sim, reader(scrape), 'demo', [[first, cursorOf(scrape, 'demo')]])).toBeGreaterThan(50);
   }, 30_000);
 });
@@ -440,15 +422,7 @@ describe('gzip-compressed answers', () => {
     const first = floorMinute((await minuteSafeNow()) - 30 * MINUTE);
     stack = await startStack({ simulator: sim, config: { metrics: { lookback: '30m', ...CATCH_UP } } });
     const s = stack;
-    await waitFor(
-      async () => {
-        const scrape = await s.scrape();
-        return up(scrape, 'demo') === 1 && caughtUp(cursorOf(scrape, 'demo'));
-      },
-      15_000,
-      'caught up through gzip answers',
-    );
-    const scrape = await s.scrape();
+    const scrape = await upAndCaughtUp(s, 'demo', 15_000, 'caught up through gzip answers');
     const answered = metricsRequests(sim, 'demo').filter((e) => e.status === 200);
     expect(answered.length).toBeGreaterThan(0);
     expect(answered.every((e) => e.encoding === 'gzip')).toBe(true);
@@ -479,15 +453,7 @@ describe('a traffic answer for another request', () => {
         config: { api: { base_url: proxy.url }, metrics: { lookback: '30m', ...CATCH_UP } },
       });
       const s = stack;
-      await waitFor(
-        async () => {
-          const scrape = await s.scrape();
-          return up(scrape, 'demo') === 1 && caughtUp(cursorOf(scrape, 'demo'));
-        },
-        15_000,
-        'caught up past the answers for other requests',
-      );
-      const scrape = await s.scrape();
+      const scrape = await upAndCaughtUp(s, 'demo', 15_000, 'caught up past the answers for other requests');
       expect(proxy.rewritten).toBe(3);
       expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' })).toBe(3);
       expect(scrape.all('cdn_edge_requests_total', { account: 'someone-else' })).toHaveLength(0);
@@ -524,9 +490,7 @@ describe('an answer over api.max_body_bytes', () => {
     expect(cursorOf(scrape, 'demo')).toBe(0);
     expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' })).toBeGreaterThanOrEqual(4);
     const page = await (await fetch(`${s.url}/`)).text();
-    expect(page.split('\n').find((l) => l.startsWith('<tr><td>demo</td><td>metrics</td>'))).toContain(
-      'more than 1024 bytes (api.max_body_bytes)',
-    );
+    expect(metricsRow(page, 'demo')).toContain('more than 1024 bytes (api.max_body_bytes)');
     // Shorter windows were asked for: 10, then 5, 2 and 1 minute.
     const lengths = new Set(metricsRequests(simulator, 'demo').map((e) => minutes(e.window)));
     expect([...lengths].sort((a, b) => a - b)).toEqual([1, 2, 5, 10]);
