@@ -25,6 +25,7 @@ import { DEMO_PASSWORD, DEMO_USER } from '../src/simulator/world.js';
 import { AuthCache, workerCompare } from '../src/web/auth.js';
 import { scrapeAs, startAliceServer } from '../test/helpers/basic-auth-server.js';
 import { FakeClock } from '../test/helpers/fake-clock.js';
+import { runLogin } from '../test/helpers/login-token.js';
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 const rss = () => process.memoryUsage().rss;
@@ -55,15 +56,12 @@ async function loginOnce(hostile: HostileLogin, timeoutMs = 30_000) {
   return withSim(clock, async (sim) => {
     sim.hostileLogin(hostile);
     const token = demoToken(sim, clock, timeoutMs);
-    const ctl = new AbortController();
     const before = rss();
     const t0 = performance.now();
-    const loop = token.run(ctl.signal);
-    await token.firstAttempt;
+    const stop = await runLogin(token);
     const ms = performance.now() - t0;
     const grown = rss() - before;
-    ctl.abort();
-    await loop;
+    await stop();
     return { status: token.status, ms, grown, sim, clock, token };
   });
 }
@@ -71,15 +69,12 @@ async function loginOnce(hostile: HostileLogin, timeoutMs = 30_000) {
 /** The demo user's token kept for `minutes` of the fake clock, one second a step (each login done first). */
 async function keepToken(sim: Simulator, clock: FakeClock, minutes: number): Promise<void> {
   const token = demoToken(sim, clock);
-  const ctl = new AbortController();
-  const loop = token.run(ctl.signal);
-  await token.firstAttempt;
+  const stop = await runLogin(token);
   for (let i = 0; i < minutes * 60; i++) {
     while (token.busy) await new Promise((r) => setTimeout(r, 1));
     await clock.advance(1000);
   }
-  ctl.abort();
-  await loop;
+  await stop();
 }
 
 async function row1(): Promise<string> {
