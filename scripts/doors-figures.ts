@@ -25,6 +25,7 @@ import { DEMO_PASSWORD, DEMO_USER } from '../src/simulator/world.js';
 import { AuthCache, workerCompare } from '../src/web/auth.js';
 import { scrapeAs, startAliceServer } from '../test/helpers/basic-auth-server.js';
 import { FakeClock } from '../test/helpers/fake-clock.js';
+import { inventoryBody } from '../test/helpers/inventory.js';
 import { runLogin } from '../test/helpers/login-token.js';
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
@@ -181,14 +182,11 @@ async function discovering(body: string, discovery: Record<string, unknown> = {}
   };
 }
 
-const inventory = (names: readonly string[]) =>
-  JSON.stringify(names.map((name, i) => ({ status: 'active', utoken: `u${i}`, uid: `1-1-${i}`, name })));
-
 async function row7(): Promise<string> {
   const names = Array.from({ length: 100_000 }, (_, i) => `acct-${String(i).padStart(6, '0')}`);
   const before = rss();
   const delay = monitorEventLoopDelay({ resolution: 5 });
-  const d = await discovering(inventory(names));
+  const d = await discovering(inventoryBody(names));
   delay.enable();
   const t0 = performance.now();
   await d.exporter.start();
@@ -211,7 +209,7 @@ async function row7(): Promise<string> {
 
 async function row8(): Promise<string> {
   const long = Array.from({ length: 5000 }, (_, i) => `${String(i).padStart(5, '0')}${'x'.repeat(10_000)}`);
-  const d = await discovering(inventory([...long, 'fine']));
+  const d = await discovering(inventoryBody([...long, 'fine']));
   await d.exporter.start();
   while ((d.pollers()?.size ?? 0) < 1) await new Promise((r) => setTimeout(r, 20));
   await d.exporter.store.refresh();
@@ -224,7 +222,7 @@ async function row8(): Promise<string> {
 }
 
 async function row9(): Promise<string> {
-  const d = await discovering(inventory(['..', '.', 'demo']), { recordings: true });
+  const d = await discovering(inventoryBody(['..', '.', 'demo']), { recordings: true });
   await d.exporter.start();
   while ((d.pollers()?.size ?? 0) < 1) await new Promise((r) => setTimeout(r, 20));
   await d.exporter.store.refresh();

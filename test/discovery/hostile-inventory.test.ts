@@ -11,6 +11,7 @@ import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { inventoryBody } from '../helpers/inventory.js';
 import { captureLog } from '../helpers/log-capture.js';
 import { type Stack, scrapeNow, startStack, waitFor } from '../helpers/stack.js';
 
@@ -24,12 +25,6 @@ afterEach(async () => {
   await sim?.close();
   sim = undefined;
 });
-
-function inventory(names: readonly string[]): string {
-  return JSON.stringify(
-    names.map((name, i) => ({ status: 'active', utoken: `u${i}`, uid: `1-1-${i}`, name })),
-  );
-}
 
 const pollersOf = (s: Stack) => (s.exporter as unknown as { pollers: AccountPollers }).pollers;
 
@@ -58,7 +53,7 @@ const refused = (sc: Scrape, reason: string) => sc.value('cdn_discovered_account
 describe('a hostile inventory', () => {
   it('row 7: 100,000 accounts: max_accounts polled, the rest refused and logged once; the loop yields while starting', async () => {
     const names = Array.from({ length: 100_000 }, (_, i) => `acct-${String(i).padStart(6, '0')}`);
-    const { s, lines } = await discover(inventory(names), { max_accounts: 2000 });
+    const { s, lines } = await discover(inventoryBody(names), { max_accounts: 2000 });
     // Sizes seen between turns of the event loop while the accounts start: some lie strictly between 0 and the
     // cap only if starting them yields to the loop.
     const seen = new Set<number>();
@@ -84,7 +79,7 @@ describe('a hostile inventory', () => {
 
   it('row 7: the exporter stops within its bound while discovery is starting 10,000 accounts', async () => {
     const names = Array.from({ length: 100_000 }, (_, i) => `acct-${String(i).padStart(6, '0')}`);
-    const { s, lines } = await discover(inventory(names));
+    const { s, lines } = await discover(inventoryBody(names));
     await waitFor(() => (pollersOf(s)?.size ?? 0) > 0, 60_000, 'accounts starting');
     await s.stopExporter();
     // Every loop, discovery's included, ended within the stop's grace: nothing was left to cancel.
@@ -95,7 +90,7 @@ describe('a hostile inventory', () => {
 
   it('row 8: names longer than limits.max_label_length are refused: nothing of them on /metrics, the page or the log', async () => {
     const long = Array.from({ length: 5000 }, (_, i) => `${String(i).padStart(5, '0')}${'x'.repeat(10_000)}`);
-    const { s, lines } = await discover(inventory([...long, 'fine']));
+    const { s, lines } = await discover(inventoryBody([...long, 'fine']));
     await waitFor(async () => refused(await scrapeNow(s), 'name_too_long') === 5000, 30_000, 'names refused');
     await waitFor(() => pollersOf(s).size === 1, 30_000, 'the one good account polled');
     const text = await s.text();
@@ -109,7 +104,7 @@ describe('a hostile inventory', () => {
   });
 
   it('row 9: accounts named . and .. are refused: no request leaves the APIs prefixes', async () => {
-    const { s } = await discover(inventory(['..', '.', 'demo']), { recordings: true });
+    const { s } = await discover(inventoryBody(['..', '.', 'demo']), { recordings: true });
     await waitFor(async () => refused(await scrapeNow(s), 'name_invalid') === 2, 30_000, 'names refused');
     await waitFor(
       () => s.sim.requestLog.some((r) => r.api === 'recorder-cloud'),
