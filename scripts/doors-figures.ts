@@ -8,7 +8,6 @@
  * process's resident set. Loopback only; every server started is stopped.
  */
 import { spawn } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import bcrypt from 'bcryptjs';
 import { LoginToken } from '../src/auth/login-token.js';
@@ -17,7 +16,7 @@ import type { AccountPollers } from '../src/exporter/account-pollers.js';
 import { Exporter } from '../src/exporter/exporter.js';
 import { parseJsonBody } from '../src/http/parse.js';
 import { createLogger, silentLogger } from '../src/log.js';
-import { closeServer, listen } from '../src/main.js';
+import { closeServer } from '../src/main.js';
 import { SECRETS } from '../src/redact.js';
 import type { HostileLogin } from '../src/simulator/auth.js';
 import { type Simulator, startSimulator } from '../src/simulator/server.js';
@@ -27,6 +26,7 @@ import { scrapeAs, startAliceServer } from '../test/helpers/basic-auth-server.js
 import { FakeClock } from '../test/helpers/fake-clock.js';
 import { inventoryBody } from '../test/helpers/inventory.js';
 import { runLogin } from '../test/helpers/login-token.js';
+import { serveExporter } from '../test/helpers/stack.js';
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 const rss = () => process.memoryUsage().rss;
@@ -166,8 +166,7 @@ async function discovering(body: string, discovery: Record<string, unknown> = {}
     // production. Run `npm run build` first.
     answerParser: { workerUrl: new URL('dist/src/offloop/worker.js', `file://${process.cwd()}/`) },
   });
-  const server = await listen(exporter.app, { host: '127.0.0.1', port: 0 });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { server, url } = await serveExporter(exporter);
   const pollers = () => (exporter as unknown as { pollers?: AccountPollers }).pollers;
   return {
     exporter,

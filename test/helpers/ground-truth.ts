@@ -97,12 +97,28 @@ export const reader =
   (name, labels) =>
     scrape.value(name, labels);
 
-/** The windows the simulator answered with a usable 200 (a `slow` one is late, not wrong), sorted by start. */
-export function answeredWindows(sim: Simulator, account: string): Range[] {
+/** Whether the simulator answered `e` with a usable 200: no fault, or a `slow` one (late, not wrong). */
+export function usableAnswer(e: RequestLogEntry): boolean {
+  return e.status === 200 && (e.fault === undefined || e.fault === 'slow');
+}
+
+/** The windows the simulator answered with a usable 200, sorted by start; those ending by `upTo` when given. */
+export function answeredWindows(sim: Simulator, account: string, upTo = Number.POSITIVE_INFINITY): Range[] {
   return metricsRequests(sim, account)
-    .filter((e) => e.status === 200 && (e.fault === undefined || e.fault === 'slow'))
+    .filter(usableAnswer)
     .map((e) => e.window)
+    .filter(([, end]) => end <= upTo)
     .sort((a, b) => a[0] - b[0]);
+}
+
+/** Asserts that every fault kind of `faults` (the simulator's fault rates) was met in `log`. */
+export function expectEveryFaultMet(log: readonly RequestLogEntry[], faults: object): void {
+  for (const kind of Object.keys(faults)) {
+    expect(
+      log.some((e) => e.fault === kind),
+      kind,
+    ).toBe(true);
+  }
 }
 
 /** Asserts that `windows` (sorted) follow one another from `start` to `end`: at least one, no gap, no overlap. */
