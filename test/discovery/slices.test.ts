@@ -10,7 +10,7 @@ import { discoveryRound } from '../../src/discovery/discovery.js';
 import { inSlices, sortedInSlices } from '../../src/discovery/slices.js';
 import { HttpClient } from '../../src/http/request.js';
 import { silentLogger } from '../../src/log.js';
-import { startTestSimulator } from '../helpers/test-simulator.js';
+import { startTestSimulator } from '../helpers/per-test.js';
 
 /** Turns of the event loop (setImmediate callbacks) seen until `stop()`. */
 function loopTurns(): { count: () => number; stop: () => void } {

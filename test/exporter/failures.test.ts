@@ -3,12 +3,10 @@
  * clock, small backoffs. Each test asserts what a user sees on /metrics, on the landing page, on /readyz and in the
  * logs, and checks the counters against the simulator's exact truth and its request log.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { floorMinute, MINUTE } from '../../src/clock.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import {
   answeredWindows,
   cursorOf,
@@ -20,23 +18,14 @@ import {
   windowOf,
 } from '../helpers/ground-truth.js';
 import { captureLog } from '../helpers/log-capture.js';
-import { minuteSafeNow, type Stack, startStack, waitFor } from '../helpers/stack.js';
+import { perTest } from '../helpers/per-test.js';
+import { minuteSafeNow, type Stack, waitFor } from '../helpers/stack.js';
 import { json, startTamperProxy } from '../helpers/tamper-proxy.js';
 
 const CATCH_UP = { delay: '0m', window: '5m' };
 const MINUTE_PRECISION = 'Invalid time format. Time must be at minute precision';
 
-let stack: Stack | undefined;
-let sim: Simulator | undefined;
-let dir: string | undefined;
-afterEach(async () => {
-  await stack?.stop();
-  await sim?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-  stack = undefined;
-  sim = undefined;
-  dir = undefined;
-});
+const started = perTest();
 
 /** Catch-up is over once the cursor is within one steady-state window (5 m) and a minute of now. */
 function caughtUp(cursor: number): boolean {
@@ -73,11 +62,10 @@ function metricsRow(page: string, account: string): string | undefined {
 
 describe('504: execution timeout', () => {
   it('halves the window, asks for the same minutes in shorter windows, grows back to 10 m and stays exact', async () => {
-    sim = await startSimulator({ seed: 7, slowMs: 300 });
+    const sim = await started.simulator({ seed: 7, slowMs: 300 });
     sim.timeoutWindowsLongerThan(2);
     const first = floorMinute((await minuteSafeNow()) - 6 * 60 * MINUTE);
-    stack = await startStack({ simulator: sim, config: { metrics: { lookback: '6h', ...CATCH_UP } } });
-    const s = stack;
+    const s = await started.stack({ simulator: sim, config: { metrics: { lookback: '6h', ...CATCH_UP } } });
 
     // While the API times out above 2 minutes, /metrics shows the smaller window.
     const seen = new Set<number>();
@@ -146,7 +134,7 @@ describe('504: execution timeout', () => {
 
 describe('422: a rejected window', () => {
   it('counts the rejected minutes as skipped, asks for them once, goes on and stays exact elsewhere', async () => {
-    sim = await startSimulator({ seed: 7, slowMs: 300 });
+    const sim = await started.simulator({ seed: 7, slowMs: 300 });
     const first0 = floorMinute((await minuteSafeNow()) - 6 * 60 * MINUTE);
     // Catch-up asks 10-minute windows from the first start: each range holds exactly one window start even if
     // the exporter's first minute is one later than ours.
@@ -157,12 +145,11 @@ describe('422: a rejected window', () => {
       'Statistics for this period are unavailable',
     );
     const { log, lines } = captureLog();
-    stack = await startStack({
+    const s = await started.stack({
       simulator: sim,
       config: { metrics: { lookback: '6h', ...CATCH_UP } },
       exporter: { log },
     });
-    const s = stack;
     await waitFor(async () => caughtUp(cursorOf(await s.scrape(), 'demo')), 15_000, 'catch-up');
     const scrape = await s.scrape();
     const cursor = cursorOf(scrape, 'demo');
@@ -213,14 +200,14 @@ describe('422: a rejected window', () => {
 
 describe('401/403: a refused token', () => {
   it('marks only that account down, without the token anywhere, and picks up a corrected token file', async () => {
-    sim = await startSimulator({ seed: 7, slowMs: 300 });
-    dir = mkdtempSync(join(tmpdir(), 'cdn-failures-'));
+    const sim = await started.simulator({ seed: 7, slowMs: 300 });
+    const dir = started.folder('cdn-failures-');
     const tokenFile = join(dir, 'acme-token');
     const wrong = 'acme-wrong-token-5f1e';
     writeFileSync(tokenFile, `${wrong}\n`);
     const { log, lines } = captureLog();
     const first = floorMinute((await minuteSafeNow()) - 60 * MINUTE);
-    stack = await startStack({
+    const s = await started.stack({
       simulator: sim,
       config: {
         metrics: { lookback: '1h', ...CATCH_UP },
@@ -228,7 +215,6 @@ describe('401/403: a refused token', () => {
       },
       exporter: { log },
     });
-    const s = stack;
     await waitFor(
       async () => {
         const scrape = await s.scrape();
@@ -239,7 +225,7 @@ describe('401/403: a refused token', () => {
     );
     // Let acme probe a few times while refused.
     await waitFor(
-      () => metricsRequests(sim!, 'acme').filter((e) => e.status === 403).length >= 3,
+      () => metricsRequests(sim, 'acme').filter((e) => e.status === 403).length >= 3,
       10_000,
       'three refused probes',
     );
@@ -287,12 +273,12 @@ describe('401/403: a refused token', () => {
     for (const secret of secrets) expect(pageBack + lines.join('\n')).not.toContain(secret);
   }, 30_000);
   it('survives a token rotated by the CDN in the middle of catch-up, with no minute lost or counted twice', async () => {
-    sim = await startSimulator({ seed: 7, slowMs: 300 });
-    dir = mkdtempSync(join(tmpdir(), 'cdn-failures-'));
+    const sim = await started.simulator({ seed: 7, slowMs: 300 });
+    const dir = started.folder('cdn-failures-');
     const tokenFile = join(dir, 'acme-token');
     writeFileSync(tokenFile, 'acme-token\n');
     const first = floorMinute((await minuteSafeNow()) - 6 * 60 * MINUTE);
-    stack = await startStack({
+    const s = await started.stack({
       simulator: sim,
       config: {
         api: { requests_per_second: 10 },
@@ -300,7 +286,6 @@ describe('401/403: a refused token', () => {
         accounts: [{ name: 'acme', token_file: tokenFile }],
       },
     });
-    const s = stack;
     await waitFor(async () => cursorOf(await s.scrape(), 'acme') >= first + 60 * MINUTE, 10_000, 'an hour');
     sim.setToken('acme', 'acme-token-2026');
     await waitFor(async () => up(await s.scrape(), 'acme') === 0, 5_000, 'acme refused');
@@ -322,12 +307,11 @@ describe('a hung API', () => {
   it('never slows a scrape: /metrics, /readyz and /healthz answer while the first poll hangs', async () => {
     // Every API request is answered only after 60 s, and the exporter waits up to 30 s for it: the first poll is
     // still in flight when the answers below come back, however loaded the machine (checked after them).
-    sim = await startSimulator({ seed: 7, slowMs: 60_000, faults: { slow: 1 } });
-    stack = await startStack({
+    const sim = await started.simulator({ seed: 7, slowMs: 60_000, faults: { slow: 1 } });
+    const s = await started.stack({
       simulator: sim,
       config: { api: { timeout: '30s' }, metrics: { lookback: '30m', ...CATCH_UP } },
     });
-    const s = stack;
     await sim.requestArrived((e) => e.api === 'metrics');
 
     const metrics = await fetch(`${s.url}/metrics`);
@@ -350,13 +334,12 @@ describe('a hung API', () => {
 
   it('/readyz waits for the first answer or timeout, then the exporter recovers exactly', async () => {
     // Every API request is answered only after 20 s; the exporter gives up after 1 s.
-    sim = await startSimulator({ seed: 7, slowMs: 20_000, faults: { slow: 1 } });
+    const sim = await started.simulator({ seed: 7, slowMs: 20_000, faults: { slow: 1 } });
     const first = floorMinute((await minuteSafeNow()) - 30 * MINUTE);
-    stack = await startStack({
+    const s = await started.stack({
       simulator: sim,
       config: { api: { timeout: '1s' }, metrics: { lookback: '30m', ...CATCH_UP } },
     });
-    const s = stack;
     await sim.requestArrived((e) => e.api === 'metrics');
 
     // After the timeout the first poll has been tried: ready (the process works; cdn_up tells the API is down).
@@ -385,13 +368,12 @@ describe('a hung API', () => {
 describe('a body trickled a byte at a time', () => {
   it('is cut off at api.timeout (headers and body together), sets cdn_up 0, and the exporter recovers exactly', async () => {
     // Headers at once, then one byte every 50 ms: never idle long enough for a per-chunk timeout.
-    sim = await startSimulator({ seed: 7, trickleMs: 50, faults: { trickle: 1 } });
+    const sim = await started.simulator({ seed: 7, trickleMs: 50, faults: { trickle: 1 } });
     const first = floorMinute((await minuteSafeNow()) - 30 * MINUTE);
-    stack = await startStack({
+    const s = await started.stack({
       simulator: sim,
       config: { api: { timeout: '1s' }, metrics: { lookback: '30m', ...CATCH_UP } },
     });
-    const s = stack;
     await waitFor(
       async () => up(await s.scrape(), 'demo') === 0,
       5_000,
@@ -413,10 +395,9 @@ describe('a body trickled a byte at a time', () => {
 
 describe('gzip-compressed answers', () => {
   it('are asked for, decoded and counted exactly, with no parse error', async () => {
-    sim = await startSimulator({ seed: 7, gzip: true });
+    const sim = await started.simulator({ seed: 7, gzip: true });
     const first = floorMinute((await minuteSafeNow()) - 30 * MINUTE);
-    stack = await startStack({ simulator: sim, config: { metrics: { lookback: '30m', ...CATCH_UP } } });
-    const s = stack;
+    const s = await started.stack({ simulator: sim, config: { metrics: { lookback: '30m', ...CATCH_UP } } });
     const scrape = await upAndCaughtUp(s, 'demo', 15_000, 'caught up through gzip answers');
     const answered = metricsRequests(sim, 'demo').filter((e) => e.status === 200);
     expect(answered.length).toBeGreaterThan(0);
@@ -428,8 +409,9 @@ describe('gzip-compressed answers', () => {
 
 describe('a traffic answer for another request', () => {
   it('is refused as a parse error, its window asked for again, and the totals stay exact', async () => {
-    sim = await startSimulator({ seed: 7 });
+    const sim = await started.simulator({ seed: 7 });
     const proxy = await startTamperProxy(sim.url);
+    let stack: Stack | undefined;
     try {
       // The first three answers echo another start, end and account in turn.
       const lies: Array<Record<string, string>> = [
@@ -443,7 +425,7 @@ describe('a traffic answer for another request', () => {
         return json({ ...(JSON.parse(up.body) as object), ...lies.shift() });
       };
       const first = floorMinute((await minuteSafeNow()) - 30 * MINUTE);
-      stack = await startStack({
+      stack = await started.stack({
         simulator: sim,
         config: { api: { base_url: proxy.url }, metrics: { lookback: '30m', ...CATCH_UP } },
       });
@@ -456,8 +438,8 @@ describe('a traffic answer for another request', () => {
         50,
       );
     } finally {
+      // The exporter stops before the proxy it asks through closes.
       await stack?.stop();
-      stack = undefined;
       await proxy.close();
     }
   }, 30_000);
@@ -465,13 +447,11 @@ describe('a traffic answer for another request', () => {
 
 describe('an answer over api.max_body_bytes', () => {
   it('is an error of its own kind: counted as a parse error, cdn_up 0, shorter windows asked for', async () => {
-    const simulator = await startSimulator({ seed: 7 });
-    sim = simulator;
-    stack = await startStack({
+    const simulator = await started.simulator({ seed: 7 });
+    const s = await started.stack({
       simulator,
       config: { api: { max_body_bytes: '1KiB' }, metrics: { lookback: '30m', ...CATCH_UP } },
     });
-    const s = stack;
     // The gauge shows the window planned; the simulator logs a request once it arrived: wait for both.
     await waitFor(
       async () =>

@@ -14,7 +14,7 @@ import { formatApiTime } from '../../src/simulator/traffic.js';
 import { type ParseMetricsOptions, parseTrafficBody } from '../../src/traffic/parse.js';
 import type { TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { startTestSimulator } from '../helpers/test-simulator.js';
+import { startTestSimulator } from '../helpers/per-test.js';
 
 const OPTS: ParseMetricsOptions = { account: 'acme', breakdown: 'resource' };
 const enc = new TextEncoder();

@@ -9,7 +9,7 @@ import type { TokenSource } from '../../src/config/index.js';
 import { createAgent } from '../../src/http/request.js';
 import { createUpstream } from '../../src/poll/upstream.js';
 import { MetricsClient } from '../../src/traffic/client.js';
-import { startTestSimulator } from '../helpers/test-simulator.js';
+import { startTestSimulator } from '../helpers/per-test.js';
 
 /** A token source whose token a test replaces, as a login renewal does. */
 class Rotating implements TokenSource {

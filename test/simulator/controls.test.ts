@@ -7,7 +7,7 @@ import { MINUTE } from '../../src/clock.js';
 import type { Simulator } from '../../src/simulator/server.js';
 import { formatApiTime } from '../../src/simulator/traffic.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { startTestSimulator } from '../helpers/test-simulator.js';
+import { startTestSimulator } from '../helpers/per-test.js';
 
 const NOW = Date.UTC(2026, 2, 3, 12, 0, 0);
 const T0 = Date.UTC(2026, 2, 3, 10, 0, 0);

@@ -9,7 +9,7 @@ import {
 } from '../../src/simulator/faults.js';
 import type { Simulator } from '../../src/simulator/server.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { startTestSimulator } from '../helpers/test-simulator.js';
+import { startTestSimulator } from '../helpers/per-test.js';
 
 const NOW = Date.UTC(2026, 2, 3, 0, 0, 0);
 const TOKEN = 'demo-token';

@@ -9,7 +9,7 @@ import type { Simulator } from '../../src/simulator/server.js';
 import { formatApiTime } from '../../src/simulator/traffic.js';
 import { DEMO_PASSWORD, DEMO_USER, demoWorld } from '../../src/simulator/world.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { startTestSimulator } from '../helpers/test-simulator.js';
+import { startTestSimulator } from '../helpers/per-test.js';
 
 const NOW = Date.UTC(2026, 2, 3, 12, 0, 0);
 async function login(s: Simulator, username: string, password: string) {

@@ -3,7 +3,7 @@ import { parseCommandLine, UsageError } from '../../src/config/flags.js';
 import { parseSimulatorArgs, type Simulator } from '../../src/simulator/server.js';
 import { demoWorld } from '../../src/simulator/world.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { startTestSimulator } from '../helpers/test-simulator.js';
+import { startTestSimulator } from '../helpers/per-test.js';
 
 const NOW = Date.UTC(2026, 2, 3, 0, 0, 0);
 const METRICS = '/app/metrics/v1/resources?account=demo&start=2026-03-02T10:00:00&end=2026-03-02T10:05:00';

@@ -10,7 +10,7 @@ import { MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { formatApiTime, type SideTotals, type TrafficTotals } from '../../src/simulator/traffic.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { startTestSimulator } from '../helpers/test-simulator.js';
+import { startTestSimulator } from '../helpers/per-test.js';
 
 const HOUR = 60 * MINUTE;
 /** 2026-03-02T10:00:00Z: the range the window tests walk. */
