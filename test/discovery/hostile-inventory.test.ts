@@ -5,26 +5,19 @@
  * cdn_discovered_accounts_refused and logged once, the exporter answering while it starts them, no request to a
  * path outside the APIs' prefixes, and a body that cannot be parsed in bounded memory refused before parsing.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AccountPollers } from '../../src/exporter/account-pollers.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { inventoryBody } from '../helpers/inventory.js';
 import { captureLog } from '../helpers/log-capture.js';
-import { type Stack, scrapeNow, startStack, waitFor } from '../helpers/stack.js';
+import { perTest } from '../helpers/per-test.js';
+import { type Stack, scrapeNow, waitFor } from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 6, 1, 0, 0, 0);
 
-let stack: Stack | undefined;
-let sim: Simulator | undefined;
-afterEach(async () => {
-  await stack?.stop();
-  stack = undefined;
-  await sim?.close();
-  sim = undefined;
-});
+const started = perTest();
 
 const pollersOf = (s: Stack) => (s.exporter as unknown as { pollers: AccountPollers }).pollers;
 
@@ -32,9 +25,9 @@ const pollersOf = (s: Stack) => (s.exporter as unknown as { pollers: AccountPoll
 async function discover(body: string, discovery: Record<string, unknown> = {}) {
   const clock = new FakeClock(T0);
   const { log, lines } = captureLog();
-  sim = await startSimulator({ seed: 7, clock, slowMs: 300 });
+  const sim = await started.simulator({ seed: 7, clock, slowMs: 300 });
   sim.setInventoryBody(body);
-  stack = await startStack({
+  const stack = await started.stack({
     clock,
     simulator: sim,
     config: {
