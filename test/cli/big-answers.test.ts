@@ -17,6 +17,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { killAll, requireBuild, servingUrl, startCli } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
+import { probeHealth } from '../helpers/health-probe.js';
 import { waitFor } from '../helpers/stack.js';
 
 const HOSTS = 3;
@@ -168,20 +169,7 @@ describe('big DVR and recordings answers', () => {
     ]);
     const exporter = await servingUrl(p, 20_000);
 
-    let probes = 0;
-    let failed = 0;
-    let probing = true;
-    const prober = (async () => {
-      for (let i = 0; i < 100_000 && probing; i++) {
-        try {
-          if ((await getText(`${exporter}/healthz`)).status === 200) probes++;
-          else failed++;
-        } catch {
-          failed++;
-        }
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })();
+    const health = probeHealth(exporter, async (url) => (await getText(url)).status, 100_000);
     let scrape = Scrape.of('');
     const scrapeOnce = async () => {
       const r = await getText(`${exporter}/metrics`);
@@ -189,7 +177,11 @@ describe('big DVR and recordings answers', () => {
       scrape = Scrape.of(r.text);
     };
     // The answers go once the prober has had an answer and both polls are waiting for theirs.
-    await waitFor(() => probes > 0 && asked.dvr > 0 && asked.recordings > 0, 30_000, 'probes and both polls');
+    await waitFor(
+      () => health.probes > 0 && asked.dvr > 0 && asked.recordings > 0,
+      30_000,
+      'probes and both polls',
+    );
     release();
     // Through the first polls (which create the series) and two more of each answer, until the third of each is
     // applied: the exporter's last success of the API is past the moment it was sent.
@@ -205,11 +197,10 @@ describe('big DVR and recordings answers', () => {
       120_000,
       'three polls of each API applied',
     );
-    probing = false;
-    await prober;
+    await health.stop();
 
-    expect(failed).toBe(0);
-    expect(probes).toBeGreaterThan(0);
+    expect(health.failed).toBe(0);
+    expect(health.probes).toBeGreaterThan(0);
 
     // What the answers say, as a user reads it on /metrics.
     const one = (name: string, labels: Record<string, string>) => scrape.value(name, labels);

@@ -15,6 +15,7 @@ import { stringify } from 'yaml';
 import { METRIC_NAMES } from '../../src/api/vocabulary.js';
 import { metricValues, TrafficModel } from '../../src/simulator/traffic.js';
 import { type CliProcess, killAll, requireBuild, startCli } from '../helpers/cli-process.js';
+import { probeHealth } from '../helpers/health-probe.js';
 import { type HostileApi, resourceJson, startHostileApi } from '../helpers/hostile-api.js';
 import { waitFor } from '../helpers/stack.js';
 
@@ -150,21 +151,7 @@ describe('the exporter process under misuse', () => {
     const idle = Math.min(2000, limit - 300);
     expect(idle).toBeGreaterThan(MAX_CONNECTIONS);
 
-    let probes = 0;
-    let failed = 0;
-    let probing = true;
-    const prober = (async () => {
-      for (let i = 0; i < 10_000 && probing; i++) {
-        try {
-          const r = await fetchLength(`${base}/healthz`);
-          if (r.status === 200) probes++;
-          else failed++;
-        } catch {
-          failed++;
-        }
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })();
+    const health = probeHealth(base, async (url) => (await fetchLength(url)).status, 10_000);
 
     for (let i = 0; i < 200; i++) await openSocket(port, 'GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n');
     for (let i = 0; i < idle; i++) await openSocket(port);
@@ -172,15 +159,14 @@ describe('the exporter process under misuse', () => {
     let maxFiles = openFiles(pid);
     // Hold them for a while, past the write timeout: the stuck scrapes are cut, memory comes back. And on until
     // /healthz has answered often meanwhile, however slowly a loaded machine runs the probes (bounded: 60 s).
-    for (let i = 0; i < 40 || (probes <= 20 && i < 300); i++) {
+    for (let i = 0; i < 40 || (health.probes <= 20 && i < 300); i++) {
       await new Promise((r) => setTimeout(r, 200));
       maxRss = Math.max(maxRss, procMb(pid, 'VmRSS'));
       maxFiles = Math.max(maxFiles, openFiles(pid));
     }
-    probing = false;
-    await prober;
-    expect(failed).toBe(0);
-    expect(probes).toBeGreaterThan(20);
+    await health.stop();
+    expect(health.failed).toBe(0);
+    expect(health.probes).toBeGreaterThan(20);
     expect(maxRss).toBeLessThan(2 * normal);
     // Its connections, plus the files a Node process has open anyway.
     expect(maxFiles).toBeLessThan(MAX_CONNECTIONS + 100);

@@ -109,6 +109,15 @@ describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', ()
     }
   }
 
+  /** The targets once Prometheus has scraped each of the four (health known, up or down). */
+  async function scrapedTargets(): Promise<Target[]> {
+    await until(async () => {
+      const t = await targets();
+      return t.length === 4 && t.every((x) => x.health !== 'unknown');
+    });
+    return targets();
+  }
+
   it('promtool check web-config accepts the file this exporter serves with', () => {
     if (!promtool) return;
     const run = spawnSync(promtool, ['check', 'web-config', 'web.yml'], { cwd: dir, encoding: 'utf8' });
@@ -116,11 +125,7 @@ describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', ()
   });
 
   it('the series arrive with the right password; the wrong one gets 401 and up 0', async () => {
-    await until(async () => {
-      const t = await targets();
-      return t.length === 4 && t.every((x) => x.health !== 'unknown');
-    });
-    const t = await targets();
+    const t = await scrapedTargets();
     const good = t.find((x) => x.labels.job === 'cdn-exporter');
     const bad = t.find((x) => x.labels.job === 'cdn-exporter-wrong-password');
     expect(good?.health, prom.logTail()).toBe('up');
@@ -136,11 +141,7 @@ describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', ()
   });
 
   it('mutual TLS: Prometheus with a client certificate from the CA is up; without one it is down', async () => {
-    await until(async () => {
-      const t = await targets();
-      return t.length === 4 && t.every((x) => x.health !== 'unknown');
-    });
-    const t = await targets();
+    const t = await scrapedTargets();
     const withCert = t.find((x) => x.labels.job === 'cdn-exporter-mtls');
     const without = t.find((x) => x.labels.job === 'cdn-exporter-mtls-no-cert');
     expect(withCert?.health, JSON.stringify(t)).toBe('up');
