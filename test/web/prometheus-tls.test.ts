@@ -12,18 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { makePki, type Pki } from '../helpers/certs.js';
 import { settle } from '../helpers/fake-clock.js';
-import { type Prometheus, startPrometheus } from '../helpers/prometheus.js';
+import { type Prometheus, type PromTarget, startPrometheus } from '../helpers/prometheus.js';
 import { findTool } from '../helpers/tools.js';
 import { get, htpasswd, type Served, serve, writeFile } from './harness.js';
 
 const prometheus = findTool('prometheus');
 const promtool = findTool('promtool');
-
-interface Target {
-  labels: { job: string };
-  health: string;
-  lastError: string;
-}
 
 describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', () => {
   let dir: string;
@@ -95,11 +89,6 @@ describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', ()
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function targets(): Promise<Target[]> {
-    const res = await fetch(`${prom.url}/api/v1/targets`);
-    return ((await res.json()) as { data: { activeTargets: Target[] } }).data.activeTargets;
-  }
-
   /** Bounded: polls Prometheus' API up to `tries` times, 250 ms apart. */
   async function until(check: () => Promise<boolean>, tries = 100): Promise<void> {
     for (let i = 0; i < tries; i++) {
@@ -110,12 +99,12 @@ describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', ()
   }
 
   /** The targets once Prometheus has scraped each of the four (health known, up or down). */
-  async function scrapedTargets(): Promise<Target[]> {
+  async function scrapedTargets(): Promise<PromTarget[]> {
     await until(async () => {
-      const t = await targets();
+      const t = await prom.targets();
       return t.length === 4 && t.every((x) => x.health !== 'unknown');
     });
-    return targets();
+    return prom.targets();
   }
 
   it('promtool check web-config accepts the file this exporter serves with', () => {
