@@ -8,6 +8,11 @@ export interface Sample {
 const LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$/;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
 
+/** A label value as the text exposition writes it: backslash, double quote and line feed escaped. */
+export function escapeLabel(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
 function unescapeLabel(v: string): string {
   return v.replace(/\\(["\\n])/g, (_, c: string) => (c === 'n' ? '\n' : c));
 }

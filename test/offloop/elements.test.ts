@@ -12,29 +12,19 @@ import { parseTrafficElements, scanBody } from '../../src/offloop/elements.js';
 import { parseTrafficBodyPacked, unpackTrafficResponse } from '../../src/offloop/traffic.js';
 import { formatApiTime } from '../../src/simulator/traffic.js';
 import { type ParseMetricsOptions, parseTrafficBody } from '../../src/traffic/parse.js';
-import type { TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
+import type { TrafficResponse } from '../../src/traffic/response.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { startTestSimulator } from '../helpers/per-test.js';
+import { plainTraffic } from '../helpers/plain-traffic.js';
 
 const OPTS: ParseMetricsOptions = { account: 'acme', breakdown: 'resource' };
 const enc = new TextEncoder();
 
-/** A response as plain data, so that two can be compared whatever their maps are made of. */
-function plain(r: TrafficResponse) {
-  const side = (s: TrafficRecord['edge']) => ({
-    ...s,
-    codes: [...s.codes],
-    classes: [...s.classes],
-    requestTimeSeconds: [...s.requestTimeSeconds],
-  });
-  return { ...r, records: r.records.map((x) => ({ ...x, edge: side(x.edge), origin: side(x.origin) })) };
-}
-
-type Outcome = { ok: ReturnType<typeof plain> } | { error: { type: string; text: string } };
+type Outcome = { ok: ReturnType<typeof plainTraffic> } | { error: { type: string; text: string } };
 
 function outcome(parse: () => TrafficResponse): Outcome {
   try {
-    return { ok: plain(parse()) };
+    return { ok: plainTraffic(parse()) };
   } catch (err) {
     const text =
       err instanceof ApiError
