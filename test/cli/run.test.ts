@@ -3,7 +3,7 @@
  * cdn_ metrics; SIGTERM and SIGINT stop it with exit 0 (bounded: without waiting for a request hanging for a
  * minute) and leave the cursor in the state file; the token never appears in its log, its pages or its metrics.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ import {
   startCli,
 } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
+import { savedCursor } from '../helpers/ground-truth.js';
 import { stopAll, waitFor } from '../helpers/stack.js';
 
 const TOKEN = 'demo-token';
@@ -75,11 +76,6 @@ function stateConfig(name: string, account = '  - name: demo', extra = ''): stri
     ].join('\n'),
   );
   return path;
-}
-
-function savedCursor(configPath: string, account: string): number {
-  const state = JSON.parse(readFileSync(`${configPath}.state.json`, 'utf8'));
-  return Date.parse((state as { cursors: Record<string, string> }).cursors[account]!);
 }
 
 function expectNoToken(p: CliProcess): void {
@@ -149,7 +145,7 @@ describe('shutdown', () => {
       });
       // The saved cursor is the one served, or a later window end if one was counted in between; never ahead of
       // what the API could have answered (now - delay).
-      const saved = savedCursor(config, 'demo');
+      const saved = savedCursor(`${config}.state.json`, 'demo')!;
       expect(saved).toBeGreaterThanOrEqual(cursor);
       expect(saved).toBeLessThanOrEqual(sent - 60_000);
       expect(saved % 60_000).toBe(0);
@@ -181,7 +177,7 @@ describe('shutdown', () => {
     p.child.kill('SIGTERM');
     const exit = await exitWithin(p, EXIT_WAIT_MS);
     expect(exit, `still running ${EXIT_WAIT_MS} ms after SIGTERM`).toEqual({ code: 0, signal: null });
-    expect(savedCursor(config, 'demo')).toBeGreaterThanOrEqual(cursor);
+    expect(savedCursor(`${config}.state.json`, 'demo')).toBeGreaterThanOrEqual(cursor);
     expectNoToken(p);
   }, 60_000);
 });

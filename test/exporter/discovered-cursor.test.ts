@@ -3,7 +3,7 @@
  * file, the cursor they go with (the end of what it had counted when it stopped, scraped or not). When it comes
  * back it resumes there and its counters continue, so Prometheus sees no reset it could miss.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import { startSimulator } from '../../src/simulator/server.js';
 import { DEMO_PASSWORD, DEMO_USER, demoWorld } from '../../src/simulator/world.js';
 import { DropIsReset } from '../helpers/crash-schedule.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { expectExact, walkers } from '../helpers/ground-truth.js';
+import { expectExact, savedCursor, walkers } from '../helpers/ground-truth.js';
 import { runClock, type Stack, scrapeNow, startStack, stopAll, trafficAccount } from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 6, 1, 0, 0, 0);
@@ -25,12 +25,6 @@ afterEach(async () => {
   stacks = [];
   dir = undefined;
 });
-
-function savedCursor(path: string, account: string): number | undefined {
-  const state = JSON.parse(readFileSync(path, 'utf8')) as { cursors: Record<string, string> };
-  const at = state.cursors[account];
-  return at === undefined ? undefined : Date.parse(at);
-}
 
 describe('state_file with a discovered account stopped and back', () => {
   it('keeps the cursor it had counted when it stopped, and the account resumes there', async () => {

@@ -16,20 +16,12 @@ import {
   metricsRequests,
   type Range,
   type Reader,
+  savedCursor,
 } from '../helpers/ground-truth.js';
 import { perTest } from '../helpers/per-test.js';
 import { configFrom, waitFor } from '../helpers/stack.js';
 
 const started = perTest();
-
-function savedCursor(path: string, account: string): number {
-  const state = JSON.parse(readFileSync(path, 'utf8')) as {
-    version: number;
-    cursors: Record<string, string>;
-  };
-  expect(state.version).toBe(1);
-  return Date.parse(state.cursors[account]!);
-}
 
 /** Windows answered 200 more than once. */
 function askedTwice(windows: readonly Range[]): Range[] {
@@ -70,6 +62,7 @@ describe('state_file', () => {
     await one.stop();
 
     // The state file holds the cursor /metrics showed when the first run stopped, in the middle of catch-up.
+    expect(JSON.parse(readFileSync(stateFile, 'utf8')).version).toBe(1);
     expect(savedCursor(stateFile, 'demo')).toBe(cursor1);
     expect(cursor1).toBeLessThan(floorMinute(Date.now()) - 60 * MINUTE);
     const run1 = metricsRequests(sim, 'demo');

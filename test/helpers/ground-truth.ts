@@ -3,6 +3,7 @@
  * log), the cursor /metrics shows, and every traffic counter of every resource of an account against the exact
  * truth over the ranges the cursor says are counted.
  */
+import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import type { Exporter } from '../../src/exporter/exporter.js';
 import type { RequestLogEntry, Simulator } from '../../src/simulator/server.js';
@@ -96,6 +97,13 @@ export const reader =
   (scrape: Scrape): Reader =>
   (name, labels) =>
     scrape.value(name, labels);
+
+/** The cursor (ms) the state file at `path` holds for `account`, as a user reads the file; undefined if none. */
+export function savedCursor(path: string, account: string): number | undefined {
+  const state = JSON.parse(readFileSync(path, 'utf8')) as { cursors: Record<string, string> };
+  const at = state.cursors[account];
+  return at === undefined ? undefined : Date.parse(at);
+}
 
 /** Whether the simulator answered `e` with a usable 200: no fault, or a `slow` one (late, not wrong). */
 export function usableAnswer(e: RequestLogEntry): boolean {
