@@ -37,16 +37,12 @@ afterEach(async () => {
   sim.setFaults({});
 });
 
-async function scrape(base: string): Promise<Scrape> {
-  return Scrape.of(await (await fetch(`${base}/metrics`)).text());
-}
-
 /** Waits until the metrics API has been polled successfully and returns the cursor (ms) then. */
 async function waitForCursor(base: string, account: string): Promise<number> {
   let cursor = 0;
   await waitFor(
     async () => {
-      const s = await scrape(base);
+      const s = await Scrape.from(base);
       cursor = (s.value('cdn_metrics_window_end_timestamp_seconds', { account }) ?? 0) * 1000;
       return s.value('cdn_up', { api: 'metrics', account }) === 1 && cursor > 0;
     },
@@ -92,7 +88,7 @@ describe('run', () => {
     });
     const base = await servingUrl(p);
     await waitForCursor(base, 'demo');
-    const s = await scrape(base);
+    const s = await Scrape.from(base);
     const resources = sim.accounts.find((a) => a.name === 'demo')!.resources;
     expect(s.all('cdn_resource_info', { account: 'demo' }).map((x) => x.labels.resource)).toEqual(
       expect.arrayContaining(resources.map((r) => r.id)),
@@ -119,7 +115,7 @@ describe('run', () => {
     });
     const base = await servingUrl(p);
     await p.textLine(/refuses the token/);
-    expect((await scrape(base)).value('cdn_up', { api: 'metrics', account: 'demo' })).toBe(0);
+    expect((await Scrape.from(base)).value('cdn_up', { api: 'metrics', account: 'demo' })).toBe(0);
     expect(await (await fetch(`${base}/`)).text()).not.toContain(wrong);
     expect(await (await fetch(`${base}/readyz`)).text()).not.toContain(wrong);
     p.child.kill('SIGTERM');

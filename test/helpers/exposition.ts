@@ -37,6 +37,14 @@ export class Scrape {
     return new Scrape(parseExposition(text));
   }
 
+  /** GET `${base}/metrics`, read; fails on an answer other than 200 or none within `timeoutMs`. */
+  static async from(base: string, timeoutMs = 30_000): Promise<Scrape> {
+    const res = await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(timeoutMs) });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${base}/metrics answered ${res.status}: ${text.slice(0, 200)}`);
+    return Scrape.of(text);
+  }
+
   all(name: string, match: Record<string, string> = {}): Sample[] {
     return this.samples.filter(
       (s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v),
