@@ -8,14 +8,13 @@
  * waits (the issue's target: never 100 ms) is wall time, which a loaded machine stretches whatever the exporter
  * does: `npm run bench` measures it ("exporter process: big DVR and recordings answers"), this test does not.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Agent, createServer, get, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { killAll, requireBuild, servingUrl, startCli } from '../helpers/cli-process.js';
+import { cliTestFolder, servingUrl, startCli } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
 import { probeHealth } from '../helpers/health-probe.js';
 import { waitFor } from '../helpers/stack.js';
@@ -78,7 +77,7 @@ function recordingsBody(): Buffer {
 
 let server: Server;
 let base: string;
-let dir: string;
+const dir = cliTestFolder('cli-big-answers-');
 /** Requests that arrived, and answers sent (Date.now() of each, the clock of the exporter's timestamps). */
 const asked = { dvr: 0, recordings: 0 };
 const served: { dvr: number[]; recordings: number[] } = { dvr: [], recordings: [] };
@@ -91,7 +90,6 @@ const released = new Promise<void>((resolve) => {
 });
 
 beforeAll(async () => {
-  requireBuild();
   dvr = dvrBody();
   recordings = recordingsBody();
   server = createServer((req, res) => {
@@ -116,15 +114,10 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  dir = mkdtempSync(join(tmpdir(), 'cli-big-answers-'));
 });
 afterAll(async () => {
   server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve));
-  rmSync(dir, { recursive: true, force: true });
-});
-afterEach(async () => {
-  await killAll();
 });
 
 const agent = new Agent({ keepAlive: true, maxSockets: 2 });

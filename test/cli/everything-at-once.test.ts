@@ -9,19 +9,18 @@
  * same warped clock for the simulator), so the minutes that late data, re-reads and token lifetimes need pass in
  * seconds. Everything else is real: processes, HTTP on loopback, the state file, SIGKILL.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Clock, floorMinute, MINUTE } from '../../src/clock.js';
 import { mulberry32 } from '../../src/simulator/random.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_USER } from '../../src/simulator/world.js';
-import { exitWithin, killAll, requireBuild, servingUrl, startCli } from '../helpers/cli-process.js';
+import { cliTestFolder, exitWithin, servingUrl, startCli } from '../helpers/cli-process.js';
 import { DropIsReset } from '../helpers/crash-schedule.js';
 import { mostInOneSecond, truthOver, usableAnswer, windowOf } from '../helpers/ground-truth.js';
-import { stopAll, waitFor } from '../helpers/stack.js';
+import { waitFor } from '../helpers/stack.js';
 
 const WARP = 8;
 /** Where the warp begins (real ms): from there on, WARP ms of the processes' time per real ms. */
@@ -43,20 +42,15 @@ const warped: Clock = {
     }),
 };
 
+const dir = cliTestFolder('cli-everything-');
 let sim: Simulator;
-let dir: string;
 beforeAll(async () => {
-  requireBuild();
   sim = await startSimulator(
     { seed: 2121, clock: warped, lagSeconds: 40, slowMs: 100, rateLimit: RATE, tokenLifetimeMs: 20_000 },
     { host: '127.0.0.1', port: 0 },
   );
-  dir = mkdtempSync(join(tmpdir(), 'cli-everything-'));
 });
-afterAll(() => stopAll({ sim, dir }));
-afterEach(async () => {
-  await killAll();
-});
+afterAll(() => sim.close());
 
 describe('everything at once, as a process', () => {
   it('late data, faults, 20 s tokens and SIGKILLs: every counter as Prometheus sees it is the final truth', async () => {

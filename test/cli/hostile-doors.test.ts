@@ -5,29 +5,15 @@
  * stays up and says why it cannot log in, /healthz answers while discovery starts accounts, and SIGTERM ends it
  * with exit 0 within the stop bound (5 s, as the other process tests).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/server.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
-import {
-  type CliProcess,
-  exitWithin,
-  killAll,
-  requireBuild,
-  servingUrl,
-  startCli,
-} from '../helpers/cli-process.js';
+import { type CliProcess, cliTestFolder, exitWithin, servingUrl, startCli } from '../helpers/cli-process.js';
 import { startTestSimulator } from '../helpers/per-test.js';
 
-let dir: string;
-beforeAll(() => {
-  requireBuild();
-  dir = mkdtempSync(join(tmpdir(), 'cli-doors-'));
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-afterEach(killAll);
+const dir = cliTestFolder('cli-doors-');
 
 async function exporterOf(s: Simulator, discovery = false): Promise<{ p: CliProcess; base: string }> {
   const config = join(dir, 'config.yml');

@@ -5,16 +5,15 @@
  * every one of 200 concurrent scrapes gets the whole text (served from the cached bytes, not a copy per client).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { METRIC_NAMES } from '../../src/api/vocabulary.js';
 import { metricValues, TrafficModel } from '../../src/simulator/traffic.js';
-import { type CliProcess, killAll, requireBuild, startCli } from '../helpers/cli-process.js';
+import { type CliProcess, cliTestFolder, startCli } from '../helpers/cli-process.js';
 import { probeHealth } from '../helpers/health-probe.js';
 import { type HostileApi, resourceJson, startHostileApi } from '../helpers/hostile-api.js';
 import { waitFor } from '../helpers/stack.js';
@@ -23,11 +22,10 @@ import { waitFor } from '../helpers/stack.js';
 const RESOURCES = 1450;
 const MAX_CONNECTIONS = 256;
 
+const dir = cliTestFolder('cli-misuse-');
 let api: HostileApi;
-let dir: string;
 const sockets: Socket[] = [];
 beforeAll(async () => {
-  requireBuild();
   const model = new TrafficModel(3);
   const t0 = Date.UTC(2026, 0, 1, 18);
   const data = Array.from({ length: RESOURCES }, (_, i) => {
@@ -36,15 +34,12 @@ beforeAll(async () => {
     return resourceJson(id, values as unknown as Record<string, number>);
   });
   api = await startHostileApi(() => data);
-  dir = mkdtempSync(join(tmpdir(), 'cli-misuse-'));
 });
 afterAll(async () => {
   await api?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
-afterEach(async () => {
+afterEach(() => {
   for (const s of sockets.splice(0)) s.destroy();
-  await killAll();
 });
 
 function procMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {

@@ -3,39 +3,32 @@
  * cdn_ metrics; SIGTERM and SIGINT stop it with exit 0 (bounded: without waiting for a request hanging for a
  * minute) and leave the cursor in the state file; the token never appears in its log, its pages or its metrics.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import {
   type CliProcess,
+  cliTestFolder,
   EXIT_WAIT_MS,
   exitWithin,
-  killAll,
-  requireBuild,
   servingUrl,
   startCli,
 } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
 import { savedCursor } from '../helpers/ground-truth.js';
-import { stopAll, waitFor } from '../helpers/stack.js';
+import { waitFor } from '../helpers/stack.js';
 
 const TOKEN = 'demo-token';
 
+const dir = cliTestFolder('cli-run-');
 let sim: Simulator;
-let dir: string;
 beforeAll(async () => {
-  requireBuild();
   // A `slow` answer (set per test) takes a minute: longer than any shutdown may.
   sim = await startSimulator({ seed: 5, slowMs: 60_000 }, { host: '127.0.0.1', port: 0 });
-  dir = mkdtempSync(join(tmpdir(), 'cli-run-'));
 });
-afterAll(() => stopAll({ sim, dir }));
-afterEach(async () => {
-  await killAll();
-  sim.setFaults({});
-});
+afterAll(() => sim.close());
+afterEach(() => sim.setFaults({}));
 
 /** Waits until the metrics API has been polled successfully and returns the cursor (ms) then. */
 async function waitForCursor(base: string, account: string): Promise<number> {
