@@ -8,30 +8,25 @@
  * process's resident set. Loopback only; every server started is stopped.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import bcrypt from 'bcryptjs';
 import { LoginToken } from '../src/auth/login-token.js';
-import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config/index.js';
 import type { AccountPollers } from '../src/exporter/account-pollers.js';
 import { Exporter } from '../src/exporter/exporter.js';
 import { parseJsonBody } from '../src/http/parse.js';
 import { createLogger, silentLogger } from '../src/log.js';
-import { closeServer, listen } from '../src/main.js';
+import { closeServer } from '../src/main.js';
 import { SECRETS } from '../src/redact.js';
 import type { HostileLogin } from '../src/simulator/auth.js';
 import { type Simulator, startSimulator } from '../src/simulator/server.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../src/simulator/world.js';
 import { AuthCache, workerCompare } from '../src/web/auth.js';
-import { startWebServer } from '../src/web/server.js';
-import { WebConfigSource } from '../src/web/source.js';
+import { scrapeAs, startAliceServer } from '../test/helpers/basic-auth-server.js';
 import { FakeClock } from '../test/helpers/fake-clock.js';
-import { exporterApp } from '../test/helpers/fake-exposition.js';
+import { inventoryBody } from '../test/helpers/inventory.js';
+import { runLogin } from '../test/helpers/login-token.js';
+import { serveExporter } from '../test/helpers/stack.js';
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 const rss = () => process.memoryUsage().rss;
@@ -45,29 +40,42 @@ async function withSim<T>(clock: FakeClock | undefined, fn: (sim: Simulator) => 
   }
 }
 
+/** The demo user's login token against `sim`; `timeoutMs` as api.timeout, its default when absent. */
+function demoToken(sim: Simulator, clock: FakeClock, timeoutMs?: number): LoginToken {
+  return new LoginToken({
+    credential: { username: DEMO_USER, password: DEMO_PASSWORD },
+    baseUrl: sim.url,
+    clock,
+    log: silentLogger,
+    timeoutMs,
+  });
+}
+
 /** One login against a hostile simulator; the outcome, its time and the RSS growth. */
 async function loginOnce(hostile: HostileLogin, timeoutMs = 30_000) {
   const clock = new FakeClock();
   return withSim(clock, async (sim) => {
     sim.hostileLogin(hostile);
-    const token = new LoginToken({
-      credential: { username: DEMO_USER, password: DEMO_PASSWORD },
-      baseUrl: sim.url,
-      clock,
-      log: silentLogger,
-      timeoutMs,
-    });
-    const ctl = new AbortController();
+    const token = demoToken(sim, clock, timeoutMs);
     const before = rss();
     const t0 = performance.now();
-    const loop = token.run(ctl.signal);
-    await token.firstAttempt;
+    const stop = await runLogin(token);
     const ms = performance.now() - t0;
     const grown = rss() - before;
-    ctl.abort();
-    await loop;
+    await stop();
     return { status: token.status, ms, grown, sim, clock, token };
   });
+}
+
+/** The demo user's token kept for `minutes` of the fake clock, one second a step (each login done first). */
+async function keepToken(sim: Simulator, clock: FakeClock, minutes: number): Promise<void> {
+  const token = demoToken(sim, clock);
+  const stop = await runLogin(token);
+  for (let i = 0; i < minutes * 60; i++) {
+    while (token.busy) await new Promise((r) => setTimeout(r, 1));
+    await clock.advance(1000);
+  }
+  await stop();
 }
 
 async function row1(): Promise<string> {
@@ -79,21 +87,7 @@ async function row1(): Promise<string> {
   const clock = new FakeClock();
   const kept = await withSim(clock, async (sim) => {
     sim.setTokenLifetime(2 * 60_000);
-    const token = new LoginToken({
-      credential: { username: DEMO_USER, password: DEMO_PASSWORD },
-      baseUrl: sim.url,
-      clock,
-      log: silentLogger,
-    });
-    const ctl = new AbortController();
-    const loop = token.run(ctl.signal);
-    await token.firstAttempt;
-    for (let i = 0; i < 20 * 60; i++) {
-      while (token.busy) await new Promise((r) => setTimeout(r, 1));
-      await clock.advance(1000);
-    }
-    ctl.abort();
-    await loop;
+    await keepToken(sim, clock, 20);
     return {
       issued: sim.issuedTokens().length,
       live: sim.issuedTokens().filter((t) => SECRETS.has(t)).length,
@@ -136,21 +130,7 @@ async function row6(): Promise<string> {
   const clock = new FakeClock();
   return withSim(clock, async (sim) => {
     sim.hostileLogin({ kind: 'fields', lifetime: 1 });
-    const token = new LoginToken({
-      credential: { username: DEMO_USER, password: DEMO_PASSWORD },
-      baseUrl: sim.url,
-      clock,
-      log: silentLogger,
-    });
-    const ctl = new AbortController();
-    const loop = token.run(ctl.signal);
-    await token.firstAttempt;
-    for (let i = 0; i < 60 * 60; i++) {
-      while (token.busy) await new Promise((r) => setTimeout(r, 1));
-      await clock.advance(1000);
-    }
-    ctl.abort();
-    await loop;
+    await keepToken(sim, clock, 60);
     return `lifetime 1 ms: ${sim.logins.length} logins in 60 simulated minutes (${(sim.logins.length / 60).toFixed(2)}/min)`;
   });
 }
@@ -186,8 +166,7 @@ async function discovering(body: string, discovery: Record<string, unknown> = {}
     // production. Run `npm run build` first.
     answerParser: { workerUrl: new URL('dist/src/offloop/worker.js', `file://${process.cwd()}/`) },
   });
-  const server = await listen(exporter.app, { host: '127.0.0.1', port: 0 });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { server, url } = await serveExporter(exporter);
   const pollers = () => (exporter as unknown as { pollers?: AccountPollers }).pollers;
   return {
     exporter,
@@ -202,14 +181,11 @@ async function discovering(body: string, discovery: Record<string, unknown> = {}
   };
 }
 
-const inventory = (names: readonly string[]) =>
-  JSON.stringify(names.map((name, i) => ({ status: 'active', utoken: `u${i}`, uid: `1-1-${i}`, name })));
-
 async function row7(): Promise<string> {
   const names = Array.from({ length: 100_000 }, (_, i) => `acct-${String(i).padStart(6, '0')}`);
   const before = rss();
   const delay = monitorEventLoopDelay({ resolution: 5 });
-  const d = await discovering(inventory(names));
+  const d = await discovering(inventoryBody(names));
   delay.enable();
   const t0 = performance.now();
   await d.exporter.start();
@@ -232,7 +208,7 @@ async function row7(): Promise<string> {
 
 async function row8(): Promise<string> {
   const long = Array.from({ length: 5000 }, (_, i) => `${String(i).padStart(5, '0')}${'x'.repeat(10_000)}`);
-  const d = await discovering(inventory([...long, 'fine']));
+  const d = await discovering(inventoryBody([...long, 'fine']));
   await d.exporter.start();
   while ((d.pollers()?.size ?? 0) < 1) await new Promise((r) => setTimeout(r, 20));
   await d.exporter.store.refresh();
@@ -245,7 +221,7 @@ async function row8(): Promise<string> {
 }
 
 async function row9(): Promise<string> {
-  const d = await discovering(inventory(['..', '.', 'demo']), { recordings: true });
+  const d = await discovering(inventoryBody(['..', '.', 'demo']), { recordings: true });
   await d.exporter.start();
   while ((d.pollers()?.size ?? 0) < 1) await new Promise((r) => setTimeout(r, 20));
   await d.exporter.store.refresh();
@@ -274,52 +250,15 @@ async function row10(): Promise<string> {
   return out.join('; ');
 }
 
-function get(url: string, user: string, password: string, from: number): Promise<number> {
-  return new Promise((resolve) => {
-    const req = request(
-      `${url}/metrics`,
-      {
-        agent: false,
-        localAddress: `127.0.${Math.floor(from / 250)}.${(from % 250) + 1}`,
-        headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', () => resolve(0));
-    req.end();
-  });
-}
-
 async function row11(): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-doors-'));
-  const file = join(dir, 'web.yml');
-  writeFileSync(file, `basic_auth_users:\n  alice: ${bcrypt.hashSync('right', 10)}\n`);
   // The built bcrypt worker (this script runs bundled, away from dist/).
   const compare = workerCompare({
     url: new URL('dist/src/web/bcrypt-worker.js', `file://${process.cwd()}/`),
   });
   const cache = new AuthCache({ compare });
-  const web = await startWebServer({
-    app: exporterApp(silentLogger),
-    listen: { host: '127.0.0.1', port: 0 },
-    source: new WebConfigSource(file, silentLogger),
-    log: silentLogger,
-    authCache: cache,
-    clock: systemClock,
-    limits: {
-      maxConnections: 4096,
-      maxScrapesInFlight: 100,
-      idleTimeoutMs: 30_000,
-      writeTimeoutMs: 60_000,
-      authFailureBurst: 10,
-      authFailureIntervalMs: 60_000,
-    },
-  });
-  const url = `http://127.0.0.1:${(web.server.address() as AddressInfo).port}`;
-  await get(url, 'alice', 'right', 1);
+  const served = await startAliceServer(cache, bcrypt.hashSync('right', 10));
+  const url = served.url;
+  await scrapeAs(url, 'alice', 'right', 1);
   // The 200 guessing clients run in a process of their own, as they would: their CPU is not the server's.
   const guessers = spawn(
     process.execPath,
@@ -343,14 +282,13 @@ async function row11(): Promise<string> {
   const until = performance.now() + 15_000;
   while (performance.now() < until) {
     const t0 = performance.now();
-    const s = await get(url, 'alice', 'right', 1);
+    const s = await scrapeAs(url, 'alice', 'right', 1);
     if (s !== 200) throw new Error(`legitimate scrape answered ${s}`);
     times.push(performance.now() - t0);
     await new Promise((r) => setTimeout(r, 500));
   }
   guessers.kill();
-  await web.close(100);
-  rmSync(dir, { recursive: true, force: true });
+  await served.close();
   times.sort((a, b) => a - b);
   const median = times[Math.floor(times.length / 2)]!;
   return (

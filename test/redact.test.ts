@@ -4,10 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { LoginOutcome } from '../src/auth/login.js';
-import { LoginToken } from '../src/auth/login-token.js';
-import { silentLogger } from '../src/log.js';
 import { REDACTED, SECRETS, SecretRegistry } from '../src/redact.js';
 import { FakeClock } from './helpers/fake-clock.js';
+import { runLogin, testLoginToken } from './helpers/login-token.js';
 import { passwordFile } from './helpers/password-file.js';
 
 const TOKEN = 'Zx8-Q/w+e r"t&y9Lm';
@@ -86,30 +85,14 @@ describe('a login registers its secrets', () => {
       issued.push(token);
       return { ok: true, token, lifetimeMs: 10_000, lifetimeAssumed: false };
     };
-    new LoginToken({
-      credential: { username: 'u', password: 'inline-password-xyz' },
-      baseUrl: 'http://x',
-      clock,
-      log: silentLogger,
-      send,
-    });
+    testLoginToken({ clock, credential: { username: 'u', password: 'inline-password-xyz' }, send });
     expect(SECRETS.redact('pw=inline-password-xyz')).toBe(`pw=${REDACTED}`);
 
-    const source = new LoginToken({
-      credential: { username: 'u', passwordFile: '/pw' },
-      baseUrl: 'http://x',
-      clock,
-      log: silentLogger,
-      fs,
-      send,
-    });
-    const ctl = new AbortController();
-    const loop = source.run(ctl.signal);
-    await source.firstAttempt;
+    const source = testLoginToken({ clock, credential: { username: 'u', passwordFile: '/pw' }, fs, send });
+    const stop = await runLogin(source);
     replace('file-password-two');
     for (let i = 0; i < 70; i++) await clock.advance(1000);
-    ctl.abort();
-    await loop;
+    await stop();
     expect(issued.length).toBeGreaterThan(1);
     // The secrets in use are masked; those they replaced are dropped (the registry holds live secrets only).
     for (const secret of [issued.at(-1)!, 'file-password-two']) {

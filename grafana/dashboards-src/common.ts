@@ -231,7 +231,7 @@ export function table(
   return b;
 }
 
-export function datasourceVariable(): DatasourceVariableBuilder {
+function datasourceVariable(): DatasourceVariableBuilder {
   return new DatasourceVariableBuilder('datasource')
     .label('Data source')
     .type('prometheus')
@@ -284,15 +284,19 @@ export interface DashboardSpec {
   uid: string;
   title: string;
   description: string;
+  /** The dashboard's own variables, after the data source every dashboard starts with. */
   variables: Builder<VariableModel>[];
   rows: Row[];
+  /** The range it opens on: the last 6 hours, in the browser's time zone, when absent. */
+  opensOn?: { time: { from: string; to: string }; timezone: string };
 }
 
 export const TAG = 'cdn-exporter';
 
 /**
- * Builds the dashboard and numbers its panels 1..n in order (the SDK leaves ids unset or 0), so the JSON is
- * stable across runs.
+ * Builds the frame every dashboard shares (tag, links to the others, data source variable, opening range) around
+ * its own variables and rows, and numbers its panels 1..n in order (the SDK leaves ids unset or 0), so the JSON
+ * is stable across runs.
  */
 export function dashboard(spec: DashboardSpec): Dashboard {
   const b = new DashboardBuilder(spec.title)
@@ -301,9 +305,9 @@ export function dashboard(spec: DashboardSpec): Dashboard {
     .tags([TAG])
     .editable()
     .tooltip(DashboardCursorSync.Crosshair)
-    .time({ from: 'now-6h', to: 'now' })
+    .time(spec.opensOn?.time ?? { from: 'now-6h', to: 'now' })
     .refresh('1m')
-    .timezone('browser')
+    .timezone(spec.opensOn?.timezone ?? 'browser')
     .link(
       new DashboardLinkBuilder('CDN dashboards')
         .type(DashboardLinkType.Dashboards)
@@ -312,7 +316,7 @@ export function dashboard(spec: DashboardSpec): Dashboard {
         .includeVars(false)
         .keepTime(true),
     );
-  for (const v of spec.variables) b.withVariable(v);
+  for (const v of [datasourceVariable(), ...spec.variables]) b.withVariable(v);
   for (const row of spec.rows) {
     b.withRow(new RowBuilder(row.title));
     for (const p of row.panels) b.withPanel(p);

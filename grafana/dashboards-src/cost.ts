@@ -9,7 +9,6 @@
 import {
   type Dashboard,
   dashboard,
-  datasourceVariable,
   labelVariable,
   SCRAPE_LABELS,
   stat,
@@ -144,24 +143,19 @@ export function build(): Dashboard {
     }),
   ];
 
-  const d = dashboard({
+  return dashboard({
     uid: UID,
     title: 'CDN cost',
     description:
       'The calendar month so far against the contract commit: volume, projection, 95th percentile of 5-minute ' +
       "bandwidth, days left and the share of the month the exporter did not see. From cdn-exporter's cost rules.",
-    variables: [
-      datasourceVariable(),
-      labelVariable('account', 'account', 'cdn:edge_transferred_bytes:increase1m', 'Account'),
-    ],
+    variables: [labelVariable('account', 'account', 'cdn:edge_transferred_bytes:increase1m', 'Account')],
     rows: [
       { title: 'This month so far', panels: month },
       { title: 'Over the month', panels: trends },
       { title: 'Resources', panels: resources },
     ],
+    // CDNs bill the calendar month in UTC: open on "This month so far", in UTC.
+    opensOn: { time: { from: 'now/M', to: 'now' }, timezone: 'utc' },
   });
-  // CDNs bill the calendar month in UTC: open on "This month so far", in UTC.
-  d.time = { from: 'now/M', to: 'now' };
-  d.timezone = 'utc';
-  return d;
 }

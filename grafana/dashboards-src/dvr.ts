@@ -6,7 +6,6 @@
 import {
   type Dashboard,
   dashboard,
-  datasourceVariable,
   labelVariable,
   stat,
   stateTimeline,
@@ -204,7 +203,6 @@ export function build(): Dashboard {
     title: 'CDN DVR health',
     description: 'Network-DVR liveness and coverage per stream and host, from cdn-exporter.',
     variables: [
-      datasourceVariable(),
       labelVariable('account', 'account', 'cdn_dvr_stream_alive', 'Account'),
       labelVariable('stream', 'stream', 'cdn_dvr_stream_alive{account=~"$account"}', 'Stream'),
     ],

@@ -12,7 +12,6 @@
 import {
   type Dashboard,
   dashboard,
-  datasourceVariable,
   labelVariable,
   RATE_INTERVAL,
   stat,
@@ -312,7 +311,6 @@ export function build(): Dashboard {
     title: 'CDN exporter',
     description: 'Health of cdn-exporter: polling, traffic windows, CDN API answers, queue and process.',
     variables: [
-      datasourceVariable(),
       labelVariable('job', 'job', 'cdn_exporter_build_info', 'Job'),
       labelVariable('account', 'account', 'cdn_up{job=~"$job"}', 'Account'),
       windowRangeVariable(),

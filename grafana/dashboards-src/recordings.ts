@@ -6,7 +6,6 @@
 import {
   type Dashboard,
   dashboard,
-  datasourceVariable,
   labelVariable,
   SCRAPE_LABELS,
   stat,
@@ -160,7 +159,7 @@ export function build(): Dashboard {
     uid: UID,
     title: 'CDN recordings',
     description: 'Stream recording settings, their status and instances, from cdn-exporter.',
-    variables: [datasourceVariable(), labelVariable('account', 'account', 'cdn_recording_info', 'Account')],
+    variables: [labelVariable('account', 'account', 'cdn_recording_info', 'Account')],
     rows: [
       { title: 'Overview', panels: overview },
       { title: 'Over time', panels: trends },

@@ -9,7 +9,6 @@
 import {
   type Dashboard,
   dashboard,
-  datasourceVariable,
   labelVariable,
   SCRAPE_LABELS,
   stat,
@@ -298,7 +297,6 @@ export function build(): Dashboard {
     title: 'CDN traffic',
     description: 'Requests, errors, bytes, cache and request time of CDN resources, from cdn-exporter.',
     variables: [
-      datasourceVariable(),
       labelVariable('account', 'account', 'cdn_edge_requests_total', 'Account'),
       labelVariable('resource', 'resource', 'cdn_edge_requests_total{account=~"$account"}', 'Resource'),
       windowRangeVariable(),

@@ -33,29 +33,35 @@ export function parseSize(value: string | number): number | undefined {
   return Number.isSafeInteger(bytes) ? bytes : undefined;
 }
 
+/** The units a size is written in, largest first. */
+const BINARY_UNITS = [
+  ['PiB', 1024 ** 5],
+  ['TiB', 1024 ** 4],
+  ['GiB', 1024 ** 3],
+  ['MiB', 1024 ** 2],
+  ['KiB', 1024],
+] as const;
+const DECIMAL_UNITS = [
+  ['PB', 1000 ** 5],
+  ['TB', 1000 ** 4],
+  ['GB', 1000 ** 3],
+  ['MB', 1000 ** 2],
+  ['kB', 1000],
+] as const;
+
 /** The shortest exact binary form (`67108864` -> `64MiB`), else bytes. */
 export function formatSize(bytes: number): string {
-  for (const [unit, size] of [
-    ['PiB', 1024 ** 5],
-    ['TiB', 1024 ** 4],
-    ['GiB', 1024 ** 3],
-    ['MiB', 1024 ** 2],
-    ['KiB', 1024],
-  ] as const) {
-    if (bytes >= size && bytes % size === 0) return `${bytes / size}${unit}`;
-  }
-  return `${bytes}B`;
+  return shortestExact(bytes, BINARY_UNITS);
 }
 
 /** The shortest exact decimal form (`50000000000000` -> `50TB`), else bytes: how a contract writes a volume. */
 export function formatDecimalSize(bytes: number): string {
-  for (const [unit, size] of [
-    ['PB', 1000 ** 5],
-    ['TB', 1000 ** 4],
-    ['GB', 1000 ** 3],
-    ['MB', 1000 ** 2],
-    ['kB', 1000],
-  ] as const) {
+  return shortestExact(bytes, DECIMAL_UNITS);
+}
+
+/** `units` largest first: the first that divides `bytes` exactly names it, else bytes. */
+function shortestExact(bytes: number, units: readonly (readonly [string, number])[]): string {
+  for (const [unit, size] of units) {
     if (bytes >= size && bytes % size === 0) return `${bytes / size}${unit}`;
   }
   return `${bytes}B`;

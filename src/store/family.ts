@@ -345,10 +345,7 @@ export class SeriesFamily implements Family {
   /** Appends scratch[0, len) to the arena; returns where. */
   private toArena(len: number): number {
     if (this.arenaUsed + len > this.arena.length) {
-      const bigger = Buffer.allocUnsafeSlow(Math.max(2 * this.arena.length, this.arenaUsed + len));
-      this.arena.copy(bigger, 0, 0, this.arenaUsed);
-      freeNow(this.arena);
-      this.arena = bigger;
+      this.arena = moved(this.arena, this.arenaUsed, Math.max(2 * this.arena.length, this.arenaUsed + len));
     }
     const at = this.arenaUsed;
     this.scratch.copy(this.arena, at, 0, len);
@@ -403,10 +400,7 @@ export class SeriesFamily implements Family {
       if (st === FREE) continue;
       const len = labelLen[slot]!;
       if (pos + nameLen + len + MAX_VALUE_CHARS + 2 > buf.length) {
-        const bigger = Buffer.allocUnsafeSlow(Math.ceil(buf.length * 1.25) + len + BODY_MARGIN);
-        buf.copy(bigger, 0, 0, pos);
-        freeNow(buf);
-        buf = bigger;
+        buf = moved(buf, pos, Math.ceil(buf.length * 1.25) + len + BODY_MARGIN);
       }
       for (let i = 0; i < nameLen; i++) buf[pos++] = name[i]!;
       r.at[slot] = pos;
@@ -431,11 +425,8 @@ export class SeriesFamily implements Family {
   private room(r: BodyRender, pos: number, need: number): Buffer {
     const buf = r.buf;
     if (pos + need <= buf.length) return buf;
-    const bigger = Buffer.allocUnsafeSlow(Math.ceil(buf.length * 1.25) + need + BODY_MARGIN);
-    buf.copy(bigger, 0, 0, pos);
-    freeNow(buf);
-    r.buf = bigger;
-    return bigger;
+    r.buf = moved(buf, pos, Math.ceil(buf.length * 1.25) + need + BODY_MARGIN);
+    return r.buf;
   }
 
   /** A counter's OpenMetrics lines: `name_total{...} value` and `name_created{...} start` per series. */
@@ -643,30 +634,12 @@ export class SeriesFamily implements Family {
 
   private grow(): void {
     const n = this.values.length * 2;
-    const values = new Float64Array(n);
-    values.set(this.values);
-    freeNow(this.values);
-    this.values = values;
-    const labelAt = new Uint32Array(n);
-    labelAt.set(this.labelAt);
-    freeNow(this.labelAt);
-    this.labelAt = labelAt;
-    const labelLen = new Uint32Array(n);
-    labelLen.set(this.labelLen);
-    freeNow(this.labelLen);
-    this.labelLen = labelLen;
-    const hashes = new Uint32Array(n);
-    hashes.set(this.hashes);
-    freeNow(this.hashes);
-    this.hashes = hashes;
-    const state = new Uint8Array(n);
-    state.set(this.state);
-    freeNow(this.state);
-    this.state = state;
-    const startSeconds = new Uint32Array(n);
-    startSeconds.set(this.startSeconds);
-    freeNow(this.startSeconds);
-    this.startSeconds = startSeconds;
+    this.values = grownArray(this.values, n);
+    this.labelAt = grownArray(this.labelAt, n);
+    this.labelLen = grownArray(this.labelLen, n);
+    this.hashes = grownArray(this.hashes, n);
+    this.state = grownArray(this.state, n);
+    this.startSeconds = grownArray(this.startSeconds, n);
   }
 }
 
@@ -676,9 +649,22 @@ export class SeriesFamily implements Family {
  */
 function tight(buf: Buffer, used: number): Buffer {
   if (buf.length - used <= buf.length * MAX_SLACK) return buf.subarray(0, used);
-  const out = Buffer.allocUnsafeSlow(used);
+  return moved(buf, used, used);
+}
+
+/** The first `used` bytes of `buf` in a new buffer of `size` bytes, off Buffer's pool; `buf` is freed now. */
+function moved(buf: Buffer, used: number, size: number): Buffer<ArrayBuffer> {
+  const out = Buffer.allocUnsafeSlow(size);
   buf.copy(out, 0, 0, used);
   freeNow(buf);
+  return out;
+}
+
+/** `old`'s elements at the start of a new array of `n` (zeros after them); `old` is freed now. */
+function grownArray<A extends Float64Array | Uint32Array | Uint8Array>(old: A, n: number): A {
+  const out = new (old.constructor as new (length: number) => A)(n);
+  out.set(old);
+  freeNow(old);
   return out;
 }
 

@@ -10,25 +10,21 @@ import { LoginToken, REFUSED_RETRY_MS } from '../../src/auth/login-token.js';
 import { MINUTE } from '../../src/clock.js';
 import { SECRETS } from '../../src/redact.js';
 import type { HostileLogin } from '../../src/simulator/auth.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import type { Simulator } from '../../src/simulator/server.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { captureLog } from '../helpers/log-capture.js';
-import { type Stack, startStack, waitFor } from '../helpers/stack.js';
+import { perTest } from '../helpers/per-test.js';
+import { waitFor } from '../helpers/stack.js';
 
-let sim: Simulator | undefined;
-let stack: Stack | undefined;
+const started = perTest();
 const stops: AbortController[] = [];
-afterEach(async () => {
+afterEach(() => {
   for (const c of stops.splice(0)) c.abort();
-  await stack?.stop();
-  stack = undefined;
-  await sim?.close();
-  sim = undefined;
 });
 
 async function hostileSim(clock: FakeClock, hostile: HostileLogin): Promise<Simulator> {
-  sim = await startSimulator({ seed: 7, clock });
+  const sim = await started.simulator({ seed: 7, clock });
   sim.hostileLogin(hostile);
   return sim;
 }
@@ -84,7 +80,7 @@ describe('a hostile login endpoint', () => {
 
   it('row 1: each renewal drops the token it replaces from the secret registry', async () => {
     const clock = new FakeClock();
-    sim = await startSimulator({ seed: 7, clock, tokenLifetimeMs: 10 * MINUTE });
+    const sim = await started.simulator({ seed: 7, clock, tokenLifetimeMs: 10 * MINUTE });
     const { token } = await loginTo(sim, clock);
     await pass(clock, token, 30 * MINUTE, 30_000);
     const issued = sim.issuedTokens();
@@ -110,7 +106,7 @@ describe('a hostile login endpoint', () => {
     const clock = new FakeClock(Date.UTC(2026, 4, 4, 0, 0, 0));
     const s = await hostileSim(clock, { kind: 'trickle', everyMs: 100 });
     const { log, lines } = captureLog();
-    stack = await startStack({
+    const st = await started.stack({
       clock,
       simulator: s,
       config: {
@@ -119,7 +115,6 @@ describe('a hostile login endpoint', () => {
       },
       exporter: { log },
     });
-    const st = stack;
     expect(lines.some((l) => l.includes('login answer not received within api.timeout'))).toBe(true);
     await waitFor(
       async () => {

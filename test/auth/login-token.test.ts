@@ -4,10 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type LoginOutcome, parseLoginAnswer } from '../../src/auth/login.js';
-import { LoginError, LoginToken } from '../../src/auth/login-token.js';
+import { LoginError } from '../../src/auth/login-token.js';
 import { MINUTE } from '../../src/clock.js';
-import { silentLogger } from '../../src/log.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { runLogin, testLoginToken } from '../helpers/login-token.js';
 import { passwordFile } from '../helpers/password-file.js';
 
 describe('parseLoginAnswer', () => {
@@ -98,24 +98,15 @@ describe('LoginToken', () => {
     const clock = new FakeClock();
     let i = 0;
     const { calls, send } = scripted(clock, [() => ok(`t${i++}`, lifetime)]);
-    const source = new LoginToken({
-      credential: { username: 'u', password: 'p' },
-      baseUrl: 'http://x',
-      clock,
-      log: silentLogger,
-      send,
-    });
-    const ctl = new AbortController();
-    const loop = source.run(ctl.signal);
-    await source.firstAttempt;
+    const source = testLoginToken({ clock, send });
+    const stop = await runLogin(source);
     const horizon = Math.min(lifetime * 10, 24 * 3600_000);
     const seen = new Set<string>();
     for (let t = 0; t < horizon; t += Math.max(1000, lifetime / 20)) {
       await clock.advance(Math.max(1000, lifetime / 20));
       seen.add(source.get()); // never throws: always a valid token
     }
-    ctl.abort();
-    await loop;
+    await stop();
     for (let k = 1; k < calls.length; k++) {
       expect(calls[k]!.at - calls[k - 1]!.at).toBe(Math.max(30_000, Math.floor(lifetime * 0.85)));
     }
@@ -128,18 +119,14 @@ describe('LoginToken', () => {
     const { fs, replace } = passwordFile('wrong');
     const { calls, send } = scripted(clock, [(pw) => (pw === 'right' ? ok('tok', 3600_000) : refused)]);
     const results: string[] = [];
-    const source = new LoginToken({
-      credential: { username: 'u', passwordFile: '/pw' },
-      baseUrl: 'http://x',
+    const source = testLoginToken({
       clock,
-      log: silentLogger,
+      credential: { username: 'u', passwordFile: '/pw' },
       fs,
       send,
       onLogin: (r) => results.push(r),
     });
-    const ctl = new AbortController();
-    const loop = source.run(ctl.signal);
-    await source.firstAttempt;
+    const stop = await runLogin(source);
     expect(() => source.get()).toThrow(LoginError);
     try {
       source.get();
@@ -163,26 +150,17 @@ describe('LoginToken', () => {
     expect(calls.length).toBe(before + 1);
     expect(calls.at(-1)!.password).toBe('right');
     expect(source.get()).toBe('tok');
-    ctl.abort();
-    await loop;
+    await stop();
   });
 
   it('renews at once after a 401/403, at most once a minute, and tells its listeners', async () => {
     const clock = new FakeClock();
     let i = 0;
     const { calls, send } = scripted(clock, [() => ok(`t${i++}`, 3600_000)]);
-    const source = new LoginToken({
-      credential: { username: 'u', password: 'p' },
-      baseUrl: 'http://x',
-      clock,
-      log: silentLogger,
-      send,
-    });
+    const source = testLoginToken({ clock, send });
     let told = 0;
     source.onToken(() => told++);
-    const ctl = new AbortController();
-    const loop = source.run(ctl.signal);
-    await source.firstAttempt;
+    const stop = await runLogin(source);
     expect(source.generation).toBe(1);
     await clock.advance(5000);
     expect(source.refresh()).toBe('t0');
@@ -197,24 +175,15 @@ describe('LoginToken', () => {
     await clock.advance(0);
     expect(calls).toHaveLength(3);
     expect(told).toBe(3);
-    ctl.abort();
-    await loop;
+    await stop();
   });
 
   it('a 401/403 that new tokens do not cure costs a login every 15 minutes after 3 in a row, not every minute', async () => {
     const clock = new FakeClock();
     let i = 0;
     const { calls, send } = scripted(clock, [() => ok(`t${i++}`, 6 * 3600_000)]);
-    const source = new LoginToken({
-      credential: { username: 'u', password: 'p' },
-      baseUrl: 'http://x',
-      clock,
-      log: silentLogger,
-      send,
-    });
-    const ctl = new AbortController();
-    const loop = source.run(ctl.signal);
-    await source.firstAttempt;
+    const source = testLoginToken({ clock, send });
+    const stop = await runLogin(source);
     // An account the user may not see: every poll (once a minute) gets 403 and asks for a new token.
     for (let m = 0; m < 60; m++) {
       await clock.advance(60_000);
@@ -224,8 +193,7 @@ describe('LoginToken', () => {
     const forced = calls.slice(1).map((c) => c.at - calls[0]!.at);
     expect(forced.slice(0, 3)).toEqual([60_000, 120_000, 180_000]);
     expect(forced.slice(3)).toEqual([18 * 60_000, 33 * 60_000, 48 * 60_000]);
-    ctl.abort();
-    await loop;
+    await stop();
   });
 
   it('backs off on errors (at least Retry-After) and keeps serving a valid token while renewal fails', async () => {
@@ -244,17 +212,8 @@ describe('LoginToken', () => {
       error,
       ok('t1', 10 * MINUTE),
     ]);
-    const source = new LoginToken({
-      credential: { username: 'u', password: 'p' },
-      baseUrl: 'http://x',
-      clock,
-      log: silentLogger,
-      send,
-      random: () => 0.5,
-    });
-    const ctl = new AbortController();
-    const loop = source.run(ctl.signal);
-    await source.firstAttempt;
+    const source = testLoginToken({ clock, send, random: () => 0.5 });
+    const stop = await runLogin(source);
     await run(clock, 8.5 * MINUTE + 1000);
     expect(calls).toHaveLength(2);
     expect(source.get()).toBe('t0');
@@ -262,7 +221,6 @@ describe('LoginToken', () => {
     expect(calls.map((c) => c.at - calls[1]!.at)).toEqual(
       [-8.5 * MINUTE, 0, 60_000, 120_000, 180_000].slice(0, calls.length),
     );
-    ctl.abort();
-    await loop;
+    await stop();
   });
 });

@@ -3,31 +3,25 @@
  * see: not in a log line (debug included), not on the landing page, /readyz or /metrics, not in an error the
  * pollers keep, not in check-config's output.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import { checkConfigReport } from '../../src/config/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { captureLog } from '../helpers/log-capture.js';
-import { configFrom, quiet, type Stack, startStack } from '../helpers/stack.js';
+import { perTest } from '../helpers/per-test.js';
+import { configFrom, quiet } from '../helpers/stack.js';
 
 const USER = 'sre@example.com';
 const PASSWORD = 'Pa55-w0rd-never-shown';
 const WRONG = 'wr0ng-pa55-never-shown';
 
-let stack: Stack | undefined;
-let dir: string | undefined;
-afterEach(async () => {
-  await stack?.stop();
-  stack = undefined;
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+const started = perTest();
 
 describe('secrets of a login', () => {
   it('never shows the password, the file content or any issued token', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'cdn-secrets-'));
+    const dir = started.folder('cdn-secrets-');
     const file = join(dir, 'password');
     writeFileSync(file, `${WRONG}\n`);
     const clock = new FakeClock(Date.UTC(2026, 5, 1, 0, 0, 0));
@@ -42,7 +36,7 @@ describe('secrets of a login', () => {
         { name: 'acme', username: USER, password: PASSWORD },
       ],
     };
-    stack = await startStack({
+    const s = await started.stack({
       clock,
       sim: {
         tokenLifetimeMs: 2 * MINUTE,
@@ -51,7 +45,6 @@ describe('secrets of a login', () => {
       config,
       exporter: { log },
     });
-    const s = stack;
     const seen: string[] = [];
     const look = async () => {
       await s.exporter.store.refresh();

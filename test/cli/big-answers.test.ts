@@ -8,15 +8,15 @@
  * waits (the issue's target: never 100 ms) is wall time, which a loaded machine stretches whatever the exporter
  * does: `npm run bench` measures it ("exporter process: big DVR and recordings answers"), this test does not.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Agent, createServer, get, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { killAll, requireBuild, servingUrl, startCli } from '../helpers/cli-process.js';
+import { cliTestFolder, servingUrl, startCli } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
+import { probeHealth } from '../helpers/health-probe.js';
 import { waitFor } from '../helpers/stack.js';
 
 const HOSTS = 3;
@@ -77,7 +77,7 @@ function recordingsBody(): Buffer {
 
 let server: Server;
 let base: string;
-let dir: string;
+const dir = cliTestFolder('cli-big-answers-');
 /** Requests that arrived, and answers sent (Date.now() of each, the clock of the exporter's timestamps). */
 const asked = { dvr: 0, recordings: 0 };
 const served: { dvr: number[]; recordings: number[] } = { dvr: [], recordings: [] };
@@ -90,7 +90,6 @@ const released = new Promise<void>((resolve) => {
 });
 
 beforeAll(async () => {
-  requireBuild();
   dvr = dvrBody();
   recordings = recordingsBody();
   server = createServer((req, res) => {
@@ -115,15 +114,10 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  dir = mkdtempSync(join(tmpdir(), 'cli-big-answers-'));
 });
 afterAll(async () => {
   server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve));
-  rmSync(dir, { recursive: true, force: true });
-});
-afterEach(async () => {
-  await killAll();
 });
 
 const agent = new Agent({ keepAlive: true, maxSockets: 2 });
@@ -168,20 +162,7 @@ describe('big DVR and recordings answers', () => {
     ]);
     const exporter = await servingUrl(p, 20_000);
 
-    let probes = 0;
-    let failed = 0;
-    let probing = true;
-    const prober = (async () => {
-      for (let i = 0; i < 100_000 && probing; i++) {
-        try {
-          if ((await getText(`${exporter}/healthz`)).status === 200) probes++;
-          else failed++;
-        } catch {
-          failed++;
-        }
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })();
+    const health = probeHealth(exporter, async (url) => (await getText(url)).status, 100_000);
     let scrape = Scrape.of('');
     const scrapeOnce = async () => {
       const r = await getText(`${exporter}/metrics`);
@@ -189,7 +170,11 @@ describe('big DVR and recordings answers', () => {
       scrape = Scrape.of(r.text);
     };
     // The answers go once the prober has had an answer and both polls are waiting for theirs.
-    await waitFor(() => probes > 0 && asked.dvr > 0 && asked.recordings > 0, 30_000, 'probes and both polls');
+    await waitFor(
+      () => health.probes > 0 && asked.dvr > 0 && asked.recordings > 0,
+      30_000,
+      'probes and both polls',
+    );
     release();
     // Through the first polls (which create the series) and two more of each answer, until the third of each is
     // applied: the exporter's last success of the API is past the moment it was sent.
@@ -205,11 +190,10 @@ describe('big DVR and recordings answers', () => {
       120_000,
       'three polls of each API applied',
     );
-    probing = false;
-    await prober;
+    await health.stop();
 
-    expect(failed).toBe(0);
-    expect(probes).toBeGreaterThan(0);
+    expect(health.failed).toBe(0);
+    expect(health.probes).toBeGreaterThan(0);
 
     // What the answers say, as a user reads it on /metrics.
     const one = (name: string, labels: Record<string, string>) => scrape.value(name, labels);

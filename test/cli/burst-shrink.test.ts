@@ -11,15 +11,14 @@
  * margin: not a figure at the edge of the noise. `npm run bench` measures the same at 100k series
  * (bench/process-shrink.ts).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { METRIC_NAMES } from '../../src/api/vocabulary.js';
 import { MINUTE } from '../../src/clock.js';
 import { metricValues, TrafficModel } from '../../src/simulator/traffic.js';
-import { killAll, requireBuild, servingUrl, startCli } from '../helpers/cli-process.js';
+import { cliTestFolder, servingUrl, startCli } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
 import { type HostileApi, resourceJson, startHostileApi } from '../helpers/hostile-api.js';
 import { waitFor } from '../helpers/stack.js';
@@ -48,15 +47,9 @@ const IMAGE_MALLOC = Object.fromEntries(
   ].map((m) => [m[1]!, m[2]!]),
 );
 
-let dir: string;
+const dir = cliTestFolder('cli-shrink-');
 let api: HostileApi | undefined;
-beforeAll(() => {
-  requireBuild();
-  dir = mkdtempSync(join(tmpdir(), 'cli-shrink-'));
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(async () => {
-  await killAll();
   await api?.close();
   api = undefined;
 });
@@ -124,8 +117,7 @@ describe.skipIf(!LINUX)('a resource set that bursts and shrinks again (exporter 
     );
     const base = await servingUrl(p);
     const pid = p.child.pid!;
-    const scrape = async () =>
-      Scrape.of(await (await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(30_000) })).text());
+    const scrape = () => Scrape.from(base);
     let counted = 0;
     let last = Scrape.of('');
     // The most RSS seen while windows were counted: a moment's sample may fall after a GC on a loaded machine.

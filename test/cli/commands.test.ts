@@ -2,23 +2,16 @@
  * The commands that answer and exit: --version, --help, bad command lines (exit 2), and check-config (the
  * effective configuration with tokens redacted, exit 0; a bad configuration exits 2 naming the key).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { killAll, requireBuild, runCli } from '../helpers/cli-process.js';
+import { cliTestFolder, runCli } from '../helpers/cli-process.js';
 
 const SECRET = 's3cret-Token-7f3a9';
 const ACCOUNT_SECRET = 'acct-Secret-51c2e';
 
-let dir: string;
-beforeAll(() => {
-  requireBuild();
-  dir = mkdtempSync(join(tmpdir(), 'cli-commands-'));
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-afterEach(killAll);
+const dir = cliTestFolder('cli-commands-');
 
 function file(name: string, text: string): string {
   const path = join(dir, name);

@@ -9,19 +9,18 @@
  * same warped clock for the simulator), so the minutes that late data, re-reads and token lifetimes need pass in
  * seconds. Everything else is real: processes, HTTP on loopback, the state file, SIGKILL.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Clock, floorMinute, MINUTE } from '../../src/clock.js';
 import { mulberry32 } from '../../src/simulator/random.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_USER } from '../../src/simulator/world.js';
-import { exitWithin, killAll, requireBuild, servingUrl, startCli } from '../helpers/cli-process.js';
+import { cliTestFolder, exitWithin, servingUrl, startCli } from '../helpers/cli-process.js';
 import { DropIsReset } from '../helpers/crash-schedule.js';
-import { mostInOneSecond, truthOver, windowOf } from '../helpers/ground-truth.js';
-import { stopAll, waitFor } from '../helpers/stack.js';
+import { mostInOneSecond, truthOver, usableAnswer, windowOf } from '../helpers/ground-truth.js';
+import { waitFor } from '../helpers/stack.js';
 
 const WARP = 8;
 /** Where the warp begins (real ms): from there on, WARP ms of the processes' time per real ms. */
@@ -43,20 +42,15 @@ const warped: Clock = {
     }),
 };
 
+const dir = cliTestFolder('cli-everything-');
 let sim: Simulator;
-let dir: string;
 beforeAll(async () => {
-  requireBuild();
   sim = await startSimulator(
     { seed: 2121, clock: warped, lagSeconds: 40, slowMs: 100, rateLimit: RATE, tokenLifetimeMs: 20_000 },
     { host: '127.0.0.1', port: 0 },
   );
-  dir = mkdtempSync(join(tmpdir(), 'cli-everything-'));
 });
-afterAll(() => stopAll({ sim, dir }));
-afterEach(async () => {
-  await killAll();
-});
+afterAll(() => sim.close());
 
 describe('everything at once, as a process', () => {
   it('late data, faults, 20 s tokens and SIGKILLs: every counter as Prometheus sees it is the final truth', async () => {
@@ -189,9 +183,7 @@ describe('everything at once, as a process', () => {
     // each was read again later, by a re-read or by the next process. (On a loaded machine the exporter may lag
     // the warped clock so far that fewer reads are early; the counters above are exact either way.)
     const log = sim.requestLog;
-    const usable = log.filter(
-      (e) => e.api === 'metrics' && e.status === 200 && (e.fault === undefined || e.fault === 'slow'),
-    );
+    const usable = log.filter((e) => e.api === 'metrics' && usableAnswer(e));
     const early = usable.filter((e) => e.time < closedAt && e.time < windowOf(e)[1] + 40_000);
     expect(early.length, 'windows read before they were complete').toBeGreaterThan(0);
     const readAgain = (e: (typeof usable)[number]) =>

@@ -5,33 +5,15 @@
  * stays up and says why it cannot log in, /healthz answers while discovery starts accounts, and SIGTERM ends it
  * with exit 0 within the stop bound (5 s, as the other process tests).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/simulator/server.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
-import {
-  type CliProcess,
-  exitWithin,
-  killAll,
-  requireBuild,
-  servingUrl,
-  startCli,
-} from '../helpers/cli-process.js';
+import { type CliProcess, cliTestFolder, exitWithin, servingUrl, startCli } from '../helpers/cli-process.js';
+import { startTestSimulator } from '../helpers/per-test.js';
 
-let sim: Simulator | undefined;
-let dir: string;
-beforeAll(() => {
-  requireBuild();
-  dir = mkdtempSync(join(tmpdir(), 'cli-doors-'));
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-afterEach(async () => {
-  await killAll();
-  await sim?.close();
-  sim = undefined;
-});
+const dir = cliTestFolder('cli-doors-');
 
 async function exporterOf(s: Simulator, discovery = false): Promise<{ p: CliProcess; base: string }> {
   const config = join(dir, 'config.yml');
@@ -59,7 +41,7 @@ async function sigterm(p: CliProcess): Promise<void> {
 
 describe('the exporter process against hostile doors', () => {
   it('row 1: a login answering a 10 MB token: the process stays up, says why, is not ready', async () => {
-    sim = await startSimulator({ seed: 7 });
+    const sim = await startTestSimulator({ seed: 7 });
     sim.hostileLogin({ kind: 'fields', token: 'T'.repeat(10_000_000) });
     const { p, base } = await exporterOf(sim);
     const failed = await p.logLine((l) => l.msg === 'login failed; retrying', 20_000);
@@ -70,7 +52,7 @@ describe('the exporter process against hostile doors', () => {
   });
 
   it('row 2: a lifetime of 1e16 ms: logged in with 30 days, the process stays up', async () => {
-    sim = await startSimulator({ seed: 7 });
+    const sim = await startTestSimulator({ seed: 7 });
     sim.hostileLogin({ kind: 'fields', lifetime: 1e16 });
     const { p, base } = await exporterOf(sim);
     const line = await p.logLine((l) => l.msg === 'logged in', 20_000);
@@ -80,7 +62,7 @@ describe('the exporter process against hostile doors', () => {
   });
 
   it('row 7: an inventory of 100,000 accounts: /healthz answers while they start, SIGTERM stops it', async () => {
-    sim = await startSimulator({ seed: 7 });
+    const sim = await startTestSimulator({ seed: 7 });
     const names = Array.from({ length: 100_000 }, (_, i) => `acct-${String(i).padStart(6, '0')}`);
     sim.setInventoryBody(JSON.stringify(names.map((name) => ({ status: 'active', name }))));
     const { p, base } = await exporterOf(sim, true);

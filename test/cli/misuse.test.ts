@@ -5,16 +5,16 @@
  * every one of 200 concurrent scrapes gets the whole text (served from the cached bytes, not a copy per client).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { METRIC_NAMES } from '../../src/api/vocabulary.js';
 import { metricValues, TrafficModel } from '../../src/simulator/traffic.js';
-import { type CliProcess, killAll, requireBuild, startCli } from '../helpers/cli-process.js';
+import { type CliProcess, cliTestFolder, startCli } from '../helpers/cli-process.js';
+import { probeHealth } from '../helpers/health-probe.js';
 import { type HostileApi, resourceJson, startHostileApi } from '../helpers/hostile-api.js';
 import { waitFor } from '../helpers/stack.js';
 
@@ -22,11 +22,10 @@ import { waitFor } from '../helpers/stack.js';
 const RESOURCES = 1450;
 const MAX_CONNECTIONS = 256;
 
+const dir = cliTestFolder('cli-misuse-');
 let api: HostileApi;
-let dir: string;
 const sockets: Socket[] = [];
 beforeAll(async () => {
-  requireBuild();
   const model = new TrafficModel(3);
   const t0 = Date.UTC(2026, 0, 1, 18);
   const data = Array.from({ length: RESOURCES }, (_, i) => {
@@ -35,15 +34,12 @@ beforeAll(async () => {
     return resourceJson(id, values as unknown as Record<string, number>);
   });
   api = await startHostileApi(() => data);
-  dir = mkdtempSync(join(tmpdir(), 'cli-misuse-'));
 });
 afterAll(async () => {
   await api?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
-afterEach(async () => {
+afterEach(() => {
   for (const s of sockets.splice(0)) s.destroy();
-  await killAll();
 });
 
 function procMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
@@ -150,21 +146,7 @@ describe('the exporter process under misuse', () => {
     const idle = Math.min(2000, limit - 300);
     expect(idle).toBeGreaterThan(MAX_CONNECTIONS);
 
-    let probes = 0;
-    let failed = 0;
-    let probing = true;
-    const prober = (async () => {
-      for (let i = 0; i < 10_000 && probing; i++) {
-        try {
-          const r = await fetchLength(`${base}/healthz`);
-          if (r.status === 200) probes++;
-          else failed++;
-        } catch {
-          failed++;
-        }
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })();
+    const health = probeHealth(base, async (url) => (await fetchLength(url)).status, 10_000);
 
     for (let i = 0; i < 200; i++) await openSocket(port, 'GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n');
     for (let i = 0; i < idle; i++) await openSocket(port);
@@ -172,15 +154,14 @@ describe('the exporter process under misuse', () => {
     let maxFiles = openFiles(pid);
     // Hold them for a while, past the write timeout: the stuck scrapes are cut, memory comes back. And on until
     // /healthz has answered often meanwhile, however slowly a loaded machine runs the probes (bounded: 60 s).
-    for (let i = 0; i < 40 || (probes <= 20 && i < 300); i++) {
+    for (let i = 0; i < 40 || (health.probes <= 20 && i < 300); i++) {
       await new Promise((r) => setTimeout(r, 200));
       maxRss = Math.max(maxRss, procMb(pid, 'VmRSS'));
       maxFiles = Math.max(maxFiles, openFiles(pid));
     }
-    probing = false;
-    await prober;
-    expect(failed).toBe(0);
-    expect(probes).toBeGreaterThan(20);
+    await health.stop();
+    expect(health.failed).toBe(0);
+    expect(health.probes).toBeGreaterThan(20);
     expect(maxRss).toBeLessThan(2 * normal);
     // Its connections, plus the files a Node process has open anyway.
     expect(maxFiles).toBeLessThan(MAX_CONNECTIONS + 100);

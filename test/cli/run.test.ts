@@ -3,49 +3,39 @@
  * cdn_ metrics; SIGTERM and SIGINT stop it with exit 0 (bounded: without waiting for a request hanging for a
  * minute) and leave the cursor in the state file; the token never appears in its log, its pages or its metrics.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import {
   type CliProcess,
+  cliTestFolder,
   EXIT_WAIT_MS,
   exitWithin,
-  killAll,
-  requireBuild,
   servingUrl,
   startCli,
 } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
-import { stopAll, waitFor } from '../helpers/stack.js';
+import { savedCursor } from '../helpers/ground-truth.js';
+import { waitFor } from '../helpers/stack.js';
 
 const TOKEN = 'demo-token';
 
+const dir = cliTestFolder('cli-run-');
 let sim: Simulator;
-let dir: string;
 beforeAll(async () => {
-  requireBuild();
   // A `slow` answer (set per test) takes a minute: longer than any shutdown may.
   sim = await startSimulator({ seed: 5, slowMs: 60_000 }, { host: '127.0.0.1', port: 0 });
-  dir = mkdtempSync(join(tmpdir(), 'cli-run-'));
 });
-afterAll(() => stopAll({ sim, dir }));
-afterEach(async () => {
-  await killAll();
-  sim.setFaults({});
-});
-
-async function scrape(base: string): Promise<Scrape> {
-  return Scrape.of(await (await fetch(`${base}/metrics`)).text());
-}
+afterAll(() => sim.close());
+afterEach(() => sim.setFaults({}));
 
 /** Waits until the metrics API has been polled successfully and returns the cursor (ms) then. */
 async function waitForCursor(base: string, account: string): Promise<number> {
   let cursor = 0;
   await waitFor(
     async () => {
-      const s = await scrape(base);
+      const s = await Scrape.from(base);
       cursor = (s.value('cdn_metrics_window_end_timestamp_seconds', { account }) ?? 0) * 1000;
       return s.value('cdn_up', { api: 'metrics', account }) === 1 && cursor > 0;
     },
@@ -77,11 +67,6 @@ function stateConfig(name: string, account = '  - name: demo', extra = ''): stri
   return path;
 }
 
-function savedCursor(configPath: string, account: string): number {
-  const state = JSON.parse(readFileSync(`${configPath}.state.json`, 'utf8'));
-  return Date.parse((state as { cursors: Record<string, string> }).cursors[account]!);
-}
-
 function expectNoToken(p: CliProcess): void {
   expect(p.stderr()).not.toContain(TOKEN);
   expect(p.stdout()).not.toContain(TOKEN);
@@ -96,7 +81,7 @@ describe('run', () => {
     });
     const base = await servingUrl(p);
     await waitForCursor(base, 'demo');
-    const s = await scrape(base);
+    const s = await Scrape.from(base);
     const resources = sim.accounts.find((a) => a.name === 'demo')!.resources;
     expect(s.all('cdn_resource_info', { account: 'demo' }).map((x) => x.labels.resource)).toEqual(
       expect.arrayContaining(resources.map((r) => r.id)),
@@ -123,7 +108,7 @@ describe('run', () => {
     });
     const base = await servingUrl(p);
     await p.textLine(/refuses the token/);
-    expect((await scrape(base)).value('cdn_up', { api: 'metrics', account: 'demo' })).toBe(0);
+    expect((await Scrape.from(base)).value('cdn_up', { api: 'metrics', account: 'demo' })).toBe(0);
     expect(await (await fetch(`${base}/`)).text()).not.toContain(wrong);
     expect(await (await fetch(`${base}/readyz`)).text()).not.toContain(wrong);
     p.child.kill('SIGTERM');
@@ -149,7 +134,7 @@ describe('shutdown', () => {
       });
       // The saved cursor is the one served, or a later window end if one was counted in between; never ahead of
       // what the API could have answered (now - delay).
-      const saved = savedCursor(config, 'demo');
+      const saved = savedCursor(`${config}.state.json`, 'demo')!;
       expect(saved).toBeGreaterThanOrEqual(cursor);
       expect(saved).toBeLessThanOrEqual(sent - 60_000);
       expect(saved % 60_000).toBe(0);
@@ -181,7 +166,7 @@ describe('shutdown', () => {
     p.child.kill('SIGTERM');
     const exit = await exitWithin(p, EXIT_WAIT_MS);
     expect(exit, `still running ${EXIT_WAIT_MS} ms after SIGTERM`).toEqual({ code: 0, signal: null });
-    expect(savedCursor(config, 'demo')).toBeGreaterThanOrEqual(cursor);
+    expect(savedCursor(`${config}.state.json`, 'demo')).toBeGreaterThanOrEqual(cursor);
     expectNoToken(p);
   }, 60_000);
 });

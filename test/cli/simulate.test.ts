@@ -101,7 +101,7 @@ describe('demo', () => {
     let scrape = Scrape.of('');
     await waitFor(
       async () => {
-        scrape = Scrape.of(await (await fetch(`${base}/metrics`)).text());
+        scrape = await Scrape.from(base);
         return ['demo', 'acme'].every((account) => scrape.all('cdn_resource_info', { account }).length > 0);
       },
       20_000,

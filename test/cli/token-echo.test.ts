@@ -6,13 +6,12 @@
  * base64url, and for every 8-character slice of it: the log (JSON and logfmt), the landing page, /readyz, /metrics
  * and check-config's output.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { demoWorld } from '../../src/simulator/world.js';
-import { EXIT_WAIT_MS, exitWithin, killAll, requireBuild, runCli, startCli } from '../helpers/cli-process.js';
+import { cliTestFolder, EXIT_WAIT_MS, exitWithin, runCli, startCli } from '../helpers/cli-process.js';
 import { waitFor } from '../helpers/stack.js';
 import { json, startTamperProxy, type TamperProxy } from '../helpers/tamper-proxy.js';
 
@@ -36,23 +35,19 @@ function expectClean(what: string, text: string): void {
     expect(text.includes(s), `${what} holds the token (${form})`).toBe(false);
 }
 
+const dir = cliTestFolder('cli-echo-');
 let sim: Simulator;
 let proxy: TamperProxy;
-let dir: string;
 beforeAll(async () => {
-  requireBuild();
   const world = demoWorld().map((a) => ({ ...a, token: TOKEN }));
   sim = await startSimulator({ seed: 3, accounts: world }, { host: '127.0.0.1', port: 0 });
   proxy = await startTamperProxy(sim.url);
-  dir = mkdtempSync(join(tmpdir(), 'cli-echo-'));
 });
 afterAll(async () => {
   await proxy?.close();
   await sim?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
-afterEach(async () => {
-  await killAll();
+afterEach(() => {
   proxy.tamper = undefined;
 });
 

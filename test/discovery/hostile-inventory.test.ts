@@ -5,31 +5,19 @@
  * cdn_discovered_accounts_refused and logged once, the exporter answering while it starts them, no request to a
  * path outside the APIs' prefixes, and a body that cannot be parsed in bounded memory refused before parsing.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AccountPollers } from '../../src/exporter/account-pollers.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { inventoryBody } from '../helpers/inventory.js';
 import { captureLog } from '../helpers/log-capture.js';
-import { type Stack, scrapeNow, startStack, waitFor } from '../helpers/stack.js';
+import { perTest } from '../helpers/per-test.js';
+import { type Stack, scrapeNow, waitFor } from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 6, 1, 0, 0, 0);
 
-let stack: Stack | undefined;
-let sim: Simulator | undefined;
-afterEach(async () => {
-  await stack?.stop();
-  stack = undefined;
-  await sim?.close();
-  sim = undefined;
-});
-
-function inventory(names: readonly string[]): string {
-  return JSON.stringify(
-    names.map((name, i) => ({ status: 'active', utoken: `u${i}`, uid: `1-1-${i}`, name })),
-  );
-}
+const started = perTest();
 
 const pollersOf = (s: Stack) => (s.exporter as unknown as { pollers: AccountPollers }).pollers;
 
@@ -37,9 +25,9 @@ const pollersOf = (s: Stack) => (s.exporter as unknown as { pollers: AccountPoll
 async function discover(body: string, discovery: Record<string, unknown> = {}) {
   const clock = new FakeClock(T0);
   const { log, lines } = captureLog();
-  sim = await startSimulator({ seed: 7, clock, slowMs: 300 });
+  const sim = await started.simulator({ seed: 7, clock, slowMs: 300 });
   sim.setInventoryBody(body);
-  stack = await startStack({
+  const stack = await started.stack({
     clock,
     simulator: sim,
     config: {
@@ -58,7 +46,7 @@ const refused = (sc: Scrape, reason: string) => sc.value('cdn_discovered_account
 describe('a hostile inventory', () => {
   it('row 7: 100,000 accounts: max_accounts polled, the rest refused and logged once; the loop yields while starting', async () => {
     const names = Array.from({ length: 100_000 }, (_, i) => `acct-${String(i).padStart(6, '0')}`);
-    const { s, lines } = await discover(inventory(names), { max_accounts: 2000 });
+    const { s, lines } = await discover(inventoryBody(names), { max_accounts: 2000 });
     // Sizes seen between turns of the event loop while the accounts start: some lie strictly between 0 and the
     // cap only if starting them yields to the loop.
     const seen = new Set<number>();
@@ -84,7 +72,7 @@ describe('a hostile inventory', () => {
 
   it('row 7: the exporter stops within its bound while discovery is starting 10,000 accounts', async () => {
     const names = Array.from({ length: 100_000 }, (_, i) => `acct-${String(i).padStart(6, '0')}`);
-    const { s, lines } = await discover(inventory(names));
+    const { s, lines } = await discover(inventoryBody(names));
     await waitFor(() => (pollersOf(s)?.size ?? 0) > 0, 60_000, 'accounts starting');
     await s.stopExporter();
     // Every loop, discovery's included, ended within the stop's grace: nothing was left to cancel.
@@ -95,7 +83,7 @@ describe('a hostile inventory', () => {
 
   it('row 8: names longer than limits.max_label_length are refused: nothing of them on /metrics, the page or the log', async () => {
     const long = Array.from({ length: 5000 }, (_, i) => `${String(i).padStart(5, '0')}${'x'.repeat(10_000)}`);
-    const { s, lines } = await discover(inventory([...long, 'fine']));
+    const { s, lines } = await discover(inventoryBody([...long, 'fine']));
     await waitFor(async () => refused(await scrapeNow(s), 'name_too_long') === 5000, 30_000, 'names refused');
     await waitFor(() => pollersOf(s).size === 1, 30_000, 'the one good account polled');
     const text = await s.text();
@@ -109,7 +97,7 @@ describe('a hostile inventory', () => {
   });
 
   it('row 9: accounts named . and .. are refused: no request leaves the APIs prefixes', async () => {
-    const { s } = await discover(inventory(['..', '.', 'demo']), { recordings: true });
+    const { s } = await discover(inventoryBody(['..', '.', 'demo']), { recordings: true });
     await waitFor(async () => refused(await scrapeNow(s), 'name_invalid') === 2, 30_000, 'names refused');
     await waitFor(
       () => s.sim.requestLog.some((r) => r.api === 'recorder-cloud'),

@@ -4,19 +4,13 @@
  * while the work is under way runs before the work ends (sliceMs 0: a yield after every item), and the sliced
  * work gives what the one-block work gave (the sort's order is Array.prototype.sort's).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InventoryClient } from '../../src/discovery/client.js';
 import { discoveryRound } from '../../src/discovery/discovery.js';
 import { inSlices, sortedInSlices } from '../../src/discovery/slices.js';
 import { HttpClient } from '../../src/http/request.js';
 import { silentLogger } from '../../src/log.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-
-let sim: Simulator | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
+import { startTestSimulator } from '../helpers/per-test.js';
 
 /** Turns of the event loop (setImmediate callbacks) seen until `stop()`. */
 function loopTurns(): { count: () => number; stop: () => void } {
@@ -63,7 +57,7 @@ describe('work over a whole inventory, in slices', () => {
   });
 
   it('a round over 100,000 listed accounts yields to the loop between reading the answer and applying it', async () => {
-    sim = await startSimulator({ seed: 7 });
+    const sim = await startTestSimulator({ seed: 7 });
     const names = Array.from({ length: 100_000 }, (_, i) => `acct-${String(i).padStart(6, '0')}`);
     // One element without a name: its count is reported as soon as the answer is read, before the accounts are.
     sim.setInventoryBody(

@@ -12,7 +12,7 @@ import { startSimulator } from '../../src/simulator/server.js';
 import { DEMO_PASSWORD, DEMO_USER, demoWorld } from '../../src/simulator/world.js';
 import { DropIsReset } from '../helpers/crash-schedule.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { expectExact, walkers } from '../helpers/ground-truth.js';
+import { expectExact, savedCursor, walkers } from '../helpers/ground-truth.js';
 import {
   runClock,
   type Stack,
@@ -33,12 +33,6 @@ afterEach(async () => {
   stacks = [];
   dir = undefined;
 });
-
-function savedCursor(path: string, account: string): number | undefined {
-  const state = JSON.parse(readFileSync(path, 'utf8')) as { cursors: Record<string, string> };
-  const at = state.cursors[account];
-  return at === undefined ? undefined : Date.parse(at);
-}
 
 describe('state_file with a discovered account stopped and back', () => {
   it('keeps the cursor it had counted when it stopped, and the account resumes there', async () => {

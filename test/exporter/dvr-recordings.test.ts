@@ -414,6 +414,19 @@ function expectStatus(scrape: Scrape, id: string, want: string): void {
   expect(scrape.all('cdn_recording_status', { account: 'demo', id })).toHaveLength(4);
 }
 
+/** What a user reads of a setting's runs: its status, its instances, its last start and stop (seconds). */
+function expectRuns(
+  scrape: Scrape,
+  id: string,
+  want: { status: string; instances: number; lastStart?: number; lastStop?: number },
+): void {
+  const l = { account: 'demo', id };
+  expectStatus(scrape, id, want.status);
+  expect(scrape.value('cdn_recording_instances', l)).toBe(want.instances);
+  expect(scrape.value('cdn_recording_last_start_timestamp_seconds', l)).toBe(want.lastStart);
+  expect(scrape.value('cdn_recording_last_stop_timestamp_seconds', l)).toBe(want.lastStop);
+}
+
 describe('recordings end to end', () => {
   it('start and stop move the status state set, the instances and the last start and stop', async () => {
     const s = await setup();
@@ -429,10 +442,7 @@ describe('recordings end to end', () => {
     });
     const l = { account: 'demo', id };
     let scrape = await s.steps.step(INTERVAL, s.keys);
-    expectStatus(scrape, id, 'wait');
-    expect(scrape.value('cdn_recording_instances', l)).toBe(0);
-    expect(scrape.value('cdn_recording_last_start_timestamp_seconds', l)).toBeUndefined();
-    expect(scrape.value('cdn_recording_last_stop_timestamp_seconds', l)).toBeUndefined();
+    expectRuns(scrape, id, { status: 'wait', instances: 0 });
     expect(scrape.value('cdn_recording_dvr_enabled', l)).toBe(1);
     expect(scrape.value('cdn_recording_dvr_window_seconds', l)).toBe(1800);
     expect(scrape.value('cdn_recording_storage_seconds', l)).toBe(7 * 86_400);
@@ -451,27 +461,18 @@ describe('recordings end to end', () => {
     const startedAt = nowSec(s.clock);
     await s.recorder.patchSetting('demo', id, { action: 'start' });
     scrape = await s.steps.step(INTERVAL, s.keys);
-    expectStatus(scrape, id, 'progress');
-    expect(scrape.value('cdn_recording_instances', l)).toBe(1);
-    expect(scrape.value('cdn_recording_last_start_timestamp_seconds', l)).toBe(startedAt);
-    expect(scrape.value('cdn_recording_last_stop_timestamp_seconds', l)).toBeUndefined();
+    expectRuns(scrape, id, { status: 'progress', instances: 1, lastStart: startedAt });
 
     scrape = await s.steps.step(INTERVAL, s.keys);
     const stoppedAt = nowSec(s.clock);
     await s.recorder.patchSetting('demo', id, { action: 'stop' });
     scrape = await s.steps.step(INTERVAL, s.keys);
-    expectStatus(scrape, id, 'finish');
-    expect(scrape.value('cdn_recording_instances', l)).toBe(1);
-    expect(scrape.value('cdn_recording_last_start_timestamp_seconds', l)).toBe(startedAt);
-    expect(scrape.value('cdn_recording_last_stop_timestamp_seconds', l)).toBe(stoppedAt);
+    expectRuns(scrape, id, { status: 'finish', instances: 1, lastStart: startedAt, lastStop: stoppedAt });
 
     const restartedAt = nowSec(s.clock);
     await s.recorder.patchSetting('demo', id, { action: 'start' });
     scrape = await s.steps.step(INTERVAL, s.keys);
-    expectStatus(scrape, id, 'progress');
-    expect(scrape.value('cdn_recording_instances', l)).toBe(2);
-    expect(scrape.value('cdn_recording_last_start_timestamp_seconds', l)).toBe(restartedAt);
-    expect(scrape.value('cdn_recording_last_stop_timestamp_seconds', l)).toBe(stoppedAt);
+    expectRuns(scrape, id, { status: 'progress', instances: 2, lastStart: restartedAt, lastStop: stoppedAt });
 
     // The seeded settings carry one status each; every one of them is a full state set.
     const ids = new Set(scrape.all('cdn_recording_info', { account: 'demo' }).map((x) => x.labels.id!));

@@ -3,12 +3,10 @@
  * clock, small backoffs. Each test asserts what a user sees on /metrics, on the landing page, on /readyz and in the
  * logs, and checks the counters against the simulator's exact truth and its request log.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { floorMinute, MINUTE } from '../../src/clock.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import {
   answeredWindows,
   cursorOf,
@@ -20,23 +18,14 @@ import {
   windowOf,
 } from '../helpers/ground-truth.js';
 import { captureLog } from '../helpers/log-capture.js';
-import { minuteSafeNow, type Stack, startStack, waitFor } from '../helpers/stack.js';
+import { perTest } from '../helpers/per-test.js';
+import { minuteSafeNow, type Stack, waitFor } from '../helpers/stack.js';
 import { json, startTamperProxy } from '../helpers/tamper-proxy.js';
 
 const CATCH_UP = { delay: '0m', window: '5m' };
 const MINUTE_PRECISION = 'Invalid time format. Time must be at minute precision';
 
-let stack: Stack | undefined;
-let sim: Simulator | undefined;
-let dir: string | undefined;
-afterEach(async () => {
-  await stack?.stop();
-  await sim?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-  stack = undefined;
-  sim = undefined;
-  dir = undefined;
-});
+const started = perTest();
 
 /** Catch-up is over once the cursor is within one steady-state window (5 m) and a minute of now. */
 function caughtUp(cursor: number): boolean {
@@ -53,13 +42,30 @@ function windowSeconds(scrape: Awaited<ReturnType<Stack['scrape']>>, account: st
 
 const minutes = ([a, b]: Range) => (b - a) / MINUTE;
 
+/** Waits until `account` is up and caught up; a scrape taken after. */
+async function upAndCaughtUp(s: Stack, account: string, timeoutMs: number, what: string) {
+  await waitFor(
+    async () => {
+      const scrape = await s.scrape();
+      return up(scrape, account) === 1 && caughtUp(cursorOf(scrape, account));
+    },
+    timeoutMs,
+    what,
+  );
+  return s.scrape();
+}
+
+/** The landing page's row of `account`'s traffic poll, as HTML. */
+function metricsRow(page: string, account: string): string | undefined {
+  return page.split('\n').find((l) => l.startsWith(`<tr><td>${account}</td><td>metrics</td>`));
+}
+
 describe('504: execution timeout', () => {
   it('halves the window, asks for the same minutes in shorter windows, grows back to 10 m and stays exact', async () => {
-    sim = await startSimulator({ seed: 7, slowMs: 300 });
+    const sim = await started.simulator({ seed: 7, slowMs: 300 });
     sim.timeoutWindowsLongerThan(2);
     const first = floorMinute((await minuteSafeNow()) - 6 * 60 * MINUTE);
-    stack = await startStack({ simulator: sim, config: { metrics: { lookback: '6h', ...CATCH_UP } } });
-    const s = stack;
+    const s = await started.stack({ simulator: sim, config: { metrics: { lookback: '6h', ...CATCH_UP } } });
 
     // While the API times out above 2 minutes, /metrics shows the smaller window.
     const seen = new Set<number>();
@@ -128,7 +134,7 @@ describe('504: execution timeout', () => {
 
 describe('422: a rejected window', () => {
   it('counts the rejected minutes as skipped, asks for them once, goes on and stays exact elsewhere', async () => {
-    sim = await startSimulator({ seed: 7, slowMs: 300 });
+    const sim = await started.simulator({ seed: 7, slowMs: 300 });
     const first0 = floorMinute((await minuteSafeNow()) - 6 * 60 * MINUTE);
     // Catch-up asks 10-minute windows from the first start: each range holds exactly one window start even if
     // the exporter's first minute is one later than ours.
@@ -139,12 +145,11 @@ describe('422: a rejected window', () => {
       'Statistics for this period are unavailable',
     );
     const { log, lines } = captureLog();
-    stack = await startStack({
+    const s = await started.stack({
       simulator: sim,
       config: { metrics: { lookback: '6h', ...CATCH_UP } },
       exporter: { log },
     });
-    const s = stack;
     await waitFor(async () => caughtUp(cursorOf(await s.scrape(), 'demo')), 15_000, 'catch-up');
     const scrape = await s.scrape();
     const cursor = cursorOf(scrape, 'demo');
@@ -167,7 +172,7 @@ describe('422: a rejected window', () => {
 
     // The walker went on: answered and rejected windows together tile the whole range, and every counter is the
     // truth minus the skipped minutes.
-    const answered = answeredWindows(sim, 'demo').filter(([, e]) => e <= cursor);
+    const answered = answeredWindows(sim, 'demo', cursor);
     expectTiles(
       [...answered, ...rejected].sort((x, y) => x[0] - y[0]),
       first,
@@ -195,14 +200,14 @@ describe('422: a rejected window', () => {
 
 describe('401/403: a refused token', () => {
   it('marks only that account down, without the token anywhere, and picks up a corrected token file', async () => {
-    sim = await startSimulator({ seed: 7, slowMs: 300 });
-    dir = mkdtempSync(join(tmpdir(), 'cdn-failures-'));
+    const sim = await started.simulator({ seed: 7, slowMs: 300 });
+    const dir = started.folder('cdn-failures-');
     const tokenFile = join(dir, 'acme-token');
     const wrong = 'acme-wrong-token-5f1e';
     writeFileSync(tokenFile, `${wrong}\n`);
     const { log, lines } = captureLog();
     const first = floorMinute((await minuteSafeNow()) - 60 * MINUTE);
-    stack = await startStack({
+    const s = await started.stack({
       simulator: sim,
       config: {
         metrics: { lookback: '1h', ...CATCH_UP },
@@ -210,7 +215,6 @@ describe('401/403: a refused token', () => {
       },
       exporter: { log },
     });
-    const s = stack;
     await waitFor(
       async () => {
         const scrape = await s.scrape();
@@ -221,7 +225,7 @@ describe('401/403: a refused token', () => {
     );
     // Let acme probe a few times while refused.
     await waitFor(
-      () => metricsRequests(sim!, 'acme').filter((e) => e.status === 403).length >= 3,
+      () => metricsRequests(sim, 'acme').filter((e) => e.status === 403).length >= 3,
       10_000,
       'three refused probes',
     );
@@ -234,13 +238,13 @@ describe('401/403: a refused token', () => {
     expect(expectExact(sim, reader(down), 'demo', [[first, demoCursor]])).toBeGreaterThan(50);
 
     const page = await (await fetch(`${s.url}/`)).text();
-    const acmeRow = page.split('\n').find((l) => l.startsWith('<tr><td>acme</td><td>metrics</td>'));
+    const acmeRow = metricsRow(page, 'acme');
     expect(acmeRow).toContain('class="down"');
     // The last error, with when it happened and how often since the last success (never, here).
     expect(acmeRow).toMatch(
       /class="err"><span class="small">\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ .*\d+× since the last success<\/span><br>403: [^<]*Invalid token/,
     );
-    const demoRow = page.split('\n').find((l) => l.startsWith('<tr><td>demo</td><td>metrics</td>'));
+    const demoRow = metricsRow(page, 'demo');
     expect(demoRow).toContain('class="up"');
     const metricsText = await s.text();
     for (const secret of secrets) {
@@ -256,40 +260,25 @@ describe('401/403: a refused token', () => {
 
     // The operator fixes the file: the exporter reads it again after the next refusal and catches up.
     writeFileSync(tokenFile, 'acme-token\n');
-    await waitFor(
-      async () => {
-        const scrape = await s.scrape();
-        return up(scrape, 'acme') === 1 && caughtUp(cursorOf(scrape, 'acme'));
-      },
-      10_000,
-      'acme back up and caught up',
-    );
-    const back = await s.scrape();
+    const back = await upAndCaughtUp(s, 'acme', 10_000, 'acme back up and caught up');
     const acmeCursor = cursorOf(back, 'acme');
     // Exact from the first start: the refused windows were retried, not skipped.
     const acmeRequests = metricsRequests(sim, 'acme');
     expect(acmeRequests[0]!.window[0]).toBe(first);
-    expectTiles(
-      answeredWindows(sim, 'acme').filter(([, e]) => e <= acmeCursor),
-      first,
-      acmeCursor,
-      'acme windows',
-    );
+    expectTiles(answeredWindows(sim, 'acme', acmeCursor), first, acmeCursor, 'acme windows');
     expect(expectExact(sim, reader(back), 'acme', [[first, acmeCursor]])).toBeGreaterThan(50);
     expect(back.value('cdn_metrics_skipped_seconds_total', { account: 'acme', reason: 'rejected' })).toBe(0);
     const pageBack = await (await fetch(`${s.url}/`)).text();
-    expect(pageBack.split('\n').find((l) => l.startsWith('<tr><td>acme</td><td>metrics</td>'))).toContain(
-      'class="up"',
-    );
+    expect(metricsRow(pageBack, 'acme')).toContain('class="up"');
     for (const secret of secrets) expect(pageBack + lines.join('\n')).not.toContain(secret);
   }, 30_000);
   it('survives a token rotated by the CDN in the middle of catch-up, with no minute lost or counted twice', async () => {
-    sim = await startSimulator({ seed: 7, slowMs: 300 });
-    dir = mkdtempSync(join(tmpdir(), 'cdn-failures-'));
+    const sim = await started.simulator({ seed: 7, slowMs: 300 });
+    const dir = started.folder('cdn-failures-');
     const tokenFile = join(dir, 'acme-token');
     writeFileSync(tokenFile, 'acme-token\n');
     const first = floorMinute((await minuteSafeNow()) - 6 * 60 * MINUTE);
-    stack = await startStack({
+    const s = await started.stack({
       simulator: sim,
       config: {
         api: { requests_per_second: 10 },
@@ -297,25 +286,16 @@ describe('401/403: a refused token', () => {
         accounts: [{ name: 'acme', token_file: tokenFile }],
       },
     });
-    const s = stack;
     await waitFor(async () => cursorOf(await s.scrape(), 'acme') >= first + 60 * MINUTE, 10_000, 'an hour');
     sim.setToken('acme', 'acme-token-2026');
     await waitFor(async () => up(await s.scrape(), 'acme') === 0, 5_000, 'acme refused');
     const stalled = cursorOf(await s.scrape(), 'acme');
     expect(caughtUp(stalled)).toBe(false);
     writeFileSync(tokenFile, 'acme-token-2026\n');
-    await waitFor(
-      async () => {
-        const scrape = await s.scrape();
-        return up(scrape, 'acme') === 1 && caughtUp(cursorOf(scrape, 'acme'));
-      },
-      15_000,
-      'acme caught up with the new token',
-    );
-    const scrape = await s.scrape();
+    const scrape = await upAndCaughtUp(s, 'acme', 15_000, 'acme caught up with the new token');
     const cursor = cursorOf(scrape, 'acme');
     expect(cursor).toBeGreaterThan(stalled);
-    const answered = answeredWindows(sim, 'acme').filter(([, e]) => e <= cursor);
+    const answered = answeredWindows(sim, 'acme', cursor);
     expectTiles(answered, first, cursor, 'acme windows');
     expect(metricsRequests(sim, 'acme').some((e) => e.status === 403)).toBe(true);
     expect(scrape.value('cdn_metrics_windows_total', { account: 'acme' })).toBe(answered.length);
@@ -327,12 +307,11 @@ describe('a hung API', () => {
   it('never slows a scrape: /metrics, /readyz and /healthz answer while the first poll hangs', async () => {
     // Every API request is answered only after 60 s, and the exporter waits up to 30 s for it: the first poll is
     // still in flight when the answers below come back, however loaded the machine (checked after them).
-    sim = await startSimulator({ seed: 7, slowMs: 60_000, faults: { slow: 1 } });
-    stack = await startStack({
+    const sim = await started.simulator({ seed: 7, slowMs: 60_000, faults: { slow: 1 } });
+    const s = await started.stack({
       simulator: sim,
       config: { api: { timeout: '30s' }, metrics: { lookback: '30m', ...CATCH_UP } },
     });
-    const s = stack;
     await sim.requestArrived((e) => e.api === 'metrics');
 
     const metrics = await fetch(`${s.url}/metrics`);
@@ -355,13 +334,12 @@ describe('a hung API', () => {
 
   it('/readyz waits for the first answer or timeout, then the exporter recovers exactly', async () => {
     // Every API request is answered only after 20 s; the exporter gives up after 1 s.
-    sim = await startSimulator({ seed: 7, slowMs: 20_000, faults: { slow: 1 } });
+    const sim = await started.simulator({ seed: 7, slowMs: 20_000, faults: { slow: 1 } });
     const first = floorMinute((await minuteSafeNow()) - 30 * MINUTE);
-    stack = await startStack({
+    const s = await started.stack({
       simulator: sim,
       config: { api: { timeout: '1s' }, metrics: { lookback: '30m', ...CATCH_UP } },
     });
-    const s = stack;
     await sim.requestArrived((e) => e.api === 'metrics');
 
     // After the timeout the first poll has been tried: ready (the process works; cdn_up tells the API is down).
@@ -376,21 +354,11 @@ describe('a hung API', () => {
     expect(cursorOf(hung, 'demo')).toBe(0);
     expect(hung.value('cdn_api_requests_total', { api: 'metrics', code: 'error' })).toBeGreaterThan(0);
     const page = await (await fetch(`${s.url}/`)).text();
-    expect(page.split('\n').find((l) => l.startsWith('<tr><td>demo</td><td>metrics</td>'))).toContain(
-      'class="down"',
-    );
+    expect(metricsRow(page, 'demo')).toContain('class="down"');
 
     // The API answers again: nothing was lost while it hung.
     sim.setFaults({});
-    await waitFor(
-      async () => {
-        const scrape = await s.scrape();
-        return up(scrape, 'demo') === 1 && caughtUp(cursorOf(scrape, 'demo'));
-      },
-      20_000,
-      'recovered and caught up',
-    );
-    const scrape = await s.scrape();
+    const scrape = await upAndCaughtUp(s, 'demo', 20_000, 'recovered and caught up');
     const cursor = cursorOf(scrape, 'demo');
     expect(expectExact(sim, reader(scrape), 'demo', [[first, cursor]])).toBeGreaterThan(50);
     expect((await fetch(`${s.url}/readyz`)).status).toBe(200);
@@ -400,13 +368,12 @@ describe('a hung API', () => {
 describe('a body trickled a byte at a time', () => {
   it('is cut off at api.timeout (headers and body together), sets cdn_up 0, and the exporter recovers exactly', async () => {
     // Headers at once, then one byte every 50 ms: never idle long enough for a per-chunk timeout.
-    sim = await startSimulator({ seed: 7, trickleMs: 50, faults: { trickle: 1 } });
+    const sim = await started.simulator({ seed: 7, trickleMs: 50, faults: { trickle: 1 } });
     const first = floorMinute((await minuteSafeNow()) - 30 * MINUTE);
-    stack = await startStack({
+    const s = await started.stack({
       simulator: sim,
       config: { api: { timeout: '1s' }, metrics: { lookback: '30m', ...CATCH_UP } },
     });
-    const s = stack;
     await waitFor(
       async () => up(await s.scrape(), 'demo') === 0,
       5_000,
@@ -416,39 +383,22 @@ describe('a body trickled a byte at a time', () => {
     expect(cursorOf(stuck, 'demo')).toBe(0);
     expect(stuck.value('cdn_api_requests_total', { api: 'metrics', code: 'error' })).toBeGreaterThan(0);
     const page = await (await fetch(`${s.url}/`)).text();
-    const row = page.split('\n').find((l) => l.startsWith('<tr><td>demo</td><td>metrics</td>'));
+    const row = metricsRow(page, 'demo');
     expect(row).toContain('class="down"');
     expect(row).toContain('whole answer not received within 1000ms');
 
     sim.setFaults({});
-    await waitFor(
-      async () => {
-        const scrape = await s.scrape();
-        return up(scrape, 'demo') === 1 && caughtUp(cursorOf(scrape, 'demo'));
-      },
-      15_000,
-      'recovered and caught up',
-    );
-    const scrape = await s.scrape();
+    const scrape = await upAndCaughtUp(s, 'demo', 15_000, 'recovered and caught up');
     expect(expectExact(sim, reader(scrape), 'demo', [[first, cursorOf(scrape, 'demo')]])).toBeGreaterThan(50);
   }, 30_000);
 });
 
 describe('gzip-compressed answers', () => {
   it('are asked for, decoded and counted exactly, with no parse error', async () => {
-    sim = await startSimulator({ seed: 7, gzip: true });
+    const sim = await started.simulator({ seed: 7, gzip: true });
     const first = floorMinute((await minuteSafeNow()) - 30 * MINUTE);
-    stack = await startStack({ simulator: sim, config: { metrics: { lookback: '30m', ...CATCH_UP } } });
-    const s = stack;
-    await waitFor(
-      async () => {
-        const scrape = await s.scrape();
-        return up(scrape, 'demo') === 1 && caughtUp(cursorOf(scrape, 'demo'));
-      },
-      15_000,
-      'caught up through gzip answers',
-    );
-    const scrape = await s.scrape();
+    const s = await started.stack({ simulator: sim, config: { metrics: { lookback: '30m', ...CATCH_UP } } });
+    const scrape = await upAndCaughtUp(s, 'demo', 15_000, 'caught up through gzip answers');
     const answered = metricsRequests(sim, 'demo').filter((e) => e.status === 200);
     expect(answered.length).toBeGreaterThan(0);
     expect(answered.every((e) => e.encoding === 'gzip')).toBe(true);
@@ -459,8 +409,9 @@ describe('gzip-compressed answers', () => {
 
 describe('a traffic answer for another request', () => {
   it('is refused as a parse error, its window asked for again, and the totals stay exact', async () => {
-    sim = await startSimulator({ seed: 7 });
+    const sim = await started.simulator({ seed: 7 });
     const proxy = await startTamperProxy(sim.url);
+    let stack: Stack | undefined;
     try {
       // The first three answers echo another start, end and account in turn.
       const lies: Array<Record<string, string>> = [
@@ -474,20 +425,12 @@ describe('a traffic answer for another request', () => {
         return json({ ...(JSON.parse(up.body) as object), ...lies.shift() });
       };
       const first = floorMinute((await minuteSafeNow()) - 30 * MINUTE);
-      stack = await startStack({
+      stack = await started.stack({
         simulator: sim,
         config: { api: { base_url: proxy.url }, metrics: { lookback: '30m', ...CATCH_UP } },
       });
       const s = stack;
-      await waitFor(
-        async () => {
-          const scrape = await s.scrape();
-          return up(scrape, 'demo') === 1 && caughtUp(cursorOf(scrape, 'demo'));
-        },
-        15_000,
-        'caught up past the answers for other requests',
-      );
-      const scrape = await s.scrape();
+      const scrape = await upAndCaughtUp(s, 'demo', 15_000, 'caught up past the answers for other requests');
       expect(proxy.rewritten).toBe(3);
       expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' })).toBe(3);
       expect(scrape.all('cdn_edge_requests_total', { account: 'someone-else' })).toHaveLength(0);
@@ -495,8 +438,8 @@ describe('a traffic answer for another request', () => {
         50,
       );
     } finally {
+      // The exporter stops before the proxy it asks through closes.
       await stack?.stop();
-      stack = undefined;
       await proxy.close();
     }
   }, 30_000);
@@ -504,13 +447,11 @@ describe('a traffic answer for another request', () => {
 
 describe('an answer over api.max_body_bytes', () => {
   it('is an error of its own kind: counted as a parse error, cdn_up 0, shorter windows asked for', async () => {
-    const simulator = await startSimulator({ seed: 7 });
-    sim = simulator;
-    stack = await startStack({
+    const simulator = await started.simulator({ seed: 7 });
+    const s = await started.stack({
       simulator,
       config: { api: { max_body_bytes: '1KiB' }, metrics: { lookback: '30m', ...CATCH_UP } },
     });
-    const s = stack;
     // The gauge shows the window planned; the simulator logs a request once it arrived: wait for both.
     await waitFor(
       async () =>
@@ -524,9 +465,7 @@ describe('an answer over api.max_body_bytes', () => {
     expect(cursorOf(scrape, 'demo')).toBe(0);
     expect(scrape.value('cdn_exporter_parse_errors_total', { api: 'metrics' })).toBeGreaterThanOrEqual(4);
     const page = await (await fetch(`${s.url}/`)).text();
-    expect(page.split('\n').find((l) => l.startsWith('<tr><td>demo</td><td>metrics</td>'))).toContain(
-      'more than 1024 bytes (api.max_body_bytes)',
-    );
+    expect(metricsRow(page, 'demo')).toContain('more than 1024 bytes (api.max_body_bytes)');
     // Shorter windows were asked for: 10, then 5, 2 and 1 minute.
     const lengths = new Set(metricsRequests(simulator, 'demo').map((e) => minutes(e.window)));
     expect([...lengths].sort((a, b) => a - b)).toEqual([1, 2, 5, 10]);

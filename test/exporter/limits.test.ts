@@ -9,11 +9,11 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Exporter } from '../../src/exporter/exporter.js';
 import { createLogger } from '../../src/log.js';
-import { closeServer, listen } from '../../src/main.js';
+import { closeServer } from '../../src/main.js';
 import { Scrape } from '../helpers/exposition.js';
 import { type HostileApi, resourceJson, startHostileApi } from '../helpers/hostile-api.js';
 import { BUILT_WORKER, expectBuiltWorker } from '../helpers/parse-pools.js';
-import { configFrom, waitFor } from '../helpers/stack.js';
+import { configFrom, serveExporter, waitFor } from '../helpers/stack.js';
 
 let api: HostileApi | undefined;
 let server: Server | undefined;
@@ -68,22 +68,17 @@ async function start(config: Record<string, unknown>, log = createLogger({ level
     backoff: { baseMs: 20, capMs: 300 },
     trafficParser: { workerUrl: BUILT_WORKER },
   });
-  server = await listen(exporter.app, { host: '127.0.0.1', port: 0 });
-  const addr = server.address();
-  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  const served = await serveExporter(exporter);
+  server = served.server;
   await exporter.start();
-  return url;
+  return served.url;
 }
 
 /**
  * /metrics, failing when it does not answer within 5 s: a generous bound (it answers in milliseconds; the issue's
  * one second is a figure for the benchmark), so that a loaded machine running tests in parallel does not fail it.
  */
-async function scrape(url: string): Promise<Scrape> {
-  const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) });
-  expect(res.status).toBe(200);
-  return Scrape.of(await res.text());
-}
+const scrape = (url: string) => Scrape.from(url, 5000);
 
 describe('series caps against a hostile API', () => {
   it('10,000 new ids every window for 60 windows: stays within the cap, exact for what it keeps, always answering', async () => {

@@ -3,19 +3,12 @@
  * per change of cause, not one per window and not only at debug; its recovery is a line; and no JSON line names
  * a key twice (the account's child logger carries `account`, so no line adds it again).
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { describe, expect, it } from 'vitest';
 import { captureLog } from '../helpers/log-capture.js';
-import { type Stack, startStack, waitFor } from '../helpers/stack.js';
+import { perTest } from '../helpers/per-test.js';
+import { waitFor } from '../helpers/stack.js';
 
-let sim: Simulator | undefined;
-let stack: Stack | undefined;
-afterEach(async () => {
-  await stack?.stop();
-  await sim?.close();
-  stack = undefined;
-  sim = undefined;
-});
+const started = perTest();
 
 /** Keys that occur twice in one JSON object of `text`, at any depth (JSON.parse keeps only the last). */
 function repeatedKeys(text: string): string[] {
@@ -59,11 +52,10 @@ describe('log lines', () => {
   });
 
   it('a failing metrics API warns once per cause, says when it answers again, and no line repeats a key', async () => {
-    sim = await startSimulator({ seed: 7, slowMs: 300 });
-    const s = sim;
+    const s = await started.simulator({ seed: 7, slowMs: 300 });
     s.setFaults({ '500': 1 });
     const { log, lines } = captureLog();
-    stack = await startStack({
+    const st = await started.stack({
       simulator: s,
       config: {
         metrics: { lookback: '2h', window: '5m', delay: '1m' },
@@ -78,7 +70,6 @@ describe('log lines', () => {
     s.setFaults({ malformed: 1 });
     await waitFor(() => failures('malformed') >= 8, 15_000, 'eight malformed answers');
     s.setFaults({});
-    const st = stack;
     await waitFor(
       async () => (await st.scrape()).value('cdn_up', { api: 'metrics', account: 'demo' }) === 1,
       15_000,

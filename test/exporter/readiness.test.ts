@@ -6,9 +6,9 @@ import type { Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Exporter } from '../../src/exporter/exporter.js';
 import { silentLogger } from '../../src/log.js';
-import { closeServer, listen } from '../../src/main.js';
+import { closeServer } from '../../src/main.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import { configFrom, waitFor } from '../helpers/stack.js';
+import { configFrom, serveExporter, waitFor } from '../helpers/stack.js';
 
 let sim: Simulator | undefined;
 let server: Server | undefined;
@@ -35,9 +35,9 @@ describe('/readyz of the exporter', () => {
       version: 'test',
       defaultMetrics: false,
     });
-    server = await listen(exporter.app, { host: '127.0.0.1', port: 0 });
-    const addr = server.address();
-    const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/readyz`;
+    const served = await serveExporter(exporter);
+    server = served.server;
+    const url = `${served.url}/readyz`;
 
     const before = await fetch(url);
     expect(before.status).toBe(503);

@@ -2,14 +2,12 @@
  * `state_file`: a restart resumes walking at the saved cursor. Two exporters in a row against one simulator must
  * count every minute exactly once between them, and the second must not ask again for what the first counted.
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { floorMinute, MINUTE } from '../../src/clock.js';
 import { Exporter } from '../../src/exporter/exporter.js';
 import { silentLogger } from '../../src/log.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import {
   answeredWindows,
   cursorOf,
@@ -18,27 +16,12 @@ import {
   metricsRequests,
   type Range,
   type Reader,
+  savedCursor,
 } from '../helpers/ground-truth.js';
-import { configFrom, type Stack, startStack, stopAll, waitFor } from '../helpers/stack.js';
+import { perTest } from '../helpers/per-test.js';
+import { configFrom, waitFor } from '../helpers/stack.js';
 
-let stacks: Stack[] = [];
-let sim: Simulator | undefined;
-let dir: string | undefined;
-afterEach(async () => {
-  await stopAll({ stacks, sim, dir });
-  stacks = [];
-  sim = undefined;
-  dir = undefined;
-});
-
-function savedCursor(path: string, account: string): number {
-  const state = JSON.parse(readFileSync(path, 'utf8')) as {
-    version: number;
-    cursors: Record<string, string>;
-  };
-  expect(state.version).toBe(1);
-  return Date.parse(state.cursors[account]!);
-}
+const started = perTest();
 
 /** Windows answered 200 more than once. */
 function askedTwice(windows: readonly Range[]): Range[] {
@@ -54,8 +37,8 @@ function askedTwice(windows: readonly Range[]): Range[] {
 
 describe('state_file', () => {
   it('resumes at the saved cursor: two runs add up to the exact truth, nothing counted twice', async () => {
-    sim = await startSimulator({ seed: 11, slowMs: 300 });
-    dir = mkdtempSync(join(tmpdir(), 'cdn-restart-'));
+    const sim = await started.simulator({ seed: 11, slowMs: 300 });
+    const dir = started.folder('cdn-restart-');
     const stateFile = join(dir, 'state', 'cursors.json');
     const config = {
       state_file: stateFile,
@@ -64,8 +47,7 @@ describe('state_file', () => {
       metrics: { lookback: '6h', delay: '0m', window: '5m' },
     };
     const first0 = floorMinute(Date.now() - 6 * 60 * MINUTE);
-    const one = await startStack({ simulator: sim, config });
-    stacks.push(one);
+    const one = await started.stack({ simulator: sim, config });
     await waitFor(
       async () => cursorOf(await one.scrape(), 'demo') >= first0 + 60 * MINUTE,
       60_000,
@@ -80,18 +62,18 @@ describe('state_file', () => {
     await one.stop();
 
     // The state file holds the cursor /metrics showed when the first run stopped, in the middle of catch-up.
+    expect(JSON.parse(readFileSync(stateFile, 'utf8')).version).toBe(1);
     expect(savedCursor(stateFile, 'demo')).toBe(cursor1);
     expect(cursor1).toBeLessThan(floorMinute(Date.now()) - 60 * MINUTE);
     const run1 = metricsRequests(sim, 'demo');
     const first = Math.min(...run1.map((e) => e.window[0]));
     expect(first - first0).toBeLessThanOrEqual(MINUTE);
-    const counted1 = answeredWindows(sim, 'demo').filter(([, e]) => e <= cursor1);
+    const counted1 = answeredWindows(sim, 'demo', cursor1);
     expectTiles(counted1, first, cursor1, 'first run');
     expect(scrape1.value('cdn_metrics_windows_total', { account: 'demo' })).toBe(counted1.length);
 
     const mark = sim.requestLog.length;
-    const two = await startStack({ simulator: sim, config });
-    stacks.push(two);
+    const two = await started.stack({ simulator: sim, config });
     await waitFor(
       async () => cursorOf(await two.scrape(), 'demo') >= floorMinute(Date.now()) - 6 * MINUTE,
       60_000,
@@ -119,7 +101,7 @@ describe('state_file', () => {
       expect(scrape2.value(s.name, s.labels), `${s.name} went down`).toBeGreaterThanOrEqual(s.value);
     const windows1 = scrape1.value('cdn_metrics_windows_total', { account: 'demo' })!;
     const windows2 = scrape2.value('cdn_metrics_windows_total', { account: 'demo' })!;
-    const counted = answeredWindows(sim, 'demo').filter(([, e]) => e <= cursor2);
+    const counted = answeredWindows(sim, 'demo', cursor2);
     // No window answered 200 twice: a stop counts the windows in flight that finish within its grace period, so
     // the second run never asks again for minutes the first was answered.
     expect(askedTwice(answeredWindows(sim, 'demo'))).toEqual([]);
@@ -130,7 +112,7 @@ describe('state_file', () => {
   }, 180_000);
 
   it('refuses to start on a state file it cannot read, naming the file', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'cdn-restart-'));
+    const dir = started.folder('cdn-restart-');
     const stateFile = join(dir, 'state.json');
     writeFileSync(stateFile, '{"version": 1, "cursors": {"demo": ');
     const exporter = new Exporter({
@@ -155,8 +137,8 @@ describe('state_file', () => {
 
 describe('state_file with cursors that cannot be trusted', () => {
   it('walks from the catch-up limit, not from 1990, and from lookback, not 2099; says so on the page and keeps the file', async () => {
-    sim = await startSimulator({ seed: 11, slowMs: 300 });
-    dir = mkdtempSync(join(tmpdir(), 'cdn-restart-'));
+    const sim = await started.simulator({ seed: 11, slowMs: 300 });
+    const dir = started.folder('cdn-restart-');
     const stateFile = join(dir, 'state.json');
     const text = JSON.stringify({
       version: 1,
@@ -164,7 +146,7 @@ describe('state_file with cursors that cannot be trusted', () => {
     });
     writeFileSync(stateFile, text);
     const now = Date.now();
-    const stack = await startStack({
+    const stack = await started.stack({
       simulator: sim,
       config: {
         state_file: stateFile,
@@ -172,7 +154,6 @@ describe('state_file with cursors that cannot be trusted', () => {
         accounts: [{ name: 'demo' }, { name: 'acme', token: 'acme-token' }],
       },
     });
-    stacks.push(stack);
     const limit = floorMinute(now - 60 * MINUTE);
     // Each account's first window counted (they are counted in order): the first asked for is in the log.
     await waitFor(
@@ -184,7 +165,7 @@ describe('state_file with cursors that cannot be trusted', () => {
       'both accounts walking',
     );
     const firstStart = (account: string) =>
-      Math.min(...metricsRequests(sim!, account).map((e) => Date.parse(`${e.query.start![0]}Z`)));
+      Math.min(...metricsRequests(sim, account).map((e) => Date.parse(`${e.query.start![0]}Z`)));
     // demo: moved up to now - max_catch_up (the start may fall in the next minute while the test runs).
     expect(firstStart('demo')).toBeGreaterThanOrEqual(limit);
     expect(firstStart('demo')).toBeLessThanOrEqual(limit + MINUTE);

@@ -3,25 +3,19 @@
  * state file's revisit part too), with its cursor and counters, while its series leave /metrics; when it comes
  * back they are read again.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import { DEMO_PASSWORD, DEMO_USER, demoWorld } from '../../src/simulator/world.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { runClock, type Stack, startStack, stopAll, trafficAccount } from '../helpers/stack.js';
+import { perTest } from '../helpers/per-test.js';
+import { runClock, trafficAccount } from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 6, 1, 0, 0, 0);
 const INTERVAL = 2 * MINUTE;
 
-let stack: Stack | undefined;
-let dir: string | undefined;
-afterEach(async () => {
-  await stopAll({ stacks: [stack], dir });
-  stack = undefined;
-  dir = undefined;
-});
+const started = perTest();
 
 interface Saved {
   cursors: Record<string, string>;
@@ -46,10 +40,10 @@ async function stateWhere(path: string, ok: (s: Saved) => boolean): Promise<Save
 
 describe('metrics.revisit with account discovery', () => {
   it('keeps the pending re-reads of an account discovery stops, and reads them when it is back', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'cdn-revisit-disc-'));
+    const dir = started.folder('cdn-revisit-disc-');
     const stateFile = join(dir, 'state.json');
     const clock = new FakeClock(T0);
-    stack = await startStack({
+    const stack = await started.stack({
       clock,
       sim: { accounts: [...demoWorld(), trafficAccount('prod-a')] },
       config: {

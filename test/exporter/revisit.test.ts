@@ -3,33 +3,26 @@
  * reads each window `delay` after its end and once more `delay + revisit` after it. Driven on a FakeClock over
  * hours; checked against the simulator's final truth and its request log.
  */
-import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import type { Simulator } from '../../src/simulator/server.js';
 import type { Scrape } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import {
   cursorOf,
+  expectEveryFaultMet,
   expectExact,
   metricsRequests,
   mostInOneSecond,
   type Range,
   reader,
 } from '../helpers/ground-truth.js';
-import { quiet, type Stack, startStack, stopAll } from '../helpers/stack.js';
+import { perTest } from '../helpers/per-test.js';
+import { quiet, type Stack } from '../helpers/stack.js';
 
-let stacks: Stack[] = [];
-let sim: Simulator | undefined;
-let dir: string | undefined;
-afterEach(async () => {
-  await stopAll({ stacks, sim, dir });
-  stacks = [];
-  sim = undefined;
-  dir = undefined;
-});
+const started = perTest();
 
 const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);
 
@@ -119,12 +112,11 @@ describe('metrics.revisit', () => {
   it('ends every counter equal to the final truth over 6 hours of late data, each minute read at most twice', async () => {
     const clock = new FakeClock(T0);
     // An hour of catch-up first: its minutes are final (delay + revisit old) when first read.
-    const stack = await startStack({
+    const stack = await started.stack({
       clock,
       sim: LAG,
       config: { metrics: { ...CONFIG.metrics, lookback: '1h' } },
     });
-    stacks.push(stack);
     const first = T0 - 60 * MINUTE;
     await quiet(stack);
     await walk(clock, stack, T0 + 6 * 60 * MINUTE);
@@ -185,12 +177,11 @@ describe('metrics.revisit', () => {
       slow: 0.0375,
       malformed: 0.0375,
     };
-    const stack = await startStack({
+    const stack = await started.stack({
       clock,
       sim: { ...LAG, faults, rateLimit: limit },
       config: { metrics: CONFIG.metrics, api: { requests_per_second: limit, concurrency: 2 } },
     });
-    stacks.push(stack);
     const first = T0 - 10 * MINUTE;
     await quiet(stack);
     await walk(clock, stack, T0 + 2 * 60 * MINUTE, 10_000);
@@ -203,11 +194,7 @@ describe('metrics.revisit', () => {
     expectExact(stack.sim, reader(scrape), 'demo', [[first, cursor]]);
     expect(revisions(scrape, 'up')).toBeGreaterThan(0);
     const log = stack.sim.requestLog.filter((e) => e.api === 'metrics');
-    for (const kind of Object.keys(faults))
-      expect(
-        log.some((e) => e.fault === kind),
-        kind,
-      ).toBe(true);
+    expectEveryFaultMet(log, faults);
     // Re-reads met faults too, and were retried until answered (every minute was read twice, above).
     const all = metricsRequests(stack.sim, 'demo');
     const reReads = all.filter(
@@ -229,8 +216,7 @@ describe('metrics.revisit', () => {
 
   it('keeps a counter when the CDN corrects a window downward, and counts the revision', async () => {
     const clock = new FakeClock(T0);
-    const stack = await startStack({ clock, sim: { lagSeconds: 0 }, config: CONFIG });
-    stacks.push(stack);
+    const stack = await started.stack({ clock, sim: { lagSeconds: 0 }, config: CONFIG });
     await quiet(stack);
     // The window [T0 - 6m, T0 - 1m) is read at T0 - complete, as the lag is 0 - and is due again at T0 + 5m.
     await walk(clock, stack, T0 + MINUTE);
@@ -257,8 +243,7 @@ describe('metrics.revisit', () => {
 
   it('counts the minutes of a re-read the API rejects (422) as skipped for the reason revisit', async () => {
     const clock = new FakeClock(T0);
-    const stack = await startStack({ clock, sim: { lagSeconds: 0 }, config: CONFIG });
-    stacks.push(stack);
+    const stack = await started.stack({ clock, sim: { lagSeconds: 0 }, config: CONFIG });
     await quiet(stack);
     await walk(clock, stack, T0 + MINUTE);
     // [T0 - 6m, T0 - 1m) was read at T0; from now on the API refuses it.
@@ -278,13 +263,12 @@ describe('metrics.revisit', () => {
   }, 60_000);
 
   it('keeps the re-reads pending across a restart with state_file: the two runs add up to the final truth', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'cdn-revisit-'));
+    const dir = started.folder('cdn-revisit-');
     const stateFile = join(dir, 'state.json');
     const clock = new FakeClock(T0);
-    sim = await startSimulator({ seed: 7, clock, slowMs: 300, ...LAG });
+    const sim = await started.simulator({ seed: 7, clock, slowMs: 300, ...LAG });
     const config = { ...CONFIG, state_file: stateFile };
-    const one = await startStack({ clock, simulator: sim, config });
-    stacks.push(one);
+    const one = await started.stack({ clock, simulator: sim, config });
     const first = T0 - 10 * MINUTE;
     await quiet(one);
     await walk(clock, one, T0 + 33 * MINUTE);
@@ -299,8 +283,7 @@ describe('metrics.revisit', () => {
     expect(saved.revisit.accounts.demo!.windows.length).toBeGreaterThan(0);
     const mark = sim.requestLog.length;
 
-    const two = await startStack({ clock, simulator: sim, config });
-    stacks.push(two);
+    const two = await started.stack({ clock, simulator: sim, config });
     await quiet(two);
     sim.setLag(0);
     await awaitReReads(clock, two, clock.now());
@@ -318,13 +301,16 @@ describe('metrics.revisit', () => {
   ])(
     'after %s with re-reads pending and windows counted but not scraped, a restart adds up to the final truth',
     async (_what, end) => {
-      dir = mkdtempSync(join(tmpdir(), 'cdn-revisit-'));
+      const dir = started.folder('cdn-revisit-');
       const stateFile = join(dir, 'state.json');
       const crashImage = join(dir, 'crash.json');
       const clock = new FakeClock(T0);
-      sim = await startSimulator({ seed: 11, clock, slowMs: 300, ...LAG });
-      const one = await startStack({ clock, simulator: sim, config: { ...CONFIG, state_file: stateFile } });
-      stacks.push(one);
+      const sim = await started.simulator({ seed: 11, clock, slowMs: 300, ...LAG });
+      const one = await started.stack({
+        clock,
+        simulator: sim,
+        config: { ...CONFIG, state_file: stateFile },
+      });
       const first = T0 - 10 * MINUTE;
       await quiet(one);
       await walk(clock, one, T0 + 20 * MINUTE);
@@ -356,12 +342,11 @@ describe('metrics.revisit', () => {
       for (const w of saved.revisit?.accounts.demo?.windows ?? [])
         expect(Date.parse(w.end)).toBeLessThanOrEqual(savedCursor);
 
-      const two = await startStack({
+      const two = await started.stack({
         clock,
         simulator: sim,
         config: { ...CONFIG, state_file: end === 'crash' ? crashImage : stateFile },
       });
-      stacks.push(two);
       await quiet(two);
       sim.setLag(0);
       await awaitReReads(clock, two, clock.now());
@@ -381,8 +366,7 @@ describe('metrics.revisit', () => {
   it('with revisit 0 asks for exactly the windows it asked for before revisit existed', async () => {
     const logOf = async (config: Record<string, unknown>) => {
       const clock = new FakeClock(T0);
-      const stack = await startStack({ clock, sim: LAG, config });
-      stacks.push(stack);
+      const stack = await started.stack({ clock, sim: LAG, config });
       await quiet(stack);
       await walk(clock, stack, T0 + 60 * MINUTE);
       const out = stack.sim.requestLog.map((e) => `${e.time} ${e.path} ${JSON.stringify(e.query)}`);

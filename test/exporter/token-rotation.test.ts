@@ -6,12 +6,13 @@
  * Each test polls one API alone (a metrics window of 5 m with a 5 m delay asks for nothing in the first five
  * minutes), so a refusal of another API cannot re-read the token on its behalf.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import type { TokenFs } from '../../src/config/index.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { perTest } from '../helpers/per-test.js';
 import { e2eWorld, RoundStepper } from '../helpers/poll-rounds.js';
-import { type Stack, startStack, waitFor } from '../helpers/stack.js';
+import { type Stack, waitFor } from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 2, 10, 12, 0, 0);
 const TOKEN_FILE = '/run/secrets/cdn-token';
@@ -30,16 +31,12 @@ class StaleStatFs implements TokenFs {
   }
 }
 
-let stack: Stack | undefined;
-afterEach(async () => {
-  await stack?.stop();
-  stack = undefined;
-});
+const started = perTest();
 
 async function setup(account: Record<string, unknown>) {
   const clock = new FakeClock(T0);
   const fs = new StaleStatFs();
-  stack = await startStack({
+  const stack = await started.stack({
     clock,
     sim: { accounts: e2eWorld() },
     config: {

@@ -7,8 +7,11 @@
  * variable of the developer's shell cannot leak in. Every child started is killed by `killAll` (afterEach).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 
 export const CLI = fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url));
 
@@ -16,6 +19,19 @@ export function requireBuild(): void {
   if (!existsSync(CLI)) {
     throw new Error(`${CLI} is missing: build first with npx tsc -p tsconfig.build.json (npm test does)`);
   }
+}
+
+/**
+ * Call at the top of a CLI test file: its tests need the build (checked before them), every process they start is
+ * killed after each of them, and they share the temporary folder returned (made now, its name starting with
+ * `prefix`), removed after them all.
+ */
+export function cliTestFolder(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  beforeAll(requireBuild);
+  afterEach(killAll);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
 }
 
 export interface Exit {

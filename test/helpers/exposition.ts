@@ -8,6 +8,11 @@ export interface Sample {
 const LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$/;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
 
+/** A label value as the text exposition writes it: backslash, double quote and line feed escaped. */
+export function escapeLabel(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
 function unescapeLabel(v: string): string {
   return v.replace(/\\(["\\n])/g, (_, c: string) => (c === 'n' ? '\n' : c));
 }
@@ -30,6 +35,14 @@ export class Scrape {
 
   static of(text: string): Scrape {
     return new Scrape(parseExposition(text));
+  }
+
+  /** GET `${base}/metrics`, read; fails on an answer other than 200 or none within `timeoutMs`. */
+  static async from(base: string, timeoutMs = 30_000): Promise<Scrape> {
+    const res = await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(timeoutMs) });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${base}/metrics answered ${res.status}: ${text.slice(0, 200)}`);
+    return Scrape.of(text);
   }
 
   all(name: string, match: Record<string, string> = {}): Sample[] {

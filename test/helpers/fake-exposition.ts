@@ -9,16 +9,13 @@ import type { Logger } from '../../src/log.js';
 import { type AppDeps, createApp } from '../../src/server/app.js';
 import { createSelfMetrics } from '../../src/server/self-metrics.js';
 import type { Exposition, ExpositionFormat, FamilyType, HeldChunks } from '../../src/store/types.js';
+import { escapeLabel } from './exposition.js';
 
 export interface FakeFamily {
   name: string;
   help: string;
   type: FamilyType;
   series: { labels: Record<string, string>; value: number }[];
-}
-
-function escapeLabel(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 }
 
 function render(families: readonly FakeFamily[], format: ExpositionFormat): string {

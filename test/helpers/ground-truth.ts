@@ -3,6 +3,7 @@
  * log), the cursor /metrics shows, and every traffic counter of every resource of an account against the exact
  * truth over the ranges the cursor says are counted.
  */
+import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import type { Exporter } from '../../src/exporter/exporter.js';
 import type { RequestLogEntry, Simulator } from '../../src/simulator/server.js';
@@ -97,12 +98,35 @@ export const reader =
   (name, labels) =>
     scrape.value(name, labels);
 
-/** The windows the simulator answered with a usable 200 (a `slow` one is late, not wrong), sorted by start. */
-export function answeredWindows(sim: Simulator, account: string): Range[] {
+/** The cursor (ms) the state file at `path` holds for `account`, as a user reads the file; undefined if none. */
+export function savedCursor(path: string, account: string): number | undefined {
+  const state = JSON.parse(readFileSync(path, 'utf8')) as { cursors: Record<string, string> };
+  const at = state.cursors[account];
+  return at === undefined ? undefined : Date.parse(at);
+}
+
+/** Whether the simulator answered `e` with a usable 200: no fault, or a `slow` one (late, not wrong). */
+export function usableAnswer(e: RequestLogEntry): boolean {
+  return e.status === 200 && (e.fault === undefined || e.fault === 'slow');
+}
+
+/** The windows the simulator answered with a usable 200, sorted by start; those ending by `upTo` when given. */
+export function answeredWindows(sim: Simulator, account: string, upTo = Number.POSITIVE_INFINITY): Range[] {
   return metricsRequests(sim, account)
-    .filter((e) => e.status === 200 && (e.fault === undefined || e.fault === 'slow'))
+    .filter(usableAnswer)
     .map((e) => e.window)
+    .filter(([, end]) => end <= upTo)
     .sort((a, b) => a[0] - b[0]);
+}
+
+/** Asserts that every fault kind of `faults` (the simulator's fault rates) was met in `log`. */
+export function expectEveryFaultMet(log: readonly RequestLogEntry[], faults: object): void {
+  for (const kind of Object.keys(faults)) {
+    expect(
+      log.some((e) => e.fault === kind),
+      kind,
+    ).toBe(true);
+  }
 }
 
 /** Asserts that `windows` (sorted) follow one another from `start` to `end`: at least one, no gap, no overlap. */

@@ -45,6 +45,13 @@ export interface QueryAnswer {
   error?: string;
 }
 
+/** One scrape target as Prometheus' targets API gives it. */
+export interface PromTarget {
+  labels: Record<string, string>;
+  health: string;
+  lastError: string;
+}
+
 export interface RuleState {
   group: string;
   name: string;
@@ -65,6 +72,8 @@ export interface Prometheus {
   labelValues(label: string, match: string): Promise<{ status: string; values: string[]; error?: string }>;
   /** The health of every rule Prometheus loaded. */
   rules(): Promise<RuleState[]>;
+  /** The active scrape targets, with their health and last error. */
+  targets(): Promise<PromTarget[]>;
   /** Scrapes of the target so far (from Prometheus' own count of `up` samples). */
   scrapes(): Promise<number>;
   /** The tail of what Prometheus wrote to stderr, for failure messages. */
@@ -212,6 +221,10 @@ async function launch(o: PrometheusOptions, dir: string, configFile: string): Pr
         data: { groups: { name: string; rules: Omit<RuleState, 'group'>[] }[] };
       }>(`${url}/api/v1/rules`);
       return body.data.groups.flatMap((g) => g.rules.map((r) => ({ ...r, group: g.name })));
+    },
+    targets: async () => {
+      const body = await getJson<{ data: { activeTargets: PromTarget[] } }>(`${url}/api/v1/targets`);
+      return body.data.activeTargets;
     },
     scrapes: async () => {
       const a = await query(`count_over_time(up{job="${o.job}"}[1h])`);

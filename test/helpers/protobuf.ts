@@ -4,6 +4,7 @@
  * exporter's hand encoding (src/store/protobuf.ts).
  */
 import protobuf from 'protobufjs';
+import { escapeLabel } from './exposition.js';
 
 const SCHEMA = `
 syntax = "proto2";
@@ -110,10 +111,6 @@ export function decodeProtobuf(body: Uint8Array): DecodedFamily[] {
     });
   }
   return out;
-}
-
-function escapeLabel(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 }
 
 function sampleLine(name: string, labels: Record<string, string>, value: number): string {

@@ -51,6 +51,13 @@ export function configFrom(file: Record<string, unknown>) {
   return loadConfig({ file: 'test.yml', env: {}, readFile: () => text });
 }
 
+/** `exporter`'s pages served on loopback, on `port` (default: any free one): the server and its base URL. */
+export async function serveExporter(exporter: Exporter, port = 0): Promise<{ server: Server; url: string }> {
+  const server = await listen(exporter.app, { host: '127.0.0.1', port });
+  const addr = server.address();
+  return { server, url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}` };
+}
+
 export async function startStack(o: StackOptions = {}): Promise<Stack> {
   const clock = o.clock ?? systemClock;
   const sim = o.simulator ?? (await startSimulator({ seed: 7, clock, slowMs: 300, ...o.sim }));
@@ -78,9 +85,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
     random: () => 0.5,
     ...o.exporter,
   });
-  const server: Server = await listen(exporter.app, { host: '127.0.0.1', port: o.port ?? 0 });
-  const addr = server.address();
-  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  const { server, url } = await serveExporter(exporter, o.port);
   await exporter.start();
   let stopped = false;
   let exporterStopped: Promise<void> | undefined;

@@ -5,36 +5,26 @@
  * byte scan (escapes, nesting, duplicate keys, odd whitespace, bad UTF-8), on every prefix of such a body (a cut
  * answer) and on many single-byte edits of it.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import { ApiError } from '../../src/http/errors.js';
 import { parseTrafficElements, scanBody } from '../../src/offloop/elements.js';
 import { parseTrafficBodyPacked, unpackTrafficResponse } from '../../src/offloop/traffic.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { formatApiTime } from '../../src/simulator/traffic.js';
 import { type ParseMetricsOptions, parseTrafficBody } from '../../src/traffic/parse.js';
-import type { TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
+import type { TrafficResponse } from '../../src/traffic/response.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { startTestSimulator } from '../helpers/per-test.js';
+import { plainTraffic } from '../helpers/plain-traffic.js';
 
 const OPTS: ParseMetricsOptions = { account: 'acme', breakdown: 'resource' };
 const enc = new TextEncoder();
 
-/** A response as plain data, so that two can be compared whatever their maps are made of. */
-function plain(r: TrafficResponse) {
-  const side = (s: TrafficRecord['edge']) => ({
-    ...s,
-    codes: [...s.codes],
-    classes: [...s.classes],
-    requestTimeSeconds: [...s.requestTimeSeconds],
-  });
-  return { ...r, records: r.records.map((x) => ({ ...x, edge: side(x.edge), origin: side(x.origin) })) };
-}
-
-type Outcome = { ok: ReturnType<typeof plain> } | { error: { type: string; text: string } };
+type Outcome = { ok: ReturnType<typeof plainTraffic> } | { error: { type: string; text: string } };
 
 function outcome(parse: () => TrafficResponse): Outcome {
   try {
-    return { ok: plain(parse()) };
+    return { ok: plainTraffic(parse()) };
   } catch (err) {
     const text =
       err instanceof ApiError
@@ -69,18 +59,12 @@ function expectSame(text: string | Uint8Array, opts: ParseMetricsOptions = OPTS)
   return whole;
 }
 
-let sim: Simulator | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-
 describe('element-wise parse of the simulator answers', () => {
   it.each(['object', 'flat', 'number'] as const)(
     'gives the whole-body result for every window (request times as %s)',
     async (shape) => {
       const now = Date.UTC(2026, 2, 3, 12, 0);
-      sim = await startSimulator({ seed: 7, clock: new FakeClock(now), requestTimeShape: shape });
+      const sim = await startTestSimulator({ seed: 7, clock: new FakeClock(now), requestTimeShape: shape });
       let records = 0;
       for (const [from, minutes] of [
         [now - 30 * MINUTE, 1],

@@ -24,6 +24,7 @@ import type { TrafficResponse } from '../../src/traffic/response.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { captureLog } from '../helpers/log-capture.js';
 import { BUILT_WORKER, builtPools } from '../helpers/parse-pools.js';
+import { plainTraffic } from '../helpers/plain-traffic.js';
 
 const T0 = Date.UTC(2026, 0, 1, 18, 0);
 const OPTS = { account: 'acme', breakdown: 'resource' as const };
@@ -47,17 +48,6 @@ function body(resources: number, shape: 'object' | 'flat' | 'number' = 'object')
   return utf8.encode(JSON.stringify({ account: 'acme', metrics: METRIC_NAMES, data, extra: 1 }));
 }
 
-/** A response as plain data, so that two can be compared whatever their maps are made of. */
-function plain(r: TrafficResponse) {
-  const side = (s: TrafficResponse['records'][number]['edge']) => ({
-    ...s,
-    codes: [...s.codes],
-    classes: [...s.classes],
-    requestTimeSeconds: [...s.requestTimeSeconds],
-  });
-  return { ...r, records: r.records.map((x) => ({ ...x, edge: side(x.edge), origin: side(x.origin) })) };
-}
-
 /** The exposition a response gives when counted into a fresh store. */
 async function exposed(r: TrafficResponse): Promise<string> {
   const store = new SeriesStore();
@@ -78,7 +68,7 @@ describe('packed responses', () => {
     async (shape) => {
       const r = await parseTrafficBody(body(60, shape), OPTS);
       const back = unpackTrafficResponse(packTrafficResponse(r));
-      expect(plain(back)).toEqual(plain(r));
+      expect(plainTraffic(back)).toEqual(plainTraffic(r));
       expect(await exposed(back)).toBe(await exposed(r));
     },
   );
@@ -96,7 +86,7 @@ describe('packed responses', () => {
         yields++;
       },
     });
-    expect(plain(back)).toEqual(plain(unpackTrafficResponse(packed)));
+    expect(plainTraffic(back)).toEqual(plainTraffic(unpackTrafficResponse(packed)));
     expect(yields).toBe(Math.ceil(2000 / 256) - 1);
   });
 
@@ -120,9 +110,9 @@ describe('packed responses', () => {
       issues: [{ path: 'data[1]', problem: 'expected an object, got a string' }],
       unknownKeys: ['extra'],
     };
-    expect(plain(unpackTrafficResponse(packTrafficResponse(r)))).toEqual(plain(r));
+    expect(plainTraffic(unpackTrafficResponse(packTrafficResponse(r)))).toEqual(plainTraffic(r));
     const empty = { ...r, records: [] };
-    expect(plain(unpackTrafficResponse(packTrafficResponse(empty)))).toEqual(plain(empty));
+    expect(plainTraffic(unpackTrafficResponse(packTrafficResponse(empty)))).toEqual(plainTraffic(empty));
   });
 });
 
@@ -135,7 +125,7 @@ describe('the traffic parse pool', () => {
     expect(p.started).toBe(1);
     expect(viaWorker.issues.map((i) => i.path)).toEqual(['data[4].edge_status_200']);
     expect(viaWorker.unknownKeys).toEqual(['extra']);
-    expect(plain(viaWorker)).toEqual(plain(inline));
+    expect(plainTraffic(viaWorker)).toEqual(plainTraffic(inline));
     expect(await exposed(viaWorker)).toBe(await exposed(inline));
   });
 
@@ -219,7 +209,7 @@ describe('the traffic parse pool', () => {
     expect(p.retired).toBe(1);
     const again = await p.traffic(body(4), OPTS);
     expect(again.records).toHaveLength(4);
-    expect(plain(again)).toEqual(plain(await parseTrafficBody(body(4), OPTS)));
+    expect(plainTraffic(again)).toEqual(plainTraffic(await parseTrafficBody(body(4), OPTS)));
     expect(p.started).toBe(2);
   });
 

@@ -2,11 +2,12 @@
  * The simulator's test controls for the failure table: windows refused with 422 or 504, and a token changed by
  * the CDN. Checked over real HTTP on loopback, as the exporter sees them.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import type { Simulator } from '../../src/simulator/server.js';
 import { formatApiTime } from '../../src/simulator/traffic.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { startTestSimulator } from '../helpers/per-test.js';
 
 const NOW = Date.UTC(2026, 2, 3, 12, 0, 0);
 const T0 = Date.UTC(2026, 2, 3, 10, 0, 0);
@@ -26,15 +27,9 @@ async function window(
   return { status: res.status, type: res.headers.get('content-type'), body };
 }
 
-let sim: Simulator | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-
 describe('simulator controls', () => {
   it('rejects windows starting in [from, to) with 422 and the documented description, others answer', async () => {
-    sim = await startSimulator({ seed: 3, clock: new FakeClock(NOW) });
+    const sim = await startTestSimulator({ seed: 3, clock: new FakeClock(NOW) });
     sim.rejectWindows(T0 + 10 * MINUTE, T0 + 20 * MINUTE);
     const before = await window(sim, T0 + 5 * MINUTE, 10); // overlaps the range but starts before it
     const first = await window(sim, T0 + 10 * MINUTE, 1);
@@ -62,7 +57,7 @@ describe('simulator controls', () => {
   });
 
   it('answers 504 for windows longer than the limit until it is lifted', async () => {
-    sim = await startSimulator({ seed: 3, clock: new FakeClock(NOW) });
+    const sim = await startTestSimulator({ seed: 3, clock: new FakeClock(NOW) });
     sim.timeoutWindowsLongerThan(2);
     const long = await window(sim, T0, 3);
     expect(long.status).toBe(504);
@@ -80,7 +75,7 @@ describe('simulator controls', () => {
   });
 
   it('changes an account token: the old one is refused on every API, the new one works, others unchanged', async () => {
-    sim = await startSimulator({ seed: 3, clock: new FakeClock(NOW) });
+    const sim = await startTestSimulator({ seed: 3, clock: new FakeClock(NOW) });
     expect((await window(sim, T0, 5)).status).toBe(200);
     sim.setToken('demo', 'demo-token-2');
     const old = await window(sim, T0, 5);
@@ -96,7 +91,7 @@ describe('simulator controls', () => {
       headers: { 'CDN-AUTH-TOKEN': 'demo-token-2' },
     });
     expect(dvrNew.status).toBe(200);
-    expect(() => sim!.setToken('nobody', 'x')).toThrow(/unknown account/);
+    expect(() => sim.setToken('nobody', 'x')).toThrow(/unknown account/);
     expect(JSON.stringify(sim.requestLog)).not.toContain('demo-token');
   });
 });

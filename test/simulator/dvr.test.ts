@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDvrSim } from '../../src/simulator/dvr.js';
 import type { SimContext } from '../../src/simulator/types.js';
-import { FakeClock } from '../helpers/fake-clock.js';
-import { closeServed, OTHER_TOKEN, serveApi, ACME_TOKEN as TOKEN, twoAccounts } from '../helpers/sim-api.js';
+import type { FakeClock } from '../helpers/fake-clock.js';
+import { closeServed, OTHER_TOKEN, startApi, ACME_TOKEN as TOKEN, twoAccounts } from '../helpers/sim-api.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 
@@ -32,12 +32,7 @@ interface Entry {
 
 afterEach(closeServed);
 
-async function start(seed = 7) {
-  const clock = new FakeClock(T0);
-  const sim = createDvrSim(context(clock, seed));
-  const base = await serveApi('/app/dvr-net/v1', sim.router);
-  return { clock, sim, base };
-}
+const start = (seed = 7) => startApi('/app/dvr-net/v1', T0, (clock) => context(clock, seed), createDvrSim);
 
 type Started = Awaited<ReturnType<typeof start>>;
 

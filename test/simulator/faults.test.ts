@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   checkFaultRates,
   FAULT_KINDS,
@@ -7,8 +7,9 @@ import {
   type FaultRates,
   type SimApi,
 } from '../../src/simulator/faults.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import type { Simulator } from '../../src/simulator/server.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { startTestSimulator } from '../helpers/per-test.js';
 
 const NOW = Date.UTC(2026, 2, 3, 0, 0, 0);
 const TOKEN = 'demo-token';
@@ -114,12 +115,6 @@ describe('FaultPlan', () => {
 });
 
 describe('faults over HTTP', () => {
-  let sim: Simulator | undefined;
-  afterEach(async () => {
-    await sim?.close();
-    sim = undefined;
-  });
-
   it('injects each kind exactly floor or ceil of N*rate times, in each API shape', async () => {
     const rates: FaultRates = {
       '429': 0.05,
@@ -131,7 +126,7 @@ describe('faults over HTTP', () => {
       slow: 0.02,
       malformed: 0.06,
     };
-    sim = await startSimulator({ seed: 11, clock: new FakeClock(NOW), faults: rates, slowMs: 1 });
+    const sim = await startTestSimulator({ seed: 11, clock: new FakeClock(NOW), faults: rates, slowMs: 1 });
     const N = 1000;
     const seen: Seen[] = [];
     for (let i = 0; i < N; i++) seen.push(await call(sim, APIS[i % APIS.length]!));
@@ -184,12 +179,17 @@ describe('faults over HTTP', () => {
   });
 
   it('cuts the socket on reset and answers the slow kind late but whole', async () => {
-    sim = await startSimulator({ seed: 3, clock: new FakeClock(NOW), faults: { reset: 1 } });
+    let sim = await startTestSimulator({ seed: 3, clock: new FakeClock(NOW), faults: { reset: 1 } });
     for (const api of APIS) expect((await call(sim, api)).status).toBe('reset');
     expect(sim.requestLog.map((e) => e.status)).toEqual(['reset', 'reset', 'reset']);
 
     await sim.close();
-    sim = await startSimulator({ seed: 3, clock: new FakeClock(NOW), faults: { slow: 1 }, slowMs: 60 });
+    sim = await startTestSimulator({
+      seed: 3,
+      clock: new FakeClock(NOW),
+      faults: { slow: 1 },
+      slowMs: 60,
+    });
     const t0 = performance.now();
     const s = await call(sim, 'metrics');
     expect(performance.now() - t0).toBeGreaterThanOrEqual(55);
@@ -198,12 +198,12 @@ describe('faults over HTTP', () => {
   });
 
   it('changes rates at run time and restarts the ordinal', async () => {
-    sim = await startSimulator({ seed: 3, clock: new FakeClock(NOW) });
+    const sim = await startTestSimulator({ seed: 3, clock: new FakeClock(NOW) });
     expect((await call(sim, 'metrics')).status).toBe(200);
     sim.setFaults({ '504': 1 });
     expect((await call(sim, 'metrics')).status).toBe(504);
     sim.setFaults({});
     expect((await call(sim, 'dvr-net')).status).toBe(200);
-    expect(() => sim!.setFaults({ '500': 0.7, '503': 0.7 })).toThrow();
+    expect(() => sim.setFaults({ '500': 0.7, '503': 0.7 })).toThrow();
   });
 });

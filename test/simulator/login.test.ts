@@ -3,20 +3,15 @@
  * with that API's documented error, the ban after 7 wrong passwords, the 20-per-minute ceiling, and the account
  * list with statuses that tests change.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import type { Simulator } from '../../src/simulator/server.js';
 import { formatApiTime } from '../../src/simulator/traffic.js';
 import { DEMO_PASSWORD, DEMO_USER, demoWorld } from '../../src/simulator/world.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { startTestSimulator } from '../helpers/per-test.js';
 
 const NOW = Date.UTC(2026, 2, 3, 12, 0, 0);
-let sim: Simulator | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-
 async function login(s: Simulator, username: string, password: string) {
   const res = await fetch(`${s.url}/app/oauth/v1/token/`, {
     method: 'POST',
@@ -41,7 +36,7 @@ const q = `account=demo&start=${formatApiTime(NOW - 10 * MINUTE)}&end=${formatAp
 describe('simulator login', () => {
   it("issues a token with the set lifetime that every API accepts, and refuses with each API's error once expired", async () => {
     const clock = new FakeClock(NOW);
-    sim = await startSimulator({ seed: 1, clock, tokenLifetimeMs: 10 * MINUTE });
+    const sim = await startTestSimulator({ seed: 1, clock, tokenLifetimeMs: 10 * MINUTE });
     const ok = await login(sim, DEMO_USER, DEMO_PASSWORD);
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ status: 200, lifetime: 600_000 });
@@ -66,7 +61,7 @@ describe('simulator login', () => {
 
   it('bans a user after 7 wrong passwords for the set duration, even with the right one', async () => {
     const clock = new FakeClock(NOW);
-    sim = await startSimulator({ seed: 1, clock, banDurationMs: 30 * MINUTE });
+    const sim = await startTestSimulator({ seed: 1, clock, banDurationMs: 30 * MINUTE });
     for (let i = 0; i < 6; i++) expect((await login(sim, DEMO_USER, 'nope')).status).toBe(401);
     expect(sim.banned(DEMO_USER)).toBe(false);
     expect((await login(sim, DEMO_USER, 'nope')).status).toBe(401);
@@ -79,7 +74,7 @@ describe('simulator login', () => {
 
   it('answers 429 with Retry-After above 20 logins a minute', async () => {
     const clock = new FakeClock(NOW);
-    sim = await startSimulator({ seed: 1, clock });
+    const sim = await startTestSimulator({ seed: 1, clock });
     for (let i = 0; i < 20; i++) expect((await login(sim, DEMO_USER, DEMO_PASSWORD)).status).toBe(200);
     const over = await login(sim, DEMO_USER, DEMO_PASSWORD);
     expect(over.status).toBe(429);
@@ -92,10 +87,10 @@ describe('simulator login', () => {
 describe('simulator inventory', () => {
   it('lists the accounts of the token with their status; accounts are added, deactivated and removed', async () => {
     const clock = new FakeClock(NOW);
-    sim = await startSimulator({ seed: 1, clock });
+    const sim = await startTestSimulator({ seed: 1, clock });
     const token = (await login(sim, DEMO_USER, DEMO_PASSWORD)).body!.token as string;
     const list = async (t: string) => {
-      const r = await get(sim!, '/app/inventory/v1/accounts/', t);
+      const r = await get(sim, '/app/inventory/v1/accounts/', t);
       return r.status === 200 ? (JSON.parse(r.text) as Array<Record<string, string>>) : r.status;
     };
     const first = (await list(token)) as Array<Record<string, string>>;

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRecorderSim } from '../../src/simulator/recorder.js';
 import type { SimContext } from '../../src/simulator/types.js';
-import { FakeClock } from '../helpers/fake-clock.js';
-import { closeServed, OTHER_TOKEN, serveApi, ACME_TOKEN as TOKEN, twoAccounts } from '../helpers/sim-api.js';
+import type { FakeClock } from '../helpers/fake-clock.js';
+import { closeServed, OTHER_TOKEN, startApi, ACME_TOKEN as TOKEN, twoAccounts } from '../helpers/sim-api.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const DATETIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
@@ -37,12 +37,8 @@ function context(clock: FakeClock, seed = 11): SimContext {
 
 afterEach(closeServed);
 
-async function start(seed = 11) {
-  const clock = new FakeClock(T0);
-  const sim = createRecorderSim(context(clock, seed));
-  const base = await serveApi('/app/recorder-cloud/v1', sim.router);
-  return { clock, sim, base };
-}
+const start = (seed = 11) =>
+  startApi('/app/recorder-cloud/v1', T0, (clock) => context(clock, seed), createRecorderSim);
 
 type Started = Awaited<ReturnType<typeof start>>;
 type Setting = Record<string, unknown> & { id: string; records: Record<string, unknown>[] };

@@ -1,8 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseCommandLine, UsageError } from '../../src/config/flags.js';
-import { parseSimulatorArgs, type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { parseSimulatorArgs, type Simulator } from '../../src/simulator/server.js';
 import { demoWorld } from '../../src/simulator/world.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { startTestSimulator } from '../helpers/per-test.js';
 
 const NOW = Date.UTC(2026, 2, 3, 0, 0, 0);
 const METRICS = '/app/metrics/v1/resources?account=demo&start=2026-03-02T10:00:00&end=2026-03-02T10:05:00';
@@ -21,15 +22,9 @@ async function call(sim: Simulator, path: string, token: string | null = 'demo-t
   };
 }
 
-let sim: Simulator | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-
 describe('startSimulator', () => {
   it('listens on loopback and serves all three APIs of the demo world', async () => {
-    sim = await startSimulator({ seed: 1, clock: new FakeClock(NOW) });
+    const sim = await startTestSimulator({ seed: 1, clock: new FakeClock(NOW) });
     expect(sim.url).toBe(`http://127.0.0.1:${sim.port}`);
     expect(sim.port).toBeGreaterThan(0);
     expect(sim.accounts.map((a) => a.name)).toEqual(['demo', 'acme']);
@@ -59,7 +54,7 @@ describe('startSimulator', () => {
     const clock = new FakeClock(NOW);
     const secret = 'tok-very-secret-123';
     const accounts = demoWorld().map((a) => (a.name === 'demo' ? { ...a, token: secret } : a));
-    sim = await startSimulator({ seed: 1, clock, accounts });
+    const sim = await startTestSimulator({ seed: 1, clock, accounts });
     await call(sim, `${METRICS}&metric=edge_status_200&metric=edge_status_5xx`, secret);
     await clock.advance(1500);
     await call(sim, DVR, secret);
@@ -96,7 +91,7 @@ describe('startSimulator', () => {
   });
 
   it('reports a request on arrival, before its API looks at it, and one already logged at once', async () => {
-    sim = await startSimulator({ seed: 1, clock: new FakeClock(NOW) });
+    const sim = await startTestSimulator({ seed: 1, clock: new FakeClock(NOW) });
     const dvr = sim.requestArrived((e) => e.api === 'dvr-net');
     const answered = call(sim, METRICS);
     const arrived = await sim.requestArrived();
@@ -111,7 +106,12 @@ describe('startSimulator', () => {
   });
 
   it('closes at once with a request in flight, cutting its socket', async () => {
-    sim = await startSimulator({ seed: 1, clock: new FakeClock(NOW), faults: { slow: 1 }, slowMs: 60_000 });
+    const sim = await startTestSimulator({
+      seed: 1,
+      clock: new FakeClock(NOW),
+      faults: { slow: 1 },
+      slowMs: 60_000,
+    });
     const port = sim.port;
     const pending = fetch(`${sim.url}${DVR}`, { headers: { 'CDN-AUTH-TOKEN': 'demo-token' } });
     const failed = expect(pending).rejects.toThrow();
@@ -119,7 +119,6 @@ describe('startSimulator', () => {
     expect(sim.requestLog).toHaveLength(1);
     // Its answer is due in 60 s, past the test's timeout: that close returns at all shows it did not wait for it.
     await sim.close();
-    sim = undefined;
     await failed;
     await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
   });
@@ -128,7 +127,7 @@ describe('startSimulator', () => {
 describe('request-rate limit', () => {
   it('answers 429 with Retry-After above N requests per second per token, in each API shape', async () => {
     const clock = new FakeClock(NOW);
-    sim = await startSimulator({ seed: 1, clock, rateLimit: 3 });
+    const sim = await startTestSimulator({ seed: 1, clock, rateLimit: 3 });
     const first = [];
     for (let i = 0; i < 3; i++) first.push(await call(sim, DVR));
     expect(first.map((r) => r.status)).toEqual([200, 200, 200]);
@@ -169,7 +168,7 @@ describe('request-rate limit', () => {
 
   it('counts only admitted requests and says how long to wait', async () => {
     const clock = new FakeClock(NOW);
-    sim = await startSimulator({ seed: 1, clock, rateLimit: 2 });
+    const sim = await startTestSimulator({ seed: 1, clock, rateLimit: 2 });
     await call(sim, DVR);
     await clock.advance(400);
     await call(sim, DVR);

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   STATUS_CLASSES as CLASSES,
   STATUS_CODES as CODES,
@@ -10,6 +10,7 @@ import { MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { formatApiTime, type SideTotals, type TrafficTotals } from '../../src/simulator/traffic.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { startTestSimulator } from '../helpers/per-test.js';
 
 const HOUR = 60 * MINUTE;
 /** 2026-03-02T10:00:00Z: the range the window tests walk. */
@@ -330,15 +331,9 @@ describe('traffic API: ground truth', () => {
 });
 
 describe('traffic API: request_time shapes', () => {
-  const sims: Simulator[] = [];
-  afterEach(async () => {
-    await Promise.all(sims.splice(0).map((s) => s.close()));
-  });
-
   it('answers an object, flattened keys or one number, with the same values', async () => {
     const make = async (shape: 'object' | 'flat' | 'number') => {
-      const sim = await startSimulator({ seed: 9, clock: new FakeClock(NOW), requestTimeShape: shape });
-      sims.push(sim);
+      const sim = await startTestSimulator({ seed: 9, clock: new FakeClock(NOW), requestTimeShape: shape });
       const r = await get(sim, '/', [...windowParams(R0, R0 + 3 * MINUTE), ['metric', 'edge_request_time']]);
       expect(r.status).toBe(200);
       expect(r.body.metrics).toEqual(['edge_request_time']);
@@ -360,20 +355,14 @@ describe('traffic API: request_time shapes', () => {
 });
 
 describe('traffic API: late data', () => {
-  let sim: Simulator | undefined;
-  afterEach(async () => {
-    await sim?.close();
-    sim = undefined;
-  });
-
   it('reports part of a minute until lag seconds after it ended, then all of it; the future reports 0', async () => {
     const M = Date.UTC(2026, 2, 2, 20, 15, 0);
     const clock = new FakeClock(M + MINUTE + 30_000);
-    sim = await startSimulator({ seed: 5, clock, lagSeconds: 120 });
+    const sim = await startTestSimulator({ seed: 5, clock, lagSeconds: 120 });
     const full = sim.truth('demo', '1003', M, M + MINUTE);
     expect(full.edge.requests).toBeGreaterThan(100);
     const ask = async () => {
-      const r = await get(sim!, '/resources', [...windowParams(M, M + MINUTE), ['resource', '1003']]);
+      const r = await get(sim, '/resources', [...windowParams(M, M + MINUTE), ['resource', '1003']]);
       return r.body.data[0]!;
     };
 
@@ -405,10 +394,10 @@ describe('traffic API: late data', () => {
   it('changes its lag and corrects minutes downward on demand, in its answers and its truth alike', async () => {
     const M = Date.UTC(2026, 2, 2, 20, 15, 0);
     const clock = new FakeClock(M + MINUTE + 30_000);
-    sim = await startSimulator({ seed: 5, clock, lagSeconds: 120 });
+    const sim = await startTestSimulator({ seed: 5, clock, lagSeconds: 120 });
     const full = sim.truth('demo', '1003', M, M + MINUTE);
     const ask = async () => {
-      const r = await get(sim!, '/resources', [...windowParams(M, M + MINUTE), ['resource', '1003']]);
+      const r = await get(sim, '/resources', [...windowParams(M, M + MINUTE), ['resource', '1003']]);
       return r.body.data[0]!;
     };
     expect((await ask()).edge_requests_total as number).toBeLessThan(full.edge.requests);
@@ -421,22 +410,18 @@ describe('traffic API: late data', () => {
     expect(sim.truth('demo', '1003', M, M + MINUTE).edge.codes['200']).toBe(corrected.edge_status_200);
     // Other accounts and minutes are left as they were.
     expect(sim.truth('demo', '1003', M + MINUTE, M + 2 * MINUTE).edge.requests).toBeGreaterThan(0);
-    expect(() => sim!.correctDown('demo', M, M + MINUTE, 1.5)).toThrow('0..1');
-    expect(() => sim!.setLag(-1)).toThrow('seconds >= 0');
+    expect(() => sim.correctDown('demo', M, M + MINUTE, 1.5)).toThrow('0..1');
+    expect(() => sim.setLag(-1)).toThrow('seconds >= 0');
   });
 
   it('is deterministic for a seed and differs between seeds', async () => {
     const clock = new FakeClock(NOW);
-    sim = await startSimulator({ seed: 1, clock });
+    const sim = await startTestSimulator({ seed: 1, clock });
     const a = await get(sim, '/', windowParams(R0, R0 + 10 * MINUTE));
     const b = await get(sim, '/', windowParams(R0, R0 + 10 * MINUTE));
     expect(a.body).toEqual(b.body);
-    const other = await startSimulator({ seed: 2, clock });
-    try {
-      const c = await get(other, '/', windowParams(R0, R0 + 10 * MINUTE));
-      expect(c.body.data[0]!.edge_requests_total).not.toBe(a.body.data[0]!.edge_requests_total);
-    } finally {
-      await other.close();
-    }
+    const other = await startTestSimulator({ seed: 2, clock });
+    const c = await get(other, '/', windowParams(R0, R0 + 10 * MINUTE));
+    expect(c.body.data[0]!.edge_requests_total).not.toBe(a.body.data[0]!.edge_requests_total);
   });
 });

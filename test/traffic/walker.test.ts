@@ -3,7 +3,12 @@ import { MINUTE } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
 import type { TrafficResponse } from '../../src/traffic/response.js';
 import type { FailureKind, RequestFailure } from '../../src/traffic/retry-decision.js';
-import { AccountWalker, type WalkerStatus } from '../../src/traffic/walker.js';
+import {
+  AccountWalker,
+  type WalkerDeps,
+  type WalkerOptions,
+  type WalkerStatus,
+} from '../../src/traffic/walker.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0, 0);
@@ -21,6 +26,30 @@ type Answer =
   | RequestFailure
   | ((start: number, end: number) => TrafficResponse | RequestFailure);
 
+/**
+ * A running walker of account `a` (5-minute windows, no delay unless `o` says) on `clock`; the deps `deps` leaves
+ * out are a quiet log and no skip, status or auth listener. `stop` aborts it and waits for its end.
+ */
+function walking(
+  clock: FakeClock,
+  o: Partial<WalkerOptions> & Pick<WalkerOptions, 'lookbackMs' | 'maxInFlight' | 'backoff' | 'authBackoff'>,
+  deps: Partial<WalkerDeps> & Pick<WalkerDeps, 'fetchWindow' | 'handOver'>,
+) {
+  const walker: AccountWalker = new AccountWalker(
+    { account: 'a', windowMs: 5 * MINUTE, delayMs: 0, ...o },
+    { clock, log: silentLogger, skip: () => {}, onStatus: () => {}, authFailed: () => {}, ...deps },
+  );
+  const ctl = new AbortController();
+  const done = walker.run(ctl.signal);
+  return {
+    walker,
+    stop: async () => {
+      ctl.abort();
+      await done;
+    },
+  };
+}
+
 /** A walker on a fake clock with a scripted API: `answers` are consumed per request, then every request succeeds. */
 function harness(
   opts: { lookbackMin: number; windowMin?: number; delayMin?: number; maxInFlight?: number },
@@ -32,9 +61,9 @@ function harness(
   const skipped: Array<[number, number, string]> = [];
   const statuses: WalkerStatus[] = [];
   let authFailed = 0;
-  const walker = new AccountWalker(
+  const { walker, stop } = walking(
+    clock,
     {
-      account: 'a',
       windowMs: (opts.windowMin ?? 5) * MINUTE,
       delayMs: (opts.delayMin ?? 0) * MINUTE,
       lookbackMs: opts.lookbackMin * MINUTE,
@@ -43,8 +72,6 @@ function harness(
       authBackoff: { baseMs: 60_000, capMs: 300_000 },
     },
     {
-      clock,
-      log: silentLogger,
       random: () => 0.5,
       fetchWindow: async (start, end) => {
         requests.push([start, end]);
@@ -59,8 +86,6 @@ function harness(
       authFailed: () => authFailed++,
     },
   );
-  const ctl = new AbortController();
-  const done = walker.run(ctl.signal);
   return {
     clock,
     walker,
@@ -69,10 +94,7 @@ function harness(
     skipped,
     statuses,
     counts: () => ({ authFailed }),
-    stop: async () => {
-      ctl.abort();
-      await done;
-    },
+    stop,
   };
 }
 
@@ -137,19 +159,15 @@ describe('window walker', () => {
     const clock = new FakeClock(T0);
     const applied: number[] = [];
     const cursors: number[] = [];
-    const walker = new AccountWalker(
+    const { stop } = walking(
+      clock,
       {
-        account: 'a',
-        windowMs: 5 * MINUTE,
-        delayMs: 0,
         lookbackMs: 30 * MINUTE,
         maxInFlight: 3,
         backoff: { baseMs: 1000, capMs: 1000 },
         authBackoff: { baseMs: 1000, capMs: 1000 },
       },
       {
-        clock,
-        log: silentLogger,
         fetchWindow: (start) =>
           new Promise((resolve) =>
             gates.push(() => {
@@ -157,13 +175,9 @@ describe('window walker', () => {
             }),
           ),
         handOver: (start) => applied.push((start - T0) / MINUTE),
-        skip: () => {},
         onStatus: (s) => cursors.push((s.cursor - T0) / MINUTE),
-        authFailed: () => {},
       },
     );
-    const ctl = new AbortController();
-    const done = walker.run(ctl.signal);
     await clock.advance(0);
     expect(gates).toHaveLength(3); // three windows in flight: -30, -20, -10
     gates[2]!();
@@ -175,8 +189,7 @@ describe('window walker', () => {
     await clock.advance(0);
     expect(applied).toEqual([-30, -20, -10]);
     expect(cursors.at(-1)).toBe(0);
-    ctl.abort();
-    await done;
+    await stop();
   });
 
   it('halves the window on 504 and grows it back after successes', async () => {
@@ -212,19 +225,15 @@ describe('window walker', () => {
     const sizes: number[] = [];
     const requests: Array<[number, number]> = [];
     const applied: Array<[number, number]> = [];
-    const walker = new AccountWalker(
+    const { walker, stop } = walking(
+      clock,
       {
-        account: 'a',
-        windowMs: 5 * MINUTE,
-        delayMs: 0,
         lookbackMs: 120 * MINUTE,
         maxInFlight: 6,
         backoff: { baseMs: 1000, capMs: 1000 },
         authBackoff: { baseMs: 1000, capMs: 1000 },
       },
       {
-        clock,
-        log: silentLogger,
         random: () => 0.5,
         fetchWindow: (start, end) => {
           requests.push([start, end]);
@@ -232,13 +241,9 @@ describe('window walker', () => {
           return new Promise((resolve) => held.push(() => resolve(response())));
         },
         handOver: (start, end) => applied.push([start, end]),
-        skip: () => {},
         onStatus: (s) => sizes.push(s.maxWindowMinutes),
-        authFailed: () => {},
       },
     );
-    const ctl = new AbortController();
-    const done = walker.run(ctl.signal);
     await clock.advance(0);
     expect(held).toHaveLength(6);
     expect(walker.current.maxWindowMinutes).toBe(2);
@@ -253,8 +258,7 @@ describe('window walker', () => {
     const longer = requests.slice(mark).filter(([s, e]) => e - s > 2 * MINUTE);
     expect(longer.length).toBeGreaterThan(0);
     for (const [s, e] of longer) expect((e - s) / MINUTE).toBe(4);
-    ctl.abort();
-    await done;
+    await stop();
   });
 
   it('skips and counts a window the API rejects with 422, and goes on', async () => {
@@ -406,11 +410,9 @@ describe('window walker', () => {
   it('resumes at a saved cursor', async () => {
     const clock = new FakeClock(T0);
     const applied: number[] = [];
-    const walker = new AccountWalker(
+    const { stop } = walking(
+      clock,
       {
-        account: 'a',
-        windowMs: 5 * MINUTE,
-        delayMs: 0,
         lookbackMs: 600 * MINUTE,
         maxInFlight: 2,
         startCursor: T0 - 15 * MINUTE,
@@ -418,21 +420,13 @@ describe('window walker', () => {
         authBackoff: { baseMs: 1, capMs: 1 },
       },
       {
-        clock,
-        log: silentLogger,
         fetchWindow: async () => response(),
         handOver: (s) => applied.push((s - T0) / MINUTE),
-        skip: () => {},
-        onStatus: () => {},
-        authFailed: () => {},
       },
     );
-    const ctl = new AbortController();
-    const done = walker.run(ctl.signal);
     await clock.advance(0);
     expect(applied).toEqual([-15, -5]);
-    ctl.abort();
-    await done;
+    await stop();
   });
 });
 
@@ -442,19 +436,15 @@ describe('window walker: back-pressure from counting', () => {
     const requests: Array<[number, number]> = [];
     const waiting: Array<[number, number]> = [];
     let counted = 0;
-    const walker: AccountWalker = new AccountWalker(
+    const { walker, stop } = walking(
+      clock,
       {
-        account: 'a',
-        windowMs: 5 * MINUTE,
-        delayMs: 0,
         lookbackMs: 60 * MINUTE,
         maxInFlight: 2,
         backoff: { baseMs: 1000, capMs: 8000 },
         authBackoff: { baseMs: 60_000, capMs: 300_000 },
       },
       {
-        clock,
-        log: silentLogger,
         random: () => 0.5,
         fetchWindow: async (start, end) => {
           requests.push([start, end]);
@@ -463,13 +453,8 @@ describe('window walker: back-pressure from counting', () => {
         // A slow applier: nothing is counted until the test says so.
         handOver: (start, end) => waiting.push([start, end]),
         backlog: () => waiting.length,
-        skip: () => undefined,
-        onStatus: () => undefined,
-        authFailed: () => undefined,
       },
     );
-    const ctl = new AbortController();
-    const done = walker.run(ctl.signal);
     try {
       await clock.advance(0);
       // Two answers wait for counting: the walker asks for nothing more, however long it waits.
@@ -493,8 +478,7 @@ describe('window walker: back-pressure from counting', () => {
       }
       expectTiling(requests, T0 - 60 * MINUTE, T0 + 10 * MINUTE);
     } finally {
-      ctl.abort();
-      await done;
+      await stop();
     }
   });
 });

@@ -12,18 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { makePki, type Pki } from '../helpers/certs.js';
 import { settle } from '../helpers/fake-clock.js';
-import { type Prometheus, startPrometheus } from '../helpers/prometheus.js';
+import { type Prometheus, type PromTarget, startPrometheus } from '../helpers/prometheus.js';
 import { findTool } from '../helpers/tools.js';
 import { get, htpasswd, type Served, serve, writeFile } from './harness.js';
 
 const prometheus = findTool('prometheus');
 const promtool = findTool('promtool');
-
-interface Target {
-  labels: { job: string };
-  health: string;
-  lastError: string;
-}
 
 describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', () => {
   let dir: string;
@@ -95,11 +89,6 @@ describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', ()
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function targets(): Promise<Target[]> {
-    const res = await fetch(`${prom.url}/api/v1/targets`);
-    return ((await res.json()) as { data: { activeTargets: Target[] } }).data.activeTargets;
-  }
-
   /** Bounded: polls Prometheus' API up to `tries` times, 250 ms apart. */
   async function until(check: () => Promise<boolean>, tries = 100): Promise<void> {
     for (let i = 0; i < tries; i++) {
@@ -109,6 +98,15 @@ describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', ()
     }
   }
 
+  /** The targets once Prometheus has scraped each of the four (health known, up or down). */
+  async function scrapedTargets(): Promise<PromTarget[]> {
+    await until(async () => {
+      const t = await prom.targets();
+      return t.length === 4 && t.every((x) => x.health !== 'unknown');
+    });
+    return prom.targets();
+  }
+
   it('promtool check web-config accepts the file this exporter serves with', () => {
     if (!promtool) return;
     const run = spawnSync(promtool, ['check', 'web-config', 'web.yml'], { cwd: dir, encoding: 'utf8' });
@@ -116,11 +114,7 @@ describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', ()
   });
 
   it('the series arrive with the right password; the wrong one gets 401 and up 0', async () => {
-    await until(async () => {
-      const t = await targets();
-      return t.length === 4 && t.every((x) => x.health !== 'unknown');
-    });
-    const t = await targets();
+    const t = await scrapedTargets();
     const good = t.find((x) => x.labels.job === 'cdn-exporter');
     const bad = t.find((x) => x.labels.job === 'cdn-exporter-wrong-password');
     expect(good?.health, prom.logTail()).toBe('up');
@@ -136,11 +130,7 @@ describe.skipIf(!prometheus)('Prometheus scrapes over HTTPS with basic auth', ()
   });
 
   it('mutual TLS: Prometheus with a client certificate from the CA is up; without one it is down', async () => {
-    await until(async () => {
-      const t = await targets();
-      return t.length === 4 && t.every((x) => x.health !== 'unknown');
-    });
-    const t = await targets();
+    const t = await scrapedTargets();
     const withCert = t.find((x) => x.labels.job === 'cdn-exporter-mtls');
     const without = t.find((x) => x.labels.job === 'cdn-exporter-mtls-no-cert');
     expect(withCert?.health, JSON.stringify(t)).toBe('up');
