@@ -178,6 +178,14 @@ export class RequestGate {
     return this.releasedCount + held;
   }
 
+  /**
+   * A full round of requests waits for a place (`concurrency` of them or more): a caller with a request under way
+   * already should hold its next (src/traffic/walker.ts), so many accounts queue one request each, not several.
+   */
+  get crowded(): boolean {
+    return this.line.size >= this.concurrency;
+  }
+
   /** The rate currently allowed, requests per second (the ceiling unless 429s lowered it). */
   get currentRate(): number {
     return this.rate;
