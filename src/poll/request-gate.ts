@@ -1,19 +1,19 @@
 /**
  * One gate per API token: every request made with that token (traffic windows, DVR, recordings, of every account
- * sharing it) passes through it. p-queue enforces `concurrency`. A window of task starts would not be enough for the
- * API's own count, which sees arrivals: a request released now may reach the server tens of milliseconds later (a
- * new connection, a TLS handshake, a busy event loop) while the next one goes out on a warm socket at once. So the
- * gate keeps the send times themselves under the rate, on the injected clock, and a send time is the moment the
- * request was written to a socket (`ticket.sent()`, called by the HTTP client), not the moment it was released.
- * Requests are paced (at most a tenth of a second's worth together, so the API sees an even stream, not bursts),
- * and a request leaves only when fewer than `rate` requests were written in the last second (plus a small margin
- * for the trip to the API); it waits while an earlier request that decides that is not written yet. A request that settles without ever being written counts from its settle time.
+ * sharing it) passes through it. At most `concurrency` run at once, the rest wait in order. A window of task starts
+ * would not be enough for the API's own count, which sees arrivals: a request released now may reach the server
+ * tens of milliseconds later (a new connection, a TLS handshake, a busy event loop) while the next one goes out on
+ * a warm socket at once. So the gate keeps the send times themselves under the rate, on the injected clock, and a
+ * send time is the moment the request was written to a socket (`ticket.sent()`, called by the HTTP client), not
+ * the moment it was released. Requests are paced (at most a tenth of a second's worth together, so the API sees an
+ * even stream, not bursts), and a request leaves only when fewer than `rate` requests were written in the last
+ * second (plus a small margin for the trip to the API); it waits while an earlier request that decides that is not
+ * written yet. A request that settles without ever being written counts from its settle time.
  *
  * On a 429 the gate pauses until Retry-After and the rate drops below the ceiling; successes climb it back. The
  * 429s of requests released before the last cut are the same burst and do not cut again (as TCP cuts its window
  * once per round trip, not once per lost packet).
  */
-import PQueue, { type Queue, type QueueAddOptions, type RunFunction } from 'p-queue';
 import type { Clock } from '../clock.js';
 
 export interface GateOptions {
@@ -79,69 +79,50 @@ interface Deferred {
   enter(): void;
 }
 
-interface FifoNode {
-  readonly run: RunFunction;
-  readonly id: string;
-  prev?: FifoNode;
-  next?: FifoNode;
+/** A request waiting for a place among the `concurrency` running. */
+interface Waiting {
+  start(): void;
+  prev?: Waiting;
+  next?: Waiting;
 }
 
 /**
- * The gate's p-queue queue: first in, first out, every operation O(1). The gate adds every task at one priority
- * (re-reads wait outside the queue), so p-queue's own sorted array buys nothing, and it finds a task to remove by a
- * scan: an exporter stopping 10,000 accounts dropped their ~40,000 waiting requests in O(N^2), the event loop
- * blocked 15 s and SIGTERM unanswered (issue 25, row 7).
+ * The requests waiting for a place, first in, first out, every operation O(1). An exporter with 10,000 accounts
+ * holds ~10,000-40,000 of them (every account's first windows) for minutes, so each costs a node and the abort
+ * listener of its account's signal, nothing more: p-queue's task (its async context, options, an AbortController
+ * per task, a promise chain) made starting 10,000 accounts hold ~10 kB each, and the garbage collections of that
+ * memory stalled the event loop over 100 ms (issue 25, row 7). Dropping a waiting request is O(1): with p-queue's
+ * own queue it was a scan, and stopping 10,000 accounts blocked the loop 15 s.
  */
-class FifoQueue implements Queue<RunFunction, QueueAddOptions> {
-  private first?: FifoNode;
-  private last?: FifoNode;
-  private readonly byId = new Map<string, FifoNode>();
-  private unnamed = 0;
+class WaitingLine {
+  private first?: Waiting;
+  private last?: Waiting;
+  size = 0;
 
-  get size(): number {
-    return this.byId.size;
+  push(w: Waiting): void {
+    w.prev = this.last;
+    if (this.last) this.last.next = w;
+    else this.first = w;
+    this.last = w;
+    this.size++;
   }
 
-  enqueue(run: RunFunction, options?: Partial<QueueAddOptions>): void {
-    if ((options?.priority ?? 0) !== 0) throw new RangeError('the request gate queues at one priority');
-    // p-queue gives every task an id; removal is by id.
-    const node: FifoNode = { run, id: options?.id ?? `fifo-${this.unnamed++}`, prev: this.last };
-    if (this.last) this.last.next = node;
-    else this.first = node;
-    this.last = node;
-    this.byId.set(node.id, node);
+  shift(): Waiting | undefined {
+    const w = this.first;
+    if (w) this.remove(w);
+    return w;
   }
 
-  dequeue(): RunFunction | undefined {
-    const node = this.first;
-    if (node) this.unlink(node);
-    return node?.run;
-  }
-
-  remove(id: string): void {
-    const node = this.byId.get(id);
-    if (node) this.unlink(node);
-  }
-
-  filter(options: Readonly<Partial<QueueAddOptions>>): RunFunction[] {
-    const runs: RunFunction[] = [];
-    if ((options.priority ?? 0) !== 0) return runs;
-    for (let n = this.first; n; n = n.next) runs.push(n.run);
-    return runs;
-  }
-
-  setPriority(_id: string, priority: number): void {
-    if (priority !== 0) throw new RangeError('the request gate queues at one priority');
-  }
-
-  private unlink(node: FifoNode): void {
-    this.byId.delete(node.id);
-    if (node.prev) node.prev.next = node.next;
-    else this.first = node.next;
-    if (node.next) node.next.prev = node.prev;
-    else this.last = node.prev;
-    node.prev = undefined;
-    node.next = undefined;
+  /** Takes `w` out of the line; one that is not in it (started already) is left alone. */
+  remove(w: Waiting): void {
+    if (w !== this.first && w.prev === undefined) return;
+    if (w.prev) w.prev.next = w.next;
+    else this.first = w.next;
+    if (w.next) w.next.prev = w.prev;
+    else this.last = w.prev;
+    w.prev = undefined;
+    w.next = undefined;
+    this.size--;
   }
 }
 
@@ -149,7 +130,11 @@ class FifoQueue implements Queue<RunFunction, QueueAddOptions> {
 const BURST_SECONDS = 0.1;
 
 export class RequestGate {
-  private readonly queue: PQueue<FifoQueue, QueueAddOptions>;
+  /** Requests waiting for a place among the running ones. */
+  private readonly line = new WaitingLine();
+  /** Requests started (waiting for their turn on the clock, or let go) and not settled. */
+  private running = 0;
+  private readonly concurrency: number;
   private readonly max: number;
   private rate: number;
   private pausedUntil = 0;
@@ -173,14 +158,14 @@ export class RequestGate {
     this.recoverAfter = opts.recoverAfter ?? 10;
     this.defaultPauseMs = opts.defaultPauseMs ?? 1000;
     this.marginMs = opts.marginMs ?? 25;
-    // Concurrency only: the rate is kept by waitTurn on the injected clock, over send times. A p-queue interval
-    // would be a second window in real time, which a FakeClock test cannot drive and the send times make moot.
-    this.queue = new PQueue({ concurrency: opts.concurrency, queueClass: FifoQueue });
+    if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1)
+      throw new RangeError(`request gate: concurrency must be an integer >= 1, got ${opts.concurrency}`);
+    this.concurrency = opts.concurrency;
   }
 
   /** Requests waiting or running. */
   get length(): number {
-    return this.queue.size + this.queue.pending;
+    return this.line.size + this.running;
   }
 
   /**
@@ -189,8 +174,16 @@ export class RequestGate {
    * is 0: nothing real is under way that the move would overtake.
    */
   get underWay(): number {
-    const held = this.queue.pending < this.queue.concurrency ? this.queue.size : 0;
+    const held = this.running < this.concurrency ? this.line.size : 0;
     return this.releasedCount + held;
+  }
+
+  /**
+   * A full round of requests waits for a place (`concurrency` of them or more): a caller with a request under way
+   * already should hold its next (src/traffic/walker.ts), so many accounts queue one request each, not several.
+   */
+  get crowded(): boolean {
+    return this.line.size >= this.concurrency;
   }
 
   /** The rate currently allowed, requests per second (the ceiling unless 429s lowered it). */
@@ -201,14 +194,13 @@ export class RequestGate {
   /**
    * Runs `fn` when the gate allows. `fn` should call `ticket.sent()` when its request is written to a socket;
    * without that, the request counts from when it settles (safe, but slower). Aborting `signal` drops the request
-   * while it waits (it rejects); a request already sent is left to finish: p-queue would reject it at once, so its
-   * own signal is aborted only for tasks that have not started.
+   * while it waits for its place or its turn (it rejects); a request already sent is left to finish.
    *
    * `priority`: everything runs at NORMAL_PRIORITY except the re-reads of late data (REVISIT_PRIORITY). Those
    * wait outside the queue, in order, and enter it one at a time only when no other request is waiting in it: a
    * re-read never goes before a first read that was waiting, and takes a turn only when the token has one to
-   * spare. (Not p-queue's own priorities: with a strict interval, a lower-priority task was seen to stay queued
-   * for good while others kept arriving.)
+   * spare. (Not priorities within the queue: with p-queue's and a strict interval, a lower-priority task was seen
+   * to stay queued for good while others kept arriving.)
    */
   run<T>(
     fn: (ticket: SendTicket) => Promise<T>,
@@ -222,7 +214,7 @@ export class RequestGate {
   /** Resolves when a deferred request may enter the queue; rejects when `signal` aborts first. */
   private deferredTurn(signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.queue.size === 0 && this.deferred.length === 0) return Promise.resolve();
+    if (this.line.size === 0 && this.deferred.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const entry: Deferred = {
         enter: () => {
@@ -242,35 +234,62 @@ export class RequestGate {
 
   /** Lets the oldest deferred request in once nothing else waits in the queue. */
   private admitDeferred(): void {
-    if (this.queue.size === 0) this.deferred.shift()?.enter();
+    if (this.line.size === 0) this.deferred.shift()?.enter();
   }
 
+  /**
+   * Waits for a place among the `concurrency` running, in order, then runs `fn` in its turn. Aborting `signal`
+   * drops a request still waiting for its place (it rejects) and ends the wait for its turn on the clock; one
+   * already let go is left to finish.
+   */
   private enqueue<T>(fn: (ticket: SendTicket) => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const waiting = new AbortController();
-    let started = false;
-    const onAbort = () => {
-      if (!started) waiting.abort(signal?.reason);
-    };
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-    const task = this.queue.add(
-      async () => {
-        started = true;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => {
+        this.line.remove(waiting);
+        reject(signal?.reason);
         this.admitDeferred();
-        const send = await this.waitTurn(signal);
-        const ticket: SendTicket = { releasedAt: send.at, sent: () => this.written(send) };
-        this.releasedCount++;
-        try {
-          return await fn(ticket);
-        } finally {
-          this.releasedCount--;
-          this.written(send);
-          this.admitDeferred();
-        }
-      },
-      { signal: waiting.signal },
-    ) as Promise<T>;
-    return task.finally(() => signal?.removeEventListener('abort', onAbort));
+      };
+      const waiting: Waiting = {
+        start: () => {
+          signal?.removeEventListener('abort', onAbort);
+          this.running++;
+          this.runStarted(fn, signal).then(resolve, reject);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.line.push(waiting);
+      this.startWaiting();
+    });
+  }
+
+  /** Starts waiting requests while places are free. */
+  private startWaiting(): void {
+    while (this.running < this.concurrency) {
+      const waiting = this.line.shift();
+      if (!waiting) return;
+      waiting.start();
+    }
+  }
+
+  /** A started request: its turn on the clock, then `fn`; its place goes to the next waiting one when it settles. */
+  private async runStarted<T>(fn: (ticket: SendTicket) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    try {
+      this.admitDeferred();
+      const send = await this.waitTurn(signal);
+      const ticket: SendTicket = { releasedAt: send.at, sent: () => this.written(send) };
+      this.releasedCount++;
+      try {
+        return await fn(ticket);
+      } finally {
+        this.releasedCount--;
+        this.written(send);
+      }
+    } finally {
+      this.running--;
+      this.admitDeferred();
+      this.startWaiting();
+    }
   }
 
   /**

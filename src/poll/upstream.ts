@@ -21,6 +21,8 @@ export interface Requester {
    * success lets it climb back. `priority`: see RequestGate.run (default 0).
    */
   request(spec: RequestSpec, priority?: number): Promise<HttpResult>;
+  /** True while the gate has a full round of requests waiting for a place (RequestGate.crowded); none: never. */
+  crowded?(): boolean;
 }
 
 export interface Upstream extends Requester {
@@ -73,8 +75,12 @@ export function createUpstream(token: TokenSource, opts: UpstreamOptions): Upstr
   const upstream: Upstream = {
     token,
     gate,
+    crowded: () => gate.crowded,
     forAccount(signal: AbortSignal): Requester {
-      return { request: (spec, priority) => upstream.request(spec, priority, signal) };
+      return {
+        request: (spec, priority) => upstream.request(spec, priority, signal),
+        crowded: upstream.crowded,
+      };
     },
     async request(spec: RequestSpec, priority?: number, signal?: AbortSignal): Promise<HttpResult> {
       for (let attempt = 0; ; attempt++) {

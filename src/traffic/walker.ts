@@ -62,6 +62,14 @@ export interface WalkerDeps {
   onStatus(status: WalkerStatus): void;
   /** A 401/403: the token may have been rotated; read it again. */
   authFailed(): void;
+  /**
+   * True while the token's gate already has a full round of requests waiting for a place (many accounts share
+   * it): the walker then adds no window to one already in flight, and sends its next when that one settles. So
+   * 10,000 accounts catching up queue one window each, not `maxInFlight` (each waiting window holds its request's
+   * state, and their garbage collections stalled the event loop: issue 25, row 7), and take their turns
+   * round-robin. The gate is as busy either way; an account alone still catches up `maxInFlight` at a time.
+   */
+  crowded?(): boolean;
   random?: () => number;
 }
 
@@ -116,6 +124,8 @@ export class AccountWalker {
   private signal: AbortSignal | undefined;
   private readonly random: () => number;
   private readonly growAfter: number;
+  /** The last launch held due windows back because the gate was crowded: they go when one in flight settles. */
+  private held = false;
 
   constructor(
     private readonly opts: WalkerOptions,
@@ -212,11 +222,16 @@ export class AccountWalker {
   private launch(): void {
     const now = this.deps.clock.now();
     let inflight = this.slots.filter((s) => s.state === 'inflight').length;
+    this.held = false;
     for (const slot of this.slots) {
       // While the token is refused, only the oldest window probes; the others wait for it.
       if (this.authDown && (inflight > 0 || slot !== this.firstOpen())) break;
       if (inflight >= this.opts.maxInFlight) break;
       if (slot.state !== 'waiting' || slot.notBefore > now) continue;
+      if (inflight > 0 && this.deps.crowded?.()) {
+        this.held = true;
+        break;
+      }
       inflight++;
       this.fetch(slot);
     }
@@ -391,7 +406,10 @@ export class AccountWalker {
 
   private nextWake(): number {
     let at = Number.POSITIVE_INFINITY;
-    for (const s of this.slots) if (s.state === 'waiting') at = Math.min(at, s.notBefore);
+    const now = this.deps.clock.now();
+    // Windows held back by a crowded gate wait for a wake (one of ours settling), not for a time.
+    for (const s of this.slots)
+      if (s.state === 'waiting' && !(this.held && s.notBefore <= now)) at = Math.min(at, s.notBefore);
     if (this.ahead < this.opts.maxInFlight)
       at = Math.min(at, this.planned + this.opts.windowMs + this.opts.delayMs);
     return at;

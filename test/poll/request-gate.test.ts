@@ -221,6 +221,38 @@ describe('request gate on stop', () => {
     await expect(inFlight).resolves.toBe('answered');
   });
 
+  it('lets the waiting requests go in the order they came, the dropped ones taking no turn', async () => {
+    const clock = new FakeClock(0);
+    const gate = new RequestGate({ requestsPerSecond: 10, concurrency: 1, clock, marginMs: 0 });
+    const order: number[] = [];
+    // One stop signal per account, as each account's requests have.
+    const accounts = Array.from({ length: 6 }, () => new AbortController());
+    const runs = accounts.map((a, i) =>
+      gate.run(async () => {
+        order.push(i);
+      }, a.signal),
+    );
+    // Accounts 1 and 4 stop while their requests wait behind the first.
+    accounts[1]!.abort(new Error('stopped'));
+    accounts[4]!.abort(new Error('stopped'));
+    // Gone from the gate at once: the first request and the three others waiting are left.
+    expect(gate.length).toBe(4);
+    await expect(runs[1]).rejects.toThrow('stopped');
+    await expect(runs[4]).rejects.toThrow('stopped');
+    const rest = Promise.all([runs[0], runs[2], runs[3], runs[5]]);
+    let done = false;
+    void rest.then(() => {
+      done = true;
+    });
+    for (let i = 0; i < 200 && !done; i++) {
+      await clock.advance(100);
+      await parked(gate);
+    }
+    await rest;
+    expect(order).toEqual([0, 2, 3, 5]);
+    expect(gate.length).toBe(0);
+  });
+
   it('lets every waiting first read go before a waiting re-read of late data, whatever their order', async () => {
     const clock = new FakeClock(0);
     const gate = new RequestGate({ requestsPerSecond: 10, concurrency: 1, clock, marginMs: 0 });

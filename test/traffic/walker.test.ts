@@ -9,7 +9,7 @@ import {
   type WalkerOptions,
   type WalkerStatus,
 } from '../../src/traffic/walker.js';
-import { FakeClock } from '../helpers/fake-clock.js';
+import { FakeClock, settle } from '../helpers/fake-clock.js';
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0, 0);
 
@@ -480,5 +480,69 @@ describe('window walker: back-pressure from counting', () => {
     } finally {
       await stop();
     }
+  });
+});
+
+describe('window walker: a crowded gate (many accounts share the token)', () => {
+  it('keeps one window in flight while the gate is crowded, sending the next when it settles, and catches up maxInFlight at a time once it is not', async () => {
+    const clock = new FakeClock(T0);
+    let crowded = true;
+    const answers: Array<() => void> = [];
+    const applied: Array<[number, number]> = [];
+    let inFlight = 0;
+    let steps = 0;
+    const { stop } = walking(
+      clock,
+      {
+        lookbackMs: 120 * MINUTE,
+        maxInFlight: 4,
+        backoff: { baseMs: 1000, capMs: 8000 },
+        authBackoff: { baseMs: 60_000, capMs: 300_000 },
+      },
+      {
+        random: () => 0.5,
+        // Answered when the test says so: the windows wait in the (crowded) gate meanwhile.
+        fetchWindow: (_start, _end) => {
+          inFlight++;
+          return new Promise<TrafficResponse>((resolve) =>
+            answers.push(() => {
+              inFlight--;
+              resolve(response());
+            }),
+          );
+        },
+        handOver: (start, end) => applied.push([start, end]),
+        // Every step of the walker's loop publishes its status.
+        onStatus: () => steps++,
+        crowded: () => crowded,
+      },
+    );
+    await clock.advance(0);
+    expect(inFlight).toBe(1);
+    // Held back, the walker waits for its window to settle: no step of its loop without a cause.
+    const before = steps;
+    await settle();
+    expect(steps).toBe(before);
+    for (let i = 0; i < 3; i++) {
+      answers.shift()!();
+      await clock.advance(0);
+      expect(inFlight).toBe(1);
+    }
+    expect(minutes(applied)).toEqual([
+      [-120, -110],
+      [-110, -100],
+      [-100, -90],
+    ]);
+    // The gate drains: the account alone catches up as before.
+    crowded = false;
+    answers.shift()!();
+    await clock.advance(0);
+    expect(inFlight).toBe(4);
+    for (let i = 0; i < 20 && answers.length > 0; i++) {
+      answers.shift()!();
+      await clock.advance(0);
+    }
+    expectTiling(applied, T0 - 120 * MINUTE, T0);
+    await stop();
   });
 });
