@@ -87,6 +87,12 @@ export class CursorBook {
   /** When a write was last asked for (this clock), and the wait of a revisit-only write, if one is held back. */
   private lastSave = Number.NEGATIVE_INFINITY;
   private held: AbortController | undefined;
+  /**
+   * A write of the state now (`now`: a stop, a revisit change, an account stopped) is asked for and not begun.
+   * Writes asked for meanwhile collapse into one (StateFile.write), which must then still take the state now,
+   * not the last exposition a scrape asked with: that one may predate the change the first write was for.
+   */
+  private nowAsked = false;
 
   constructor(
     path: string | undefined,
@@ -285,9 +291,12 @@ export class CursorBook {
     this.lastSave = this.clock.now();
     let taken: Checkpoint | undefined;
     let cursors = new Map<string, number>();
+    if (live) this.nowAsked = true;
     const p = file
       .write(async () => {
-        taken = await (live ? source.now() : source.take());
+        const now = this.nowAsked;
+        this.nowAsked = false;
+        taken = await (now ? source.now() : source.take());
         // Accounts not polled now (another shard's, a removed one) keep what the file had.
         cursors = new Map(this.wanted);
         for (const [account, cursor] of taken.cursors) cursors.set(account, cursor);

@@ -97,4 +97,19 @@ describe('cursor book', () => {
     await book.commit(rendered.cursors);
     expect(onDisk(path)).toEqual({ acme: new Date(T + 20 * M).toISOString() });
   });
+
+  it("a write of the state now and a scrape's write asked together are one write of the state now", async () => {
+    // An account stopped (or a stop): the book asks for the state now; a scrape of an exposition rendered before
+    // that change asks in the same turn. The one write they share must not be of the older exposition.
+    dir = mkdtempSync(join(tmpdir(), 'cdn-book-'));
+    const path = join(dir, 'state.json');
+    const book = new CursorBook(path, captureLog().log, () => {}, undefined, 0);
+    await book.load();
+    const at = (cursor: number): Checkpoint => ({ cursors: new Map([['acme', cursor]]), rereads: 0 });
+    const rendered = at(T + 10 * M);
+    book.checkpoints = { take: async () => rendered, now: async () => at(T + 20 * M) };
+    book.touch();
+    await book.commit(rendered.cursors);
+    expect(onDisk(path)).toEqual({ acme: new Date(T + 20 * M).toISOString() });
+  });
 });
