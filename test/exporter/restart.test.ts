@@ -42,8 +42,9 @@ describe('state_file', () => {
     const stateFile = join(dir, 'state', 'cursors.json');
     const config = {
       state_file: stateFile,
-      // A low rate: 36 windows of catch-up take several seconds, so the first run stops in the middle.
-      api: { requests_per_second: 8, concurrency: 2 },
+      // A low rate: 36 windows of catch-up take about 12 s, so the first run stops in the middle even when a busy
+      // machine is slow to see that the first hour is counted.
+      api: { requests_per_second: 3, concurrency: 2 },
       metrics: { lookback: '6h', delay: '0m', window: '5m' },
     };
     const first0 = floorMinute(Date.now() - 6 * 60 * MINUTE);
@@ -102,9 +103,11 @@ describe('state_file', () => {
     const windows1 = scrape1.value('cdn_metrics_windows_total', { account: 'demo' })!;
     const windows2 = scrape2.value('cdn_metrics_windows_total', { account: 'demo' })!;
     const counted = answeredWindows(sim, 'demo', cursor2);
-    // No window answered 200 twice: a stop counts the windows in flight that finish within its grace period, so
-    // the second run never asks again for minutes the first was answered.
-    expect(askedTwice(answeredWindows(sim, 'demo'))).toEqual([]);
+    // No window the first run counted is asked again: a stop counts the windows in flight that finish within its
+    // grace period, so the second run starts after every minute the first was answered in order. (One answered
+    // after a window before it failed at the stop, a reset socket on a busy machine, is not counted and is asked
+    // again: the cursor stays before the window that did not finish.)
+    expect(askedTwice(answeredWindows(sim, 'demo', cursor1))).toEqual([]);
     expectTiles(counted, first, cursor2, 'both runs');
     expect(counted.filter(([s]) => s < cursor1)).toEqual(counted1);
     expect(windows1).toBe(counted1.length);
