@@ -205,50 +205,53 @@ export class StateFile {
         out.cursors.set(account, earliest);
       } else out.cursors.set(account, ms);
     }
-    const rawRevisit = (parsed as { revisit?: unknown }).revisit;
-    if (rawRevisit !== undefined) {
-      const revisits = revisitsSchema.safeParse(rawRevisit);
-      if (!revisits.success) {
-        const issue = revisits.error.issues[0];
-        const where = issue?.path.length ? ` at revisit.${issue.path.join('.')}` : '';
-        return wholeFile(`its revisit part is of an unknown format (${issue?.message}${where})`);
+    // The revisit and counter parts: a part of an unknown format refuses the file; an account's entry that
+    // cannot be used is dropped alone, said, and the file kept aside before it is rewritten.
+    const part = <T extends { families: string[]; accounts: Record<string, E> }, E>(
+      key: 'revisit' | 'counters',
+      schema: z.ZodType,
+      problemOf: (entry: E, families: number) => string | undefined,
+      what: string,
+      dropped: string,
+    ): T | undefined => {
+      const raw = (parsed as Record<string, unknown>)[key];
+      if (raw === undefined) return undefined;
+      const result = schema.safeParse(raw);
+      if (!result.success) {
+        const issue = result.error.issues[0];
+        const where = issue?.path.length ? ` at ${key}.${issue.path.join('.')}` : '';
+        return wholeFile(`its ${key} part is of an unknown format (${issue?.message}${where})`);
       }
-      const checked = revisits.data as SavedRevisits;
-      for (const [account, part] of Object.entries(checked.accounts)) {
+      const checked = result.data as T;
+      for (const [account, entry] of Object.entries(checked.accounts)) {
         const problem =
-          revisitProblem(part, checked.families.length, earliest, latest) ??
+          problemOf(entry, checked.families.length) ??
           (out.cursors.has(account) ? undefined : 'belong to an account without a usable cursor');
         if (problem === undefined) continue;
         bad = true;
         delete checked.accounts[account];
-        const line = `state_file ${this.path}: revisit windows of account ${JSON.stringify(account)} ${problem}; dropped, those minutes keep what their first read counted`;
+        const line = `state_file ${this.path}: ${what} of account ${JSON.stringify(account)} ${problem}; dropped, ${dropped}`;
         out.problems.push(line);
         log?.error({ file: this.path, account, problem }, line);
       }
-      if (Object.keys(checked.accounts).length > 0) out.revisits = checked;
-    }
-    const rawCounters = (parsed as { counters?: unknown }).counters;
-    if (rawCounters !== undefined) {
-      const counters = countersSchema.safeParse(rawCounters);
-      if (!counters.success) {
-        const issue = counters.error.issues[0];
-        const where = issue?.path.length ? ` at counters.${issue.path.join('.')}` : '';
-        return wholeFile(`its counters part is of an unknown format (${issue?.message}${where})`);
-      }
-      const checked = counters.data as SavedCounters;
-      for (const [account, series] of Object.entries(checked.accounts)) {
-        const problem =
-          countersProblem(series, checked.families.length) ??
-          (out.cursors.has(account) ? undefined : 'belong to an account without a usable cursor');
-        if (problem === undefined) continue;
-        bad = true;
-        delete checked.accounts[account];
-        const line = `state_file ${this.path}: counters of account ${JSON.stringify(account)} ${problem}; dropped, its counters start at 0 (a counter reset)`;
-        out.problems.push(line);
-        log?.error({ file: this.path, account, problem }, line);
-      }
-      if (Object.keys(checked.accounts).length > 0) out.counters = checked;
-    }
+      return Object.keys(checked.accounts).length > 0 ? checked : undefined;
+    };
+    const revisits = part<SavedRevisits, SavedRevisits['accounts'][string]>(
+      'revisit',
+      revisitsSchema,
+      (entry, families) => revisitProblem(entry, families, earliest, latest),
+      'revisit windows',
+      'those minutes keep what their first read counted',
+    );
+    if (revisits) out.revisits = revisits;
+    const counters = part<SavedCounters, SavedCounters['accounts'][string]>(
+      'counters',
+      countersSchema,
+      countersProblem,
+      'counters',
+      'its counters start at 0 (a counter reset)',
+    );
+    if (counters) out.counters = counters;
     if (bad) {
       await copyFile(this.path, aside);
       out.keptAs = aside;
