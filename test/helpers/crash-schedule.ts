@@ -22,7 +22,7 @@ import type { RevisitQueue } from '../../src/traffic/revisit.js';
 import { parseExposition } from './exposition.js';
 import { FakeClock } from './fake-clock.js';
 import { mostInOneSecond, truthOver } from './ground-truth.js';
-import { quiet, type Stack, startStack } from './stack.js';
+import { quiet, requestsLanded, type Stack, startStack } from './stack.js';
 
 export type Step =
   /** Fake time moves on this many seconds, then the scraper scrapes. */
@@ -221,7 +221,9 @@ export async function runSchedule(s: Schedule): Promise<Outcome> {
     for (const step of s.steps) {
       switch (step.kind) {
         case 'advance':
-          await clock.advance(step.seconds * 1000);
+          // From sleeper to sleeper, each once the requests under way have landed (as in real time, where the
+          // trip is milliseconds): the API's count of arrivals per second is then the gate's count of sends.
+          await clock.advance(step.seconds * 1000, () => requestsLanded(stack!));
           await quiet(stack!);
           await scrape();
           break;

@@ -55,11 +55,15 @@ export class FakeClock implements Clock {
     this.current = ms;
   }
 
-  /** Moves time forward by `ms`, waking sleepers in order and letting pending I/O callbacks settle between. */
-  async advance(ms: number): Promise<void> {
+  /**
+   * Moves time forward by `ms`, waking sleepers in order and letting pending I/O callbacks settle between; `idle`,
+   * if given, is awaited before each wake (real work under way finishes before time moves on).
+   */
+  async advance(ms: number, idle?: () => Promise<void>): Promise<void> {
     const target = this.current + ms;
     for (;;) {
       await settle();
+      if (idle) await idle();
       this.sleepers.sort((a, b) => a.at - b.at);
       const next = this.sleepers[0];
       if (!next || next.at > target) break;

@@ -129,6 +129,17 @@ export async function waitFor(
 }
 
 /**
+ * For a stack driven by a FakeClock: waits (real time, bounded) until no request is under way in any of its gates
+ * (RequestGate.underWay). Give it to FakeClock.advance so the clock never jumps while a request is on its way: a
+ * request sent before a jump would reach the simulator after it, stamped later than it was sent.
+ */
+export async function requestsLanded(stack: Stack, timeoutMs = 30_000): Promise<void> {
+  const sources = (stack.exporter as unknown as { sources: Upstreams }).sources;
+  if (sources.underWay() === 0) return;
+  await waitFor(() => sources.underWay() === 0, timeoutMs, 'the requests under way to land');
+}
+
+/**
  * For a stack driven by a FakeClock: waits (real time, bounded) until nothing real is under way in the exporter,
  * twice in a row: no request under way in a gate (sent, answered or read: RequestGate.underWay), no login under way,
  * no answer waiting to be counted, the /metrics text rebuilt. All that is left is parked on the clock, so moving it
