@@ -236,11 +236,6 @@ export class AccountPollers {
   }
 
   /**
-   * Series a cap refused in a poll (traffic window, DVR round or recordings listing): counted, shown on the landing page, and
-   * logged once per account and API each time the set of reasons changes (a cap that keeps refusing the same
-   * resources every window logs once). Label values truncated are counted as parse errors of the API.
-   */
-  /**
    * What was kept for accounts stopped more than `metrics.counter_retention` ago and not back (counters, re-reads,
    * cursor) is forgotten, in memory and in the state file: a departed account costs nothing for good.
    */
@@ -257,6 +252,11 @@ export class AccountPollers {
     }
   }
 
+  /**
+   * Series a cap refused in a poll (traffic window, DVR round or recordings listing): counted, shown on the landing page, and
+   * logged once per account and API each time the set of reasons changes (a cap that keeps refusing the same
+   * resources every window logs once). Label values truncated are counted as parse errors of the API.
+   */
   private countRefused(
     account: string,
     api: 'metrics' | 'dvr-net' | 'recorder-cloud',
