@@ -284,16 +284,17 @@ export class TrafficMapping {
       return true;
     }
     const id = this.byResource ? (labels[1] ?? '') : '';
-    if (this.resourceAllow && !this.resourceAllow.has(id)) return false;
+    if (this.byResource && this.resourceAllow && !this.resourceAllow.has(id)) return false;
     const state = this.stateOf(account);
-    let entry = state.entries.get(id);
-    if (entry === undefined) {
-      entry = this.newEntry(account, id);
+    const had = state.entries.get(id);
+    const entry = had ?? this.newEntry(account, id);
+    const slot = this.sides.restore(side, this.f[side], entry[side], family, labels, startMs);
+    if (slot < 0) return false;
+    if (!had) {
+      // Seen now: its retention counts from the restart. Only with a series: an empty record would pass the caps.
       entry.lastSeen = nowMs;
       state.entries.set(id, entry);
     }
-    const slot = this.sides.restore(side, this.f[side], entry[side], family, labels, startMs);
-    if (slot < 0) return false;
     family.add(slot, value);
     return true;
   }
