@@ -34,23 +34,29 @@ afterEach(async () => {
   dir = undefined;
 });
 
+/** A stack on a fake clock that discovers `prod-a` (10-minute rounds), with a state file; `metrics` added. */
+async function discovering(prefix: string, metrics: Record<string, string> = {}) {
+  dir = mkdtempSync(join(tmpdir(), prefix));
+  const stateFile = join(dir, 'state.json');
+  const clock = new FakeClock(T0);
+  const s = await startStack({
+    clock,
+    sim: { accounts: [...demoWorld(), trafficAccount('prod-a')] },
+    config: {
+      api: { token: undefined, username: DEMO_USER, password: DEMO_PASSWORD },
+      metrics: { lookback: '30m', delay: '0m', window: '5m', ...metrics },
+      accounts_discovery: { enabled: true, interval: '10m', include: 'prod-.*' },
+      accounts: [],
+      state_file: stateFile,
+    },
+  });
+  stacks.push(s);
+  return { s, clock, stateFile };
+}
+
 describe('state_file with a discovered account stopped and back', () => {
   it('keeps the cursor it had counted when it stopped, and the account resumes there', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'cdn-discovered-cursor-'));
-    const stateFile = join(dir, 'state.json');
-    const clock = new FakeClock(T0);
-    const s = await startStack({
-      clock,
-      sim: { accounts: [...demoWorld(), trafficAccount('prod-a')] },
-      config: {
-        api: { token: undefined, username: DEMO_USER, password: DEMO_PASSWORD },
-        metrics: { lookback: '30m', delay: '0m', window: '5m' },
-        accounts_discovery: { enabled: true, interval: '10m', include: 'prod-.*' },
-        accounts: [],
-        state_file: stateFile,
-      },
-    });
-    stacks.push(s);
+    const { s, clock, stateFile } = await discovering('cdn-discovered-cursor-');
     await runClock(clock, 10_000, stacks);
     let sc = await scrapeNow(s);
     expect(sc.all('cdn_up').map((x) => x.labels.account)).toContain('prod-a');
@@ -83,21 +89,7 @@ describe('state_file with a discovered account stopped and back', () => {
 
 describe('a discovered account away longer than counter_retention', () => {
   it('is forgotten: no counters, re-reads or cursor kept for it, and if it comes back it starts afresh', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'cdn-discovered-away-'));
-    const stateFile = join(dir, 'state.json');
-    const clock = new FakeClock(T0);
-    const s = await startStack({
-      clock,
-      sim: { accounts: [...demoWorld(), trafficAccount('prod-a')] },
-      config: {
-        api: { token: undefined, username: DEMO_USER, password: DEMO_PASSWORD },
-        metrics: { lookback: '30m', delay: '0m', window: '5m', counter_retention: '1h' },
-        accounts_discovery: { enabled: true, interval: '10m', include: 'prod-.*' },
-        accounts: [],
-        state_file: stateFile,
-      },
-    });
-    stacks.push(s);
+    const { s, clock, stateFile } = await discovering('cdn-discovered-away-', { counter_retention: '1h' });
     await runClock(clock, 10_000, stacks);
     await scrapeNow(s);
     const saved = () =>
