@@ -23,6 +23,18 @@ function onDisk(path: string): Record<string, string> {
   return (JSON.parse(readFileSync(path, 'utf8')) as { cursors: Record<string, string> }).cursors;
 }
 
+/** A loaded book on a fresh state file, writes not spaced out (revisitGapMs 0). */
+async function loadedBook() {
+  dir = mkdtempSync(join(tmpdir(), 'cdn-book-'));
+  const path = join(dir, 'state.json');
+  const book = new CursorBook(path, captureLog().log, () => {}, undefined, 0);
+  await book.load();
+  return { path, book };
+}
+
+/** A checkpoint of account `acme` at `cursor`. */
+const at = (cursor: number): Checkpoint => ({ cursors: new Map([['acme', cursor]]), rereads: 0 });
+
 describe('cursor book', () => {
   it('saves a served cursor before commit resolves, keeps other accounts, never moves back', async () => {
     dir = mkdtempSync(join(tmpdir(), 'cdn-book-'));
@@ -70,11 +82,7 @@ describe('cursor book', () => {
     // The checkpoint source's contract lets `take` (the newest exposition rendered) be older than `now` (the
     // counting state, which may have moved on since the last render). A write of each, one queued behind the
     // other, must not leave the book believing the newer one is on disk.
-    dir = mkdtempSync(join(tmpdir(), 'cdn-book-'));
-    const path = join(dir, 'state.json');
-    const book = new CursorBook(path, captureLog().log, () => {}, undefined, 0);
-    await book.load();
-    const at = (cursor: number): Checkpoint => ({ cursors: new Map([['acme', cursor]]), rereads: 0 });
+    const { path, book } = await loadedBook();
     let rendered = at(T + 10 * M);
     // A window is half counted: the checkpoint of the state now waits for it to be whole.
     let whole: ((c: Checkpoint) => void) | undefined;
@@ -101,11 +109,7 @@ describe('cursor book', () => {
   it("a write of the state now and a scrape's write asked together are one write of the state now", async () => {
     // An account stopped (or a stop): the book asks for the state now; a scrape of an exposition rendered before
     // that change asks in the same turn. The one write they share must not be of the older exposition.
-    dir = mkdtempSync(join(tmpdir(), 'cdn-book-'));
-    const path = join(dir, 'state.json');
-    const book = new CursorBook(path, captureLog().log, () => {}, undefined, 0);
-    await book.load();
-    const at = (cursor: number): Checkpoint => ({ cursors: new Map([['acme', cursor]]), rereads: 0 });
+    const { path, book } = await loadedBook();
     const rendered = at(T + 10 * M);
     book.checkpoints = { take: async () => rendered, now: async () => at(T + 20 * M) };
     book.touch();
