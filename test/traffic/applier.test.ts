@@ -38,15 +38,22 @@ function answer(count: number, n: number): TrafficResponse {
   return { account: 'acme', metrics: [], records, issues: [], unknownKeys: [] };
 }
 
-function setup(sliceMs = 10) {
+/** `beginMs`: what each window's begin() (the admission pass over every record) costs on the clock. */
+function setup(sliceMs = 10, beginMs = 0) {
   const store = new SeriesStore();
   const families = createTrafficFamilies(store, { breakdown: 'resource', windowGauges: true });
-  const mapping = new TrafficMapping(families, { metrics: [], resources: [] });
   let clock = 0;
+  const mapping = new (class extends TrafficMapping {
+    override begin(...args: Parameters<TrafficMapping['begin']>) {
+      const w = super.begin(...args);
+      clock += beginMs;
+      return w;
+    }
+  })(families, { metrics: [], resources: [] });
   let yields = 0;
   const applier = new TrafficApplier(mapping, {
     sliceMs,
-    // Every look at the time costs 1 ms: a slice is `sliceMs` looks, 32 records each.
+    // Every look at the time costs 1 ms: a slice is `sliceMs` looks, 4 records each.
     now: () => clock++,
     yieldToLoop: async () => {
       yields++;
@@ -90,7 +97,7 @@ describe('traffic applier', () => {
     expect(sliced.applier.pending).toBe(1);
     await sliced.applier.idle();
     expect(c.results).toEqual([{ dropped: 0, resources: 1000 }]);
-    // 1000 records, 32 between two looks at the time, a slice is over after two looks: about 15 slices.
+    // 1000 records, 4 between two looks at the time, a slice is over after two looks: about 125 slices.
     expect(sliced.yields()).toBeGreaterThanOrEqual(10);
 
     const store = new SeriesStore();
@@ -103,6 +110,20 @@ describe('traffic applier', () => {
     );
     mapping.apply('acme', T, T + WINDOW, big, T);
     expect(sliced.store.render('text').equals(store.render('text'))).toBe(true);
+  });
+
+  it('starts the records in the next slice when begin() used up the slice', async () => {
+    const { store, applier, yields } = setup(10, 10);
+    const c = collect();
+    applier.apply('acme', T, T + WINDOW, answer(3, 1), T, c.done);
+    expect(c.results).toHaveLength(0);
+    expect(store.render('text').toString()).not.toContain('cdn_edge_requests_total{');
+    await applier.idle();
+    expect(c.results).toEqual([{ dropped: 0, resources: 3 }]);
+    expect(yields()).toBeGreaterThanOrEqual(1);
+    expect(store.render('text').toString()).toContain(
+      'cdn_edge_requests_total{account="acme",resource="r2"} 33',
+    );
   });
 
   it('counts windows in the order they were handed in, even a small one behind a big one', async () => {
