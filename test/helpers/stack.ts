@@ -128,13 +128,18 @@ export async function waitFor(
   }
 }
 
+/** The exporter's parts the FakeClock helpers below watch (private fields: what is under way, not public API). */
+function inside(stack: Stack): { sources: Upstreams; sinks?: { traffic?: TrafficPipeline } } {
+  return stack.exporter as unknown as { sources: Upstreams; sinks?: { traffic?: TrafficPipeline } };
+}
+
 /**
  * For a stack driven by a FakeClock: waits (real time, bounded) until no request is under way in any of its gates
  * (RequestGate.underWay). Give it to FakeClock.advance so the clock never jumps while a request is on its way: a
  * request sent before a jump would reach the simulator after it, stamped later than it was sent.
  */
 export async function requestsLanded(stack: Stack, timeoutMs = 30_000): Promise<void> {
-  const sources = (stack.exporter as unknown as { sources: Upstreams }).sources;
+  const { sources } = inside(stack);
   if (sources.underWay() === 0) return;
   await waitFor(() => sources.underWay() === 0, timeoutMs, 'the requests under way to land');
 }
@@ -147,17 +152,14 @@ export async function requestsLanded(stack: Stack, timeoutMs = 30_000): Promise<
  * loopback round trip only on an idle machine.
  */
 export async function quiet(stack: Stack, timeoutMs = 30_000): Promise<void> {
-  const inside = stack.exporter as unknown as {
-    sources: Upstreams;
-    sinks?: { traffic?: TrafficPipeline };
-  };
+  const { sources, sinks } = inside(stack);
   const calm = async () => {
     await settle();
-    await inside.sinks?.traffic?.idle();
+    await sinks?.traffic?.idle();
     // What was counted is in the /metrics text (rebuilt a turn after a change, and compressed off the loop).
     await stack.exporter.store.refresh();
     await settle();
-    return inside.sources.underWay() === 0 && inside.sources.logins.every((l) => !l.busy);
+    return sources.underWay() === 0 && sources.logins.every((l) => !l.busy);
   };
   await waitFor(
     async () => (await calm()) && (await calm()),
