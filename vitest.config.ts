@@ -4,6 +4,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Lists the groups skipped for a missing tool once, at the end of the run (test/helpers/skip-log.ts).
+    globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

@@ -4,6 +4,7 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { noteSkip } from './skip-log.js';
 
 const ENV_NAMES = {
   prometheus: 'PROMETHEUS_BIN',
@@ -31,7 +32,7 @@ export function findTool(tool: Tool): string | undefined {
       `${tool} is required (REQUIRE_TOOLS=1) but was not found; set ${ENV_NAMES[tool]} or install it`,
     );
   }
-  console.warn(`skipping: ${tool} not found (apt-get install ${tool === 'promtool' ? 'prometheus' : tool})`);
+  noteSkip(`${tool} not found (apt-get install ${tool === 'promtool' ? 'prometheus' : tool})`);
   return undefined;
 }
 
@@ -63,9 +64,7 @@ export function findOlderNode(
       'a Node.js older than the floor is required (REQUIRE_TOOLS=1) but none was found; set OLDER_NODE_BIN',
     );
   }
-  console.warn(
-    'skipping: no Node.js older than the floor found (set OLDER_NODE_BIN to one, e.g. /usr/bin/node)',
-  );
+  noteSkip('no Node.js older than the floor found (set OLDER_NODE_BIN to one, e.g. /usr/bin/node)');
   return undefined;
 }
 
@@ -87,7 +86,7 @@ export function findPrometheusTrixie(): string | undefined {
   if (process.env.REQUIRE_TOOLS === '1') {
     throw new Error(`Prometheus 2.53 is required (REQUIRE_TOOLS=1) but was not found: ${how}`);
   }
-  console.warn(`skipping: Prometheus 2.53 (created timestamps) not found: ${how}`);
+  noteSkip(`Prometheus 2.53 (created timestamps) not found: ${how}`);
   return undefined;
 }
 

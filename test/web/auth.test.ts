@@ -1,7 +1,7 @@
 /**
  * The basic-auth verdict cache, as the toolkit's: bcrypt once per distinct credential (also when the first requests
  * arrive together), bounded size, and a new hash for a user (a reloaded file) is a new verdict. Cost-4 hashes keep
- * this fast; the cost-10 `$2y$` hash from htpasswd is exercised over HTTPS in server.test.ts.
+ * this fast; the cost-10 `$2y$` hashes htpasswd made (kept in harness.ts) are exercised over HTTPS in server.test.ts.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';

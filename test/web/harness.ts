@@ -3,7 +3,6 @@
  * client that reports what a user would check: status, headers, body, the negotiated protocol and the
  * certificate the server presented, or the error when the connection is refused.
  */
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import https from 'node:https';
@@ -52,10 +51,23 @@ export function writeFile(dir: string, name: string, text: string): string {
   return path;
 }
 
-/** A `$2y$` bcrypt hash of `password` at cost 10, made by Debian's htpasswd. */
+/**
+ * `$2y$` bcrypt hashes at cost 10, made once with Debian's `htpasswd -nbBC 10 USER PASSWORD` (apache2-utils 2.4)
+ * and kept here, so the web tests prove the format htpasswd writes without needing htpasswd on the machine.
+ */
+const HTPASSWD_LINES: Record<string, string> = {
+  'alice:correct horse': '$2y$10$.4zR0ffUe0.qLvlVBYHoWup9esWzewPWprQWKvmKpwfNxv96rtuEm',
+  'bob:hunter2': '$2y$10$upow/KomU2SfWhWIw2MNBOH17v/8tJj7LZacQOX6s3FDMetlOhL9S',
+  'alice:x': '$2y$10$phJ3aMhIKDdjMfFzq77.NuY.OCBZnO38XztAR3zVRNsCwttvy20um',
+  'prometheus:s3cret pass': '$2y$10$2KFWNP6SHDpqO1wSl4s6c.a/wOyJnq1jrIdVo96uAfrAILAen5V8q',
+  'alice:pa55word': '$2y$10$HWja3d2y2dR2mLuthFiPWuIrKXQzVhs3ljFIuse89qjaRqP7agpvu',
+};
+
+/** htpasswd's hash of `password` for `user` (from the lines above; a pair not there is a mistake in the test). */
 export function htpasswd(user: string, password: string): string {
-  const line = execFileSync('htpasswd', ['-nbBC', '10', user, password], { encoding: 'utf8' }).trim();
-  return line.slice(line.indexOf(':') + 1);
+  const hash = HTPASSWD_LINES[`${user}:${password}`];
+  if (!hash) throw new Error(`no htpasswd line kept for ${user}; make one with htpasswd -nbBC 10 and add it`);
+  return hash;
 }
 
 export interface Answer {
