@@ -1,7 +1,7 @@
 /**
  * `cdn-exporter demo`: the simulator and the exporter in one process, pointed at each other. The simulator's demo
  * world has two accounts, five and three resources, DVR streams (one with breaks, one not alive) and recordings in
- * every status; the exporter starts an hour back so that /metrics is full at once. Its statistics arrive late
+ * every status; the exporter starts 45 minutes back so that /metrics is full at once. Its statistics arrive late
  * (DEMO_LAG_SECONDS) and the exporter re-reads each minute (`metrics.revisit`), so the late share shows.
  */
 import { stringify } from 'yaml';
@@ -38,12 +38,26 @@ export function demoConfig(simulatorUrl: string): Config {
     },
     // delay 1m reads the newest minutes early (the dashboards show the late share); revisit 5m makes every
     // counter end exact all the same.
-    metrics: { window: '1m', delay: '1m', lookback: '1h', revisit: '5m' },
+    // lookback 45m: within the 50 minutes that let a Prometheus with created-timestamp zero ingestion place each
+    // counter's zero at its start (docs/operations.md), so increase() shows the whole lookback there.
+    metrics: { window: '1m', delay: '1m', lookback: '45m', revisit: '5m' },
     dvr: { interval: '15s' },
     recordings: { interval: '15s' },
     accounts: [
-      { name: 'demo', dvr_streams: ['live/main', 'news/hd', 'sport/4k'], recordings: true },
-      { name: 'acme', dvr_streams: ['tv/channel1'], recordings: true },
+      // Commits fill the cdn-cost dashboard: demo's traffic (about 340 Mbit/s, 110 TB a month) stays under its
+      // commits; acme's (about the same) is over both, so the projection and p95 panels show a breach too.
+      {
+        name: 'demo',
+        dvr_streams: ['live/main', 'news/hd', 'sport/4k'],
+        recordings: true,
+        commit: { monthly_transfer: '150TB', bandwidth_p95: '500Mbps' },
+      },
+      {
+        name: 'acme',
+        dvr_streams: ['tv/channel1'],
+        recordings: true,
+        commit: { monthly_transfer: '80TB', bandwidth_p95: '250Mbps' },
+      },
     ],
   };
   const text = stringify(file);
@@ -74,8 +88,8 @@ export function demoBanner(address: string, simulatorUrl: string, scheme: 'http'
         ];
   return [
     '',
-    'cdn-exporter demo: the exporter polling its built-in CDN simulator (accounts demo and acme). It starts an',
-    'hour back, so /metrics fills within seconds.',
+    'cdn-exporter demo: the exporter polling its built-in CDN simulator (accounts demo and acme). It starts 45',
+    'minutes back, so /metrics fills within seconds.',
     '',
     `  Landing page  ${scheme}://${browse}/`,
     `  Metrics       ${scheme}://${browse}/metrics`,
@@ -95,7 +109,7 @@ Runs the CDN simulator and the exporter in one process, the exporter polling the
 configure, no CDN account needed. The simulator listens on a free loopback port and serves two accounts, demo
 (five resources, DVR streams live/main, news/hd and sport/4k, four recording settings, one in each status) and
 acme (three resources, stream tv/channel1). The exporter asks for 1-minute windows with a 1-minute delay and
-starts an hour back, so /metrics is full within seconds.
+starts 45 minutes back, so /metrics is full within seconds.
 
 Once it serves, it prints on stderr where to look: the landing page, /metrics, and how to point Prometheus at
 it (${EXAMPLE_PROMETHEUS_CONFIG} scrapes ${EXAMPLE_PROMETHEUS_TARGET}). Its log lines follow, as for run.
