@@ -104,7 +104,14 @@ describe('demo --help', () => {
     const r = await runCli(['demo', '--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Usage: cdn-exporter demo/);
-    for (const word of ['simulator', 'acme', 'live/main', '45 minutes back', '--web.listen-address', 'Ctrl-C'])
+    for (const word of [
+      'simulator',
+      'acme',
+      'live/main',
+      '45 minutes back',
+      '--web.listen-address',
+      'Ctrl-C',
+    ])
       expect(r.stdout).toContain(word);
     // Its own text, not the general usage.
     expect(r.stdout).not.toContain('check-config');
