@@ -94,6 +94,15 @@ export interface TrafficPollerDeps {
   revisitsChanged?(): void;
   /** A window's first read was counted (re-reads are not): the landing page's traffic history. Must not throw. */
   windowCounted?(start: number, end: number, response: TrafficResponse): void;
+  /**
+   * A window's final answer (docs/remote-write.md, "When a window is settled"): its first read when it will not be
+   * read again (revisit off, or read once its minutes were delay + revisit old), else its re-read (which may span
+   * several first-read windows). Called in the order the windows are counted, after the counters took it. Must
+   * not throw.
+   */
+  windowSettled?(start: number, end: number, response: TrafficResponse): void;
+  /** A window that will have no final answer (skipped: refused by the API, given up, past the catch-up limit). */
+  settledSkipped?(start: number, end: number, reason: string): void;
 }
 
 /**
@@ -264,6 +273,7 @@ export class TrafficPipeline {
               d.audit(response, r.dropped);
               d.limited?.(r);
               d.windowCounted?.(start, end, response);
+              if (!again) d.windowSettled?.(start, end, response);
               d.storeChanged();
             },
             book ? { prepare: () => (again ? book.beginRecord(account) : book.abort()) } : {},
@@ -274,6 +284,7 @@ export class TrafficPipeline {
           applier.skip(account, start, end, () => {
             mapping.skip(account, (end - start) / MINUTE, reason);
             d.storeChanged();
+            d.settledSkipped?.(start, end, reason);
           }),
         onStatus: (s) => {
           d.onStatus(s);
@@ -356,6 +367,7 @@ export class TrafficPipeline {
               }
               d.audit(response, r.dropped);
               d.storeChanged();
+              d.windowSettled?.(start, end, response);
               done(o);
             },
             {
@@ -369,6 +381,7 @@ export class TrafficPipeline {
             },
           ),
         skip: (start, end) => {
+          d.settledSkipped?.(start, end, 'revisit');
           mapping.skip(account, (end - start) / MINUTE, 'revisit');
           // A change of the counters outside any window: numbered as a re-read, so a scrape that shows it is
           // saved before it is served (CursorBook.commit).
