@@ -21,11 +21,18 @@ import type { CommitMetrics } from '../server/commit-metrics.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
 import type { TrafficHistory } from '../server/traffic-history.js';
 import type { RefusalReason } from '../store/limits.js';
+import type { TrafficResponse } from '../traffic/response.js';
 import type { AccountWalker } from '../traffic/walker.js';
 import type { CursorBook } from './cursor-book.js';
 import type { Sinks } from './sinks.js';
 import { APIS, type Api, type StatusBoard } from './status-board.js';
 import { rereadIfRefused, rereadToken } from './token-refresh.js';
+
+/** What takes each account's settled windows (src/settled/writer.ts); declared here, where it is used. */
+export interface SettledSink {
+  settled(account: string, start: number, end: number, response: TrafficResponse): void;
+  skipped(account: string, start: number, end: number, reason: string): void;
+}
 
 /** The reason every account's loops stop with: one, not a DOMException (and its stack) per account. */
 const STOPPED = new DOMException('polling stopped', 'AbortError');
@@ -46,8 +53,13 @@ export interface AccountPollersDeps {
   self: Pick<SelfMetrics, 'seriesRefused' | 'parseErrors'>;
   /** Where each polled account's commit is exposed (none in tests that do not look at it). */
   commits?: Pick<CommitMetrics, 'set' | 'remove'>;
-  /** Where each counted window's figures go for the landing page (none in tests that do not look at it). */
-  history?: Pick<TrafficHistory, 'record' | 'remove'>;
+  /**
+   * Where each counted window's figures go for the landing page (none in tests that do not look at it): first
+   * reads (`record`), then the window's final answer (`settle`, src/traffic/pipeline.ts `windowSettled`).
+   */
+  history?: Pick<TrafficHistory, 'record' | 'settle' | 'remove'>;
+  /** Where settled windows go to be written with their own timestamps (`remote_write`; none when it is off). */
+  settled?: SettledSink;
   audit: Pick<AnswerAudit, 'check'>;
   storeChanged: () => void;
   /** The exporter's stop signal: it stops every account's loops. */
@@ -142,6 +154,14 @@ export class AccountPollers {
       revisitsChanged: () => d.cursors.touch(),
       windowCounted: (start, end, response) => {
         if (active) d.history?.record(name, start, end, response);
+      },
+      windowSettled: (start, end, response) => {
+        if (!active) return;
+        d.history?.settle(name, start, end, response);
+        d.settled?.settled(name, start, end, response);
+      },
+      settledSkipped: (start, end, reason) => {
+        if (active) d.settled?.skipped(name, start, end, reason);
       },
     });
     const { walker } = poller;

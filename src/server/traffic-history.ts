@@ -194,6 +194,9 @@ export class TrafficHistory {
     ring.resources = records.length;
   }
 
+  /** A window's final answer (its re-read, or its first read when it is not read again). */
+  settle(_account: string, _startMs: number, _endMs: number, _response: TrafficResponse): void {}
+
   /** The account's history, oldest first; undefined when no window of it was counted since the start. */
   get(account: string): AccountHistory | undefined {
     const ring = this.rings.get(account);
