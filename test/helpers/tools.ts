@@ -1,6 +1,7 @@
 /**
- * External tools (Debian's prometheus, promtool, chromium). Locally a test that needs one skips with a message
- * when it is missing; with REQUIRE_TOOLS=1 (set by .ci/run) a missing tool is a failure, never a skip.
+ * External tools (Debian's prometheus, promtool, chromium; Helm 4 and Helm 3 from .ci/fetch-helm.sh). Locally a
+ * test that needs one skips with a message when it is missing; with REQUIRE_TOOLS=1 (set by .ci/run) a missing tool
+ * is a failure, never a skip.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -10,8 +11,19 @@ const ENV_NAMES = {
   prometheus: 'PROMETHEUS_BIN',
   promtool: 'PROMTOOL_BIN',
   chromium: 'CHROMIUM_BIN',
+  helm: 'HELM_BIN',
+  helm3: 'HELM3_BIN',
 } as const;
 export type Tool = keyof typeof ENV_NAMES;
+
+/** How to get each tool, for the skip message. */
+const HOW: Record<Tool, string> = {
+  prometheus: 'apt-get install prometheus',
+  promtool: 'apt-get install prometheus',
+  chromium: 'apt-get install chromium',
+  helm: 'Helm 4: .ci/fetch-helm.sh DIR, then HELM_BIN=DIR/helm',
+  helm3: 'Helm 3: .ci/fetch-helm.sh DIR v31, then HELM3_BIN=DIR/helm',
+};
 
 function which(cmd: string): string | undefined {
   try {
@@ -32,7 +44,7 @@ export function findTool(tool: Tool): string | undefined {
       `${tool} is required (REQUIRE_TOOLS=1) but was not found; set ${ENV_NAMES[tool]} or install it`,
     );
   }
-  noteSkip(`${tool} not found (apt-get install ${tool === 'promtool' ? 'prometheus' : tool})`);
+  noteSkip(`${tool} not found (${HOW[tool]})`);
   return undefined;
 }
 
