@@ -1,12 +1,11 @@
 /**
- * Helpers for the tests that stand in for `helm lint` / `helm template` (Helm is not on these machines): read the
- * chart's files, merge values the way Helm does, and build the exporter configuration the way the chart's
- * `cdn-exporter.config` template does.
+ * Helpers for the chart tests: read the chart's files, merge values the way Helm does, and say what the chart
+ * promises to render (the exporter configuration, the web config, the alert rules), which the tests compare with
+ * what the real Helm renders (test/deploy/helm.ts) and feed to the exporter's own loaders.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse, parseAllDocuments } from 'yaml';
-import { ChartRenderer } from './go-template.js';
+import { parse } from 'yaml';
 
 export const ROOT = join(import.meta.dirname, '../..');
 export const CHART = join(ROOT, 'helm/cdn-exporter');
@@ -48,6 +47,20 @@ export function mergeValues(base: unknown, over: unknown): unknown {
     else out[key] = mergeValues(base[key], value);
   }
   return out;
+}
+
+/**
+ * A layer of values, as `helm -f` takes it: a file's path from the repository root (`helm/cdn-exporter/ci/...`),
+ * or values of a test's own. Later layers win, as with repeated `-f`.
+ */
+export type Layer = string | Values;
+
+/** The values the templates see for these layers: values.yaml, then each layer merged over it. */
+export function layered(...layers: Layer[]): Values {
+  return layers.reduce<Values>(
+    (values, layer) => mergeValues(values, typeof layer === 'string' ? readYaml(layer) : layer) as Values,
+    chartValues(),
+  );
 }
 
 export const TOKEN_PATH = '/etc/cdn-exporter/secret/token';
@@ -183,43 +196,6 @@ export function renderedRuleGroups(
       );
   }
   return groups;
-}
-
-/**
- * Renders one of the chart's templates as `helm template` would, with test/deploy/go-template.ts (the chart's
- * helpers included): `values` are the merged values, as Helm hands them to the templates.
- */
-export function renderTemplate(file: string, values: Values, release: Release): string {
-  const chart = readYaml('helm/cdn-exporter/Chart.yaml') as {
-    name: string;
-    version: string;
-    appVersion: string;
-  };
-  const helpers = templateFiles()
-    .filter((f) => f.startsWith('_'))
-    .map((f) => readText(`helm/cdn-exporter/templates/${f}`));
-  const renderer = new ChartRenderer(helpers);
-  return renderer.render(readText(`helm/cdn-exporter/templates/${file}`), {
-    Values: values,
-    Release: { Name: release.name, Namespace: release.namespace, Service: 'Helm' },
-    Chart: { Name: chart.name, Version: chart.version, AppVersion: chart.appVersion },
-    Capabilities: { KubeVersion: { Version: 'v1.30.0' } },
-    Files: { Get: (path: string) => readText(`helm/cdn-exporter/${path}`) },
-  });
-}
-
-/** The one manifest a template renders (or undefined when it renders nothing), parsed. */
-export function renderManifest(
-  file: string,
-  values: Values,
-  release: Release,
-): Record<string, unknown> | undefined {
-  const text = renderTemplate(file, values, release);
-  const docs = parseAllDocuments(text)
-    .map((d) => d.toJS() as unknown)
-    .filter((d) => d !== null && d !== undefined);
-  if (docs.length > 1) throw new Error(`${file} rendered ${docs.length} documents`);
-  return docs[0] as Record<string, unknown> | undefined;
 }
 
 /** Where the chart mounts the certificate Secret (`cdn-exporter.tlsDir`). */

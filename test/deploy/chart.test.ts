@@ -1,7 +1,9 @@
 /**
- * What `helm lint` would catch, checked without Helm: the chart's metadata, its values against values.schema.json
- * (Helm validates the merged values with the same draft-07 schema), documented values, templates that only use
- * values and helpers that exist, balanced template blocks, and the restricted security context.
+ * The chart's metadata, its values against values.schema.json (Helm validates the merged values with the same
+ * draft-07 schema; ajv here names the path of each error), documented values, templates that only use values and
+ * helpers that exist, balanced template blocks, the restricted security context; and what the real Helm renders
+ * (test/deploy/helm.ts) for the values a user sets: the ConfigMap, the PrometheusRule, the ServiceMonitor and the
+ * PodDisruptionBudget. test/deploy/helm.test.ts runs `helm lint` and checks every rendered manifest's schema.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +20,8 @@ import {
   ciValueFiles,
   isMap,
   jobSelector,
+  type Layer,
+  layered,
   mergeValues,
   type Release,
   RULES_JOB_MATCHER,
@@ -25,12 +29,10 @@ import {
   readYaml,
   renderedConfig,
   renderedRuleGroups,
-  renderManifest,
-  renderTemplate,
   templateFiles,
   type Values,
 } from './chart-helpers.js';
-import { ChartRenderer, TemplateFail } from './go-template.js';
+import { findHelms, helmTemplate, renderManifest } from './helm.js';
 
 const schema = JSON.parse(readText('helm/cdn-exporter/values.schema.json')) as Record<string, unknown>;
 const validate = new Ajv({ allErrors: true, strict: true }).compile(schema);
@@ -239,6 +241,25 @@ describe('values.yaml', () => {
     });
   });
 
+  it('says, wherever it offers PrometheusText1.0.0, the prometheus-operator and Prometheus it needs', () => {
+    const scrapeProtocols = (schema.properties as Record<string, { properties: Record<string, unknown> }>)
+      .serviceMonitor!.properties.scrapeProtocols as { items: { enum: string[] }; description: string };
+    expect(scrapeProtocols.items.enum).toContain('PrometheusText1.0.0');
+    const comment = /(# -- Exposition formats[\s\S]*?)\n {2}scrapeProtocols:/.exec(
+      readText('helm/cdn-exporter/values.yaml'),
+    )![1]!;
+    const readme = readText('helm/cdn-exporter/README.md');
+    for (const [where, text] of [
+      ['values.yaml', comment],
+      ['values.schema.json', scrapeProtocols.description],
+      ['README.md', readme],
+    ] as const) {
+      expect(text.replace(/\s*#\s*/g, ' '), where).toMatch(
+        /PrometheusText1\.0\.0`?,? (which )?needs prometheus-operator 0\.79\+[^.]*Prometheus 3\.0\+/,
+      );
+    }
+  });
+
   it('leaves ServiceMonitor, PrometheusRule and dashboards off by default', () => {
     const v = chartValues();
     for (const key of ['serviceMonitor', 'prometheusRule', 'dashboards']) {
@@ -373,218 +394,213 @@ describe('templates', () => {
 });
 
 const RELEASE: Release = { name: 'cdn', namespace: 'monitoring' };
-const monitoringOn = () => mergeValues(chartValues(), ci('monitoring-on-values.yaml')) as Values;
-const withValues = (base: Values, over: Values) => mergeValues(base, over) as Values;
+const DEFAULT = 'helm/cdn-exporter/ci/default-values.yaml';
+const MONITORING_ON = 'helm/cdn-exporter/ci/monitoring-on-values.yaml';
+const SHARDED = 'helm/cdn-exporter/ci/sharded-values.yaml';
 type RuleGroups = ReturnType<typeof renderedRuleGroups>;
 
-/** spec.groups of the PrometheusRule the template renders. */
-function templateRuleGroups(values: Values): RuleGroups {
-  const manifest = renderManifest('prometheusrule.yaml', values, RELEASE) as { spec: { groups: RuleGroups } };
-  return manifest.spec.groups;
-}
-
-describe('the templates rendered (test/deploy/go-template.ts, in place of helm template)', () => {
-  it.each(ciValueFiles())('ci/%s: config.yml of the ConfigMap is what the chart promises', (file) => {
-    const values = mergeValues(chartValues(), ci(file)) as Values;
-    const map = renderManifest('configmap.yaml', values, RELEASE) as { data: Record<string, string> };
-    expect(parse(map.data['config.yml']!)).toEqual(renderedConfig(values));
-  });
-
-  it("follows text/template's rules where the chart relies on them", () => {
-    const r = new ChartRenderer(['{{- define "greet" -}} hi {{ .name }} {{- end }}']);
-    const render = (t: string) => r.render(t, {} as never);
-    expect(render('a  {{- 1 -}}  b')).toBe('a1b');
-    expect(render('{{ if 0 }}x{{ else if "" }}y{{ else if list 1 }}z{{ else }}w{{ end }}')).toBe('z');
-    expect(render('{{ with dict }}x{{ else }}e{{ end }}')).toBe('e');
-    // An assignment inside range changes the variable declared outside it.
-    expect(render('{{- $x := 0 }}{{ range list 1 2 3 }}{{ $x = . }}{{ end }}{{ $x }}')).toBe('3');
-    expect(render('{{ range $i, $v := list "a" "b" }}{{ $i }}{{ $v }},{{ end }}')).toBe('0a,1b,');
-    expect(render('[{{ include "greet" (dict "name" "x") }}]')).toBe('[hi x]');
-  });
-
-  it('a template using a function the renderer does not know fails instead of rendering', () => {
-    expect(() => new ChartRenderer([]).render('{{ nosuchfn 1 }}', {} as never)).toThrow(/nosuchfn/);
-  });
-});
-
-describe('PrometheusRule values (templates/prometheusrule.yaml)', () => {
-  const alertsOf = (groups: RuleGroups) => groups.flatMap((g) => g.rules).filter((r) => r.alert);
-
-  it('the rule file selects the exporter job with exactly the matcher the template replaces', () => {
+describe('the rule file', () => {
+  it('selects the exporter job with exactly the matcher the PrometheusRule template replaces', () => {
     const rules = readText('helm/cdn-exporter/files/rules/cdn-exporter.rules.yml');
     const matchers = [...rules.matchAll(/\bjob\s*(=~|!~|!=|=)\s*"[^"]*"/g)].map((m) => m[0]);
     expect(matchers.length).toBeGreaterThanOrEqual(2);
     expect(new Set(matchers)).toEqual(new Set([RULES_JOB_MATCHER]));
   });
+});
 
-  it('renders nothing unless enabled', () => {
-    expect(renderManifest('prometheusrule.yaml', chartValues(), RELEASE)).toBeUndefined();
+// What `helm template` renders with each Helm at hand (HELM_BIN: Helm 4, HELM3_BIN: Helm 3; test/deploy/helm.ts).
+describe.each(findHelms())('the chart as Helm $version renders it', ({ bin }) => {
+  const manifest = (file: string, ...layers: Layer[]) => renderManifest(bin, file, layers, RELEASE);
+  /** spec.groups of the PrometheusRule Helm renders. */
+  const ruleGroups = (...layers: Layer[]): RuleGroups =>
+    (manifest('prometheusrule.yaml', ...layers) as { spec: { groups: RuleGroups } }).spec.groups;
+
+  it.each(ciValueFiles())('ci/%s: config.yml of the ConfigMap is what the chart promises', (file) => {
+    const layer = `helm/cdn-exporter/ci/${file}`;
+    const map = manifest('configmap.yaml', layer) as { data: Record<string, string> };
+    expect(parse(map.data['config.yml']!)).toEqual(renderedConfig(layered(layer)));
   });
 
-  it("by default: every alert, the job of the chart's own ServiceMonitor, the project's runbook", () => {
-    const values = withValues(chartValues(), { prometheusRule: { enabled: true } });
-    const groups = templateRuleGroups(values);
-    const file = readYaml('rules/cdn-exporter.rules.yml') as { groups: Array<{ rules: object[] }> };
-    expect(alertsOf(groups)).toHaveLength(
-      file.groups.flatMap((g) => g.rules).filter((r) => 'alert' in r).length,
-    );
-    const down = alertsOf(groups).find((r) => r.alert === 'CdnExporterDown')!;
-    expect(down.expr).toBe('up{job="cdn-cdn-exporter"} == 0');
-    expect(down.annotations!.runbook_url).toBe(`${RUNBOOK_URL}#cdnexporterdown`);
-    // Every other part of every rule is the rule file's.
-    expect(groups).toEqual(renderedRuleGroups(values, RELEASE));
-    expect(jobSelector(values, { name: 'cdn-exporter', namespace: 'x' })).toBe('job="cdn-exporter"');
-  });
+  describe('PrometheusRule values (templates/prometheusrule.yaml)', () => {
+    const alertsOf = (groups: RuleGroups) => groups.flatMap((g) => g.rules).filter((r) => r.alert);
 
-  it('monitoring-on: job from the jobLabel, own runbook, one alert off, labels added and overridden', () => {
-    const groups = templateRuleGroups(monitoringOn());
-    const alerts = alertsOf(groups);
-    expect(alerts.map((a) => a.alert)).not.toContain('CdnEdgeCacheHitRatioDropped');
-    expect(alerts.find((a) => a.alert === 'CdnExporterAbsent')!.expr).toBe('absent(up{job="cdn-exporter"})');
-    for (const a of alerts) {
-      expect(a.expr, a.alert).not.toContain('.*cdn-exporter.*');
-      expect(a.annotations!.runbook_url).toBe(
-        `https://wiki.example/runbooks/cdn-exporter/${a.alert.toLowerCase()}`,
+    it('renders nothing unless enabled', () => {
+      expect(manifest('prometheusrule.yaml', DEFAULT)).toBeUndefined();
+    });
+
+    it("by default: every alert, the job of the chart's own ServiceMonitor, the project's runbook", () => {
+      const layers: Layer[] = [DEFAULT, { prometheusRule: { enabled: true } }];
+      const groups = ruleGroups(...layers);
+      const file = readYaml('rules/cdn-exporter.rules.yml') as { groups: Array<{ rules: object[] }> };
+      expect(alertsOf(groups)).toHaveLength(
+        file.groups.flatMap((g) => g.rules).filter((r) => 'alert' in r).length,
       );
-      expect(a.labels!.team).toBe('cdn');
-    }
-    expect(alerts.find((a) => a.alert === 'CdnApiDown')!.labels!.severity).toBe('critical');
-    expect(alerts.find((a) => a.alert === 'CdnTrafficDataStale')!.labels!.severity).toBe('warning');
-    expect(groups).toEqual(renderedRuleGroups(monitoringOn(), RELEASE));
-  });
-
-  it('a hand-written selector and extra annotations; a group whose alerts are all off is left out', () => {
-    const values = withValues(monitoringOn(), {
-      prometheusRule: {
-        jobSelector: 'job="kubernetes-pods", namespace=~"monitoring|cdn"',
-        disabled: { CdnRecordingError: true },
-        additionalRuleAnnotations: { dashboard: 'https://grafana.example/d/cdn-exporter' },
-        // Every alert a ticket, CdnApiDown a page: per alert over all alerts over the rule's own.
-        additionalRuleLabels: { severity: 'ticket' },
-      },
+      const down = alertsOf(groups).find((r) => r.alert === 'CdnExporterDown')!;
+      expect(down.expr).toBe('up{job="cdn-cdn-exporter"} == 0');
+      expect(down.annotations!.runbook_url).toBe(`${RUNBOOK_URL}#cdnexporterdown`);
+      // Every other part of every rule is the rule file's.
+      expect(groups).toEqual(renderedRuleGroups(layered(...layers), RELEASE));
+      expect(jobSelector(layered(...layers), { name: 'cdn-exporter', namespace: 'x' })).toBe(
+        'job="cdn-exporter"',
+      );
     });
-    const groups = templateRuleGroups(values);
-    expect(groups.map((g) => g.name)).not.toContain('cdn-exporter.recordings');
-    const down = alertsOf(groups).find((r) => r.alert === 'CdnExporterDown')!;
-    expect(down.expr).toBe('up{job="kubernetes-pods", namespace=~"monitoring|cdn"} == 0');
-    for (const a of alertsOf(groups)) {
-      expect(a.annotations!.dashboard).toBe('https://grafana.example/d/cdn-exporter');
-      expect(a.labels!.severity, a.alert).toBe(a.alert === 'CdnApiDown' ? 'critical' : 'ticket');
-    }
-    expect(groups).toEqual(renderedRuleGroups(values, RELEASE));
-  });
 
-  it('a jobLabel the Service lacks is refused with a message', () => {
-    const bad = withValues(monitoringOn(), { serviceMonitor: { jobLabel: 'no-such-label' } });
-    expect(() => renderTemplate('prometheusrule.yaml', bad, RELEASE)).toThrow(TemplateFail);
-    expect(() => renderTemplate('prometheusrule.yaml', bad, RELEASE)).toThrow(
-      /serviceMonitor.jobLabel "no-such-label" is not a label of the Service/,
-    );
-    expect(() => jobSelector(bad, RELEASE)).toThrow(/is not a label of the Service/);
-  });
+    it('monitoring-on: job from the jobLabel, own runbook, one alert off, labels added and overridden', () => {
+      const groups = ruleGroups(MONITORING_ON);
+      const alerts = alertsOf(groups);
+      expect(alerts.map((a) => a.alert)).not.toContain('CdnEdgeCacheHitRatioDropped');
+      expect(alerts.find((a) => a.alert === 'CdnExporterAbsent')!.expr).toBe(
+        'absent(up{job="cdn-exporter"})',
+      );
+      for (const a of alerts) {
+        expect(a.expr, a.alert).not.toContain('.*cdn-exporter.*');
+        expect(a.annotations!.runbook_url).toBe(
+          `https://wiki.example/runbooks/cdn-exporter/${a.alert.toLowerCase()}`,
+        );
+        expect(a.labels!.team).toBe('cdn');
+      }
+      expect(alerts.find((a) => a.alert === 'CdnApiDown')!.labels!.severity).toBe('critical');
+      expect(alerts.find((a) => a.alert === 'CdnTrafficDataStale')!.labels!.severity).toBe('warning');
+      expect(groups).toEqual(renderedRuleGroups(layered(MONITORING_ON), RELEASE));
+    });
 
-  const promtool = findTool('promtool');
-  it.skipIf(!promtool)('the rendered rules pass promtool check rules', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cdn-exporter-chart-rules-'));
-    try {
-      const cases: Values[] = [
-        withValues(chartValues(), { prometheusRule: { enabled: true } }),
-        monitoringOn(),
-        withValues(monitoringOn(), { prometheusRule: { jobSelector: 'job="a", namespace!~"b|c"' } }),
+    it('a hand-written selector and extra annotations; a group whose alerts are all off is left out', () => {
+      const layers: Layer[] = [
+        MONITORING_ON,
+        {
+          prometheusRule: {
+            jobSelector: 'job="kubernetes-pods", namespace=~"monitoring|cdn"',
+            disabled: { CdnRecordingError: true },
+            additionalRuleAnnotations: { dashboard: 'https://grafana.example/d/cdn-exporter' },
+            // Every alert a ticket, CdnApiDown a page: per alert over all alerts over the rule's own.
+            additionalRuleLabels: { severity: 'ticket' },
+          },
+        },
       ];
-      cases.forEach((values, i) => {
-        const groups = templateRuleGroups(values);
-        const file = join(dir, `rules-${i}.yml`);
-        writeFileSync(file, stringify({ groups }));
-        const out = execFileSync(promtool!, ['check', 'rules', file], { encoding: 'utf8' });
-        expect(out).toContain(`SUCCESS: ${groups.flatMap((g) => g.rules).length} rules found`);
+      const groups = ruleGroups(...layers);
+      expect(groups.map((g) => g.name)).not.toContain('cdn-exporter.recordings');
+      const down = alertsOf(groups).find((r) => r.alert === 'CdnExporterDown')!;
+      expect(down.expr).toBe('up{job="kubernetes-pods", namespace=~"monitoring|cdn"} == 0');
+      for (const a of alertsOf(groups)) {
+        expect(a.annotations!.dashboard).toBe('https://grafana.example/d/cdn-exporter');
+        expect(a.labels!.severity, a.alert).toBe(a.alert === 'CdnApiDown' ? 'critical' : 'ticket');
+      }
+      expect(groups).toEqual(renderedRuleGroups(layered(...layers), RELEASE));
+    });
+
+    it('a jobLabel the Service lacks is refused with a message', () => {
+      const layers: Layer[] = [MONITORING_ON, { serviceMonitor: { jobLabel: 'no-such-label' } }];
+      expect(() => helmTemplate(bin, layers, RELEASE)).toThrow(
+        /serviceMonitor.jobLabel "no-such-label" is not a label of the Service/,
+      );
+      expect(() => jobSelector(layered(...layers), RELEASE)).toThrow(/is not a label of the Service/);
+    });
+
+    const promtool = findTool('promtool');
+    it.skipIf(!promtool)('the rendered rules pass promtool check rules', () => {
+      const dir = mkdtempSync(join(tmpdir(), 'cdn-exporter-chart-rules-'));
+      try {
+        const cases: Layer[][] = [
+          [DEFAULT, { prometheusRule: { enabled: true } }],
+          [MONITORING_ON],
+          [MONITORING_ON, { prometheusRule: { jobSelector: 'job="a", namespace!~"b|c"' } }],
+        ];
+        cases.forEach((layers, i) => {
+          const groups = ruleGroups(...layers);
+          const file = join(dir, `rules-${i}.yml`);
+          writeFileSync(file, stringify({ groups }));
+          const out = execFileSync(promtool!, ['check', 'rules', file], { encoding: 'utf8' });
+          expect(out).toContain(`SUCCESS: ${groups.flatMap((g) => g.rules).length} rules found`);
+        });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe('ServiceMonitor values (templates/servicemonitor.yaml)', () => {
+    type Monitor = { spec: Record<string, unknown> & { endpoints: Array<Record<string, unknown>> } };
+    const monitor = (...layers: Layer[]) => manifest('servicemonitor.yaml', ...layers) as Monitor;
+
+    it('by default: plain http, no jobLabel, targetLabels, tlsConfig or basicAuth', () => {
+      const { spec } = monitor(DEFAULT, { serviceMonitor: { enabled: true } });
+      expect(spec.jobLabel).toBeUndefined();
+      expect(spec.targetLabels).toBeUndefined();
+      expect(spec.scrapeProtocols).toBeUndefined();
+      expect(spec.endpoints).toHaveLength(1);
+      const endpoint = spec.endpoints[0]!;
+      expect(endpoint).toMatchObject({
+        port: 'http-metrics',
+        path: '/metrics',
+        scheme: 'http',
+        honorLabels: false,
       });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-});
-
-describe('ServiceMonitor values (templates/servicemonitor.yaml)', () => {
-  type Monitor = { spec: Record<string, unknown> & { endpoints: Array<Record<string, unknown>> } };
-  const render = (values: Values) => renderManifest('servicemonitor.yaml', values, RELEASE) as Monitor;
-
-  it('by default: plain http, no jobLabel, targetLabels, tlsConfig or basicAuth', () => {
-    const monitor = render(withValues(chartValues(), { serviceMonitor: { enabled: true } }));
-    expect(monitor.spec.jobLabel).toBeUndefined();
-    expect(monitor.spec.targetLabels).toBeUndefined();
-    expect(monitor.spec.scrapeProtocols).toBeUndefined();
-    expect(monitor.spec.endpoints).toHaveLength(1);
-    const endpoint = monitor.spec.endpoints[0]!;
-    expect(endpoint).toMatchObject({
-      port: 'http-metrics',
-      path: '/metrics',
-      scheme: 'http',
-      honorLabels: false,
+      expect(endpoint.tlsConfig).toBeUndefined();
+      expect(endpoint.basicAuth).toBeUndefined();
     });
-    expect(endpoint.tlsConfig).toBeUndefined();
-    expect(endpoint.basicAuth).toBeUndefined();
-  });
 
-  it('monitoring-on: jobLabel and targetLabels on the spec', () => {
-    const monitor = render(monitoringOn());
-    expect(monitor.spec.jobLabel).toBe('app.kubernetes.io/name');
-    expect(monitor.spec.targetLabels).toEqual(['team']);
-  });
-
-  it('asks for the protobuf format first when scrapeProtocols says so (created timestamps)', () => {
-    const scrapeProtocols = ['PrometheusProto', 'OpenMetricsText1.0.0', 'PrometheusText0.0.4'];
-    const values = withValues(monitoringOn(), { serviceMonitor: { scrapeProtocols } });
-    expect(errorsOf(values)).toBe('');
-    expect(render(values).spec.scrapeProtocols).toEqual(scrapeProtocols);
-    const unknown = withValues(monitoringOn(), { serviceMonitor: { scrapeProtocols: ['Protobuf'] } });
-    expect(errorsOf(unknown)).toContain('/serviceMonitor/scrapeProtocols/0');
-  });
-
-  it('passes scheme, honorLabels, tlsConfig and basicAuth through as written', () => {
-    const tlsConfig = {
-      ca: { secret: { name: 'cdn-exporter-tls', key: 'ca.crt' } },
-      serverName: 'cdn-exporter.monitoring.svc',
-    };
-    const basicAuth = {
-      username: { name: 'cdn-exporter-scrape', key: 'username' },
-      password: { name: 'cdn-exporter-scrape', key: 'password' },
-    };
-    const values = withValues(monitoringOn(), {
-      serviceMonitor: { scheme: 'https', honorLabels: true, tlsConfig, basicAuth },
+    it('monitoring-on: jobLabel and targetLabels on the spec', () => {
+      const { spec } = monitor(MONITORING_ON);
+      expect(spec.jobLabel).toBe('app.kubernetes.io/name');
+      expect(spec.targetLabels).toEqual(['team']);
     });
-    expect(errorsOf(values)).toBe('');
-    const endpoint = render(values).spec.endpoints[0]!;
-    expect(endpoint).toMatchObject({ scheme: 'https', honorLabels: true, tlsConfig, basicAuth });
-  });
-});
 
-describe('PodDisruptionBudget (templates/poddisruptionbudget.yaml)', () => {
-  type Pdb = { apiVersion: string; kind: string; spec: Record<string, unknown> };
-  const render = (values: Values) =>
-    renderManifest('poddisruptionbudget.yaml', values, RELEASE) as Pdb | undefined;
+    it('asks for the protobuf format first when scrapeProtocols says so (created timestamps)', () => {
+      const scrapeProtocols = ['PrometheusProto', 'OpenMetricsText1.0.0', 'PrometheusText0.0.4'];
+      const layers: Layer[] = [MONITORING_ON, { serviceMonitor: { scrapeProtocols } }];
+      expect(errorsOf(layered(...layers))).toBe('');
+      expect(monitor(...layers).spec.scrapeProtocols).toEqual(scrapeProtocols);
+      const unknown = [MONITORING_ON, { serviceMonitor: { scrapeProtocols: ['Protobuf'] } }];
+      expect(errorsOf(layered(...unknown))).toContain('/serviceMonitor/scrapeProtocols/0');
+      // Helm refuses it too, with the schema's path.
+      expect(() => helmTemplate(bin, unknown, RELEASE)).toThrow(/scrapeProtocols/);
+    });
 
-  it('is off by default', () => {
-    expect(render(chartValues())).toBeUndefined();
-  });
-
-  it('sharded: policy/v1, over the exporter pods, one shard at a time', () => {
-    const pdb = render(mergeValues(chartValues(), ci('sharded-values.yaml')) as Values)!;
-    expect(pdb.apiVersion).toBe('policy/v1');
-    expect(pdb.kind).toBe('PodDisruptionBudget');
-    expect(pdb.spec).toEqual({
-      maxUnavailable: 1,
-      selector: {
-        matchLabels: { 'app.kubernetes.io/name': 'cdn-exporter', 'app.kubernetes.io/instance': 'cdn' },
-      },
+    it('passes scheme, honorLabels, tlsConfig and basicAuth through as written', () => {
+      const tlsConfig = {
+        ca: { secret: { name: 'cdn-exporter-tls', key: 'ca.crt' } },
+        serverName: 'cdn-exporter.monitoring.svc',
+      };
+      const basicAuth = {
+        username: { name: 'cdn-exporter-scrape', key: 'username' },
+        password: { name: 'cdn-exporter-scrape', key: 'password' },
+      };
+      const layers: Layer[] = [
+        MONITORING_ON,
+        { serviceMonitor: { scheme: 'https', honorLabels: true, tlsConfig, basicAuth } },
+      ];
+      expect(errorsOf(layered(...layers))).toBe('');
+      const endpoint = monitor(...layers).spec.endpoints[0]!;
+      expect(endpoint).toMatchObject({ scheme: 'https', honorLabels: true, tlsConfig, basicAuth });
     });
   });
 
-  it('minAvailable, when given, replaces maxUnavailable', () => {
-    const values = withValues(chartValues(), { podDisruptionBudget: { enabled: true, minAvailable: '50%' } });
-    expect(errorsOf(values)).toBe('');
-    const pdb = render(values)!;
-    expect(pdb.spec.minAvailable).toBe('50%');
-    expect(pdb.spec.maxUnavailable).toBeUndefined();
+  describe('PodDisruptionBudget (templates/poddisruptionbudget.yaml)', () => {
+    type Pdb = { apiVersion: string; kind: string; spec: Record<string, unknown> };
+    const pdb = (...layers: Layer[]) => manifest('poddisruptionbudget.yaml', ...layers) as Pdb | undefined;
+
+    it('is off by default', () => {
+      expect(pdb(DEFAULT)).toBeUndefined();
+    });
+
+    it('sharded: policy/v1, over the exporter pods, one shard at a time', () => {
+      const sharded = pdb(SHARDED)!;
+      expect(sharded.apiVersion).toBe('policy/v1');
+      expect(sharded.kind).toBe('PodDisruptionBudget');
+      expect(sharded.spec).toEqual({
+        maxUnavailable: 1,
+        selector: {
+          matchLabels: { 'app.kubernetes.io/name': 'cdn-exporter', 'app.kubernetes.io/instance': 'cdn' },
+        },
+      });
+    });
+
+    it('minAvailable, when given, replaces maxUnavailable', () => {
+      const layers: Layer[] = [DEFAULT, { podDisruptionBudget: { enabled: true, minAvailable: '50%' } }];
+      expect(errorsOf(layered(...layers))).toBe('');
+      const budget = pdb(...layers)!;
+      expect(budget.spec.minAvailable).toBe('50%');
+      expect(budget.spec.maxUnavailable).toBeUndefined();
+    });
   });
 });

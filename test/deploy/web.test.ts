@@ -10,21 +10,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { silentLogger } from '../../src/log.js';
 import { WebConfigSource } from '../../src/web/source.js';
 import { makePki } from '../helpers/certs.js';
 import { findTool } from '../helpers/tools.js';
 import {
   chartValues,
+  type Layer,
+  layered,
   mergeValues,
   ROOT,
   readText,
   readYaml,
   renderedWebConfig,
-  renderManifest,
   type Values,
 } from './chart-helpers.js';
+import { findHelms, renderManifest } from './helm.js';
 
 const promtool = findTool('promtool');
 const tlsValues = () =>
@@ -115,26 +117,67 @@ describe('templates', () => {
       /has \.Values\.web\.tls\.clientAuthType \(list "RequireAnyClientCert" "RequireAndVerifyClientCert"\)/,
     );
   });
+});
+
+const TLS = 'helm/cdn-exporter/ci/tls-values.yaml';
+const RELEASE = { name: 'cdn', namespace: 'monitoring' };
+
+describe.each(findHelms())('as Helm $version renders it', ({ bin }) => {
+  it.each([
+    ['ci/tls-values.yaml', [TLS]],
+    [
+      'mutual TLS',
+      [
+        TLS,
+        {
+          web: { tls: { clientAuthType: 'RequireAndVerifyClientCert', clientCA: true, minVersion: 'TLS13' } },
+        },
+      ],
+    ],
+    [
+      'basic auth without TLS',
+      [
+        'helm/cdn-exporter/ci/default-values.yaml',
+        {
+          web: {
+            basicAuth: {
+              users: { prometheus: '$2y$10$QqOjSlExvJm4IOQYWji6VOrfidVAup230n9czDRMrQqHsS2YAM7Ee' },
+            },
+          },
+        },
+      ],
+    ],
+  ] as Array<[string, Layer[]]>)(
+    '%s: the web Secret holds the web-config.yml tested above',
+    (_name, layers) => {
+      const secret = renderManifest(bin, 'web-secret.yaml', layers, RELEASE) as {
+        data: Record<string, string>;
+      };
+      const file = Buffer.from(secret.data['web-config.yml']!, 'base64').toString('utf8');
+      expect(parse(file)).toEqual(renderedWebConfig(layered(...layers)));
+    },
+  );
 
   it('the ServiceMonitor scrapes with scheme https, tlsConfig and basicAuth from web.serviceMonitor', () => {
-    const release = { name: 'cdn', namespace: 'monitoring' };
     const tlsConfig = { ca: { secret: { name: 'cdn-tls', key: 'ca.crt' } }, serverName: 'cdn-exporter' };
     const basicAuth = {
       username: { name: 'scrape', key: 'username' },
       password: { name: 'scrape', key: 'password' },
     };
-    const endpoint = (over: unknown) => {
-      const values = mergeValues(
-        chartValues(),
-        mergeValues({ serviceMonitor: { enabled: true } }, over),
-      ) as Values;
-      const sm = renderManifest('servicemonitor.yaml', values, release) as {
+    const endpoint = (over: Values) => {
+      const layers: Layer[] = [
+        'helm/cdn-exporter/ci/default-values.yaml',
+        mergeValues({ serviceMonitor: { enabled: true } }, over) as Values,
+      ];
+      const sm = renderManifest(bin, 'servicemonitor.yaml', layers, RELEASE) as {
         spec: { endpoints: Array<Record<string, unknown>> };
       };
       return sm.spec.endpoints[0]!;
     };
     // TLS on: https, and what web.serviceMonitor says.
-    const web = endpoint({ web: { tls: { enabled: true }, serviceMonitor: { tlsConfig, basicAuth } } });
+    const web = endpoint({
+      web: { tls: { enabled: true, existingSecret: 'cdn-tls' }, serviceMonitor: { tlsConfig, basicAuth } },
+    });
     expect(web.scheme).toBe('https');
     expect(web.tlsConfig).toEqual(tlsConfig);
     expect(web.basicAuth).toEqual(basicAuth);
@@ -146,7 +189,7 @@ describe('templates', () => {
     const own = { insecureSkipVerify: true };
     expect(
       endpoint({
-        web: { tls: { enabled: true }, serviceMonitor: { tlsConfig } },
+        web: { tls: { enabled: true, existingSecret: 'cdn-tls' }, serviceMonitor: { tlsConfig } },
         serviceMonitor: { tlsConfig: own },
       }).tlsConfig,
     ).toEqual(own);

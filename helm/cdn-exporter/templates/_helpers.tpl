@@ -238,3 +238,59 @@ targets: the value of the Service label serviceMonitor.jobLabel, or the Service'
 {{- printf "job=%q" (include "cdn-exporter.fullname" .) }}
 {{- end }}
 {{- end }}
+
+{{/* The ServiceMonitor endpoint's tlsConfig as YAML, or empty: serviceMonitor.tlsConfig, else web.serviceMonitor.tlsConfig when web.tls.enabled. */}}
+{{- define "cdn-exporter.monitorTlsConfig" -}}
+{{- if .Values.serviceMonitor.tlsConfig }}
+{{- toYaml .Values.serviceMonitor.tlsConfig }}
+{{- else if and .Values.web.tls.enabled .Values.web.serviceMonitor.tlsConfig }}
+{{- toYaml .Values.web.serviceMonitor.tlsConfig }}
+{{- end }}
+{{- end }}
+
+{{/* The ServiceMonitor endpoint's basicAuth as YAML, or empty: serviceMonitor.basicAuth, else web.serviceMonitor.basicAuth. */}}
+{{- define "cdn-exporter.monitorBasicAuth" -}}
+{{- if .Values.serviceMonitor.basicAuth }}
+{{- toYaml .Values.serviceMonitor.basicAuth }}
+{{- else if .Values.web.serviceMonitor.basicAuth }}
+{{- toYaml .Values.web.serviceMonitor.basicAuth }}
+{{- end }}
+{{- end }}
+
+{{/*
+The Secrets and ConfigMaps that the ServiceMonitor's tlsConfig (ca, cert, keySecret) and basicAuth (username,
+password) name, as "Secret a, ConfigMap b", or empty. prometheus-operator reads them from the ServiceMonitor's
+namespace, and leaves a ServiceMonitor whose references it cannot read out of Prometheus' configuration.
+*/}}
+{{- define "cdn-exporter.monitorRefs" -}}
+{{- $tls := include "cdn-exporter.monitorTlsConfig" . | fromYaml }}
+{{- $auth := include "cdn-exporter.monitorBasicAuth" . | fromYaml }}
+{{- $refs := list }}
+{{- range $field := list "ca" "cert" }}
+{{- with get $tls $field }}
+{{- with .secret }}{{ $refs = append $refs (printf "Secret %s" .name) }}{{ end }}
+{{- with .configMap }}{{ $refs = append $refs (printf "ConfigMap %s" .name) }}{{ end }}
+{{- end }}
+{{- end }}
+{{- with $tls.keySecret }}{{ $refs = append $refs (printf "Secret %s" .name) }}{{ end }}
+{{- range $field := list "username" "password" }}
+{{- with get $auth $field }}{{ $refs = append $refs (printf "Secret %s" .name) }}{{ end }}
+{{- end }}
+{{- $refs | uniq | join ", " }}
+{{- end }}
+
+{{/*
+For NOTES.txt: a curl of `path` through `kubectl port-forward` (127.0.0.1:port) that the exporter's web config
+lets through. Called as (dict "ctx" . "path" "/metrics"). TLS: https and -k (the certificate names the Service,
+not 127.0.0.1); a client certificate when web.tls.clientAuthType requires one; basic auth: -u with the first user
+of web.basicAuth.users (curl asks for the password), or USER with web.existingConfigSecret (its users are not
+known here).
+*/}}
+{{- define "cdn-exporter.curl" -}}
+{{- $v := .ctx.Values -}}
+curl -s{{ if $v.web.tls.enabled }}k{{ end }}
+{{- if and $v.web.tls.enabled (has $v.web.tls.clientAuthType (list "RequireAnyClientCert" "RequireAndVerifyClientCert")) }} --cert client.crt --key client.key{{ end }}
+{{- if $v.web.existingConfigSecret }} -u USER
+{{- else if $v.web.basicAuth.users }} -u {{ keys $v.web.basicAuth.users | sortAlpha | first }}
+{{- end }} {{ if $v.web.tls.enabled }}https{{ else }}http{{ end }}://127.0.0.1:{{ $v.port }}{{ .path }}
+{{- end }}
