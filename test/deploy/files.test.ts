@@ -1,7 +1,9 @@
 /**
  * What `docker build` and `docker compose up` would trip over, checked without Docker: one port everywhere, every
  * path the Dockerfile, the compose file and Prometheus' config name exists, and the chart's copies of the rules
- * and dashboards are the project's own (scripts/sync-chart.mjs).
+ * and dashboards are the project's own (scripts/sync-chart.mjs). And what the image is made of: it pulls nothing
+ * but its base (no `# syntax=` frontend), pins tini, labels its base as built, and its runtime stage holds no
+ * package manager, no dev dependency and no bench.
  */
 import { execFileSync } from 'node:child_process';
 import {
@@ -32,6 +34,50 @@ interface Service {
 const compose = readYaml('docker-compose.yml') as { services: Record<string, Service> };
 const dockerfile = readText('Dockerfile');
 
+interface Instruction {
+  op: string;
+  args: string;
+}
+interface Stage {
+  image: string;
+  name: string;
+  body: Instruction[];
+}
+
+/** The Dockerfile's instructions: comments and blank lines dropped, `\\`-continued lines joined (as Docker does). */
+function instructions(text: string): Instruction[] {
+  const out: Instruction[] = [];
+  let pending = '';
+  for (const line of text.split('\n')) {
+    if (/^\s*#/.test(line) || (!pending && !line.trim())) continue;
+    pending += pending ? ` ${line.trim()}` : line.trim();
+    if (pending.endsWith('\\')) {
+      pending = pending.slice(0, -1).trimEnd();
+      continue;
+    }
+    const m = /^(\S+)\s+(.*)$/.exec(pending)!;
+    out.push({ op: m[1]!.toUpperCase(), args: m[2]! });
+    pending = '';
+  }
+  return out;
+}
+
+/** The stages: FROM's image and name, then the instructions up to the next FROM. */
+function dockerStages(text: string): Stage[] {
+  const stages: Stage[] = [];
+  for (const i of instructions(text)) {
+    const from = i.op === 'FROM' ? /^(\S+)(?: AS (\w+))?$/i.exec(i.args) : null;
+    if (from) stages.push({ image: from[1]!, name: from[2] ?? '', body: [] });
+    else stages.at(-1)?.body.push(i);
+  }
+  return stages;
+}
+
+const stages = dockerStages(dockerfile);
+const stage = (name: string) => stages.find((st) => st.name === name)!;
+const runtime = stage('runtime');
+const deps = stage('deps');
+
 /** Host side of a compose bind mount (`./x:/y:ro`), or undefined for a named volume. */
 function bind(volume: string): { host: string; target: string } | undefined {
   const [host, target] = volume.split(':');
@@ -46,26 +92,101 @@ describe('Dockerfile', () => {
     );
   });
 
-  it('builds in a build stage and ships production dependencies and dist/src only, as user 1000 under tini', () => {
-    const stages = [...dockerfile.matchAll(/^FROM (\S+)(?: AS (\w+))?$/gm)];
-    expect(stages.map((m) => m[2])).toEqual(['build', 'runtime']);
-    const nodeImage = /^ARG NODE_IMAGE=(node:(\d+)\.\d+\.\d+-bookworm-slim)$/m.exec(dockerfile);
-    expect(nodeImage?.[2], 'a pinned Node 24 LTS bookworm-slim tag').toBe('24');
-    const runtime = dockerfile.slice(dockerfile.indexOf('AS runtime'));
-    expect(runtime).toMatch(/npm ci --omit=dev/);
-    expect(runtime).toMatch(/apt-get install -y --no-install-recommends tini/);
+  it('builds in a build stage, production dependencies in a deps stage, and runs as user 1000 under tini', () => {
+    expect(stages.map((st) => st.name)).toEqual(['build', 'deps', 'runtime']);
     // The node image's `node` user, by number (runAsNonRoot can verify it without runAsUser).
-    expect(runtime).toMatch(/^USER 1000:1000$/m);
+    expect(runtime.body).toContainEqual({ op: 'USER', args: '1000:1000' });
+    expect(runtime.body).toContainEqual({ op: 'ENTRYPOINT', args: '["/usr/bin/tini", "--"]' });
     // Every ARG a stage reads is declared in that stage (one before the first FROM is not visible inside).
-    for (const used of new Set([...runtime.matchAll(/\$\{(\w+)\}/g)].map((m) => m[1]!))) {
-      expect(runtime, `ARG ${used} in the runtime stage`).toMatch(new RegExp(`^ARG ${used}(=|$)`, 'm'));
+    for (const stage of stages) {
+      const declared = new Set(stage.body.filter((i) => i.op === 'ARG').map((i) => i.args.split('=')[0]));
+      for (const i of stage.body.filter((x) => x.op !== 'ARG')) {
+        for (const m of i.args.matchAll(/\$\{(\w+)\}/g))
+          expect(declared, `${stage.name}: ${i.op} ${i.args}`).toContain(m[1]);
+      }
     }
-    expect(runtime).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m);
-    expect(runtime).toMatch(/^COPY --from=build \/app\/dist\/src \.\/dist\/src$/m);
-    const labels = [...dockerfile.matchAll(/org\.opencontainers\.image\.(\w+)=/g)].map((m) => m[1]);
-    expect(labels).toEqual(expect.arrayContaining(['title', 'version', 'licenses']));
+    const labels = [...dockerfile.matchAll(/org\.opencontainers\.image\.(\w+(?:\.\w+)?)=/g)].map((m) => m[1]);
+    expect(labels).toEqual(expect.arrayContaining(['title', 'version', 'licenses', 'base.name']));
     const version = JSON.parse(readText('package.json')).version as string;
-    expect(dockerfile).toContain(`ARG VERSION=${version}`);
+    expect(runtime.body).toContainEqual({ op: 'ARG', args: `VERSION=${version}` });
+  });
+
+  it('pulls no image but its base: no `# syntax=` frontend, every stage from NODE_IMAGE, COPY --from only stages', () => {
+    // A parser directive is a comment line before the first instruction; any `# syntax=` line is refused here.
+    expect(dockerfile).not.toMatch(/^#\s*syntax\s*=/im);
+    expect(stages.map((st) => st.image)).toEqual([`\${NODE_IMAGE}`, `\${NODE_IMAGE}`, `\${NODE_IMAGE}`]);
+    const names = new Set(stages.map((st) => st.name));
+    for (const stage of stages)
+      for (const i of stage.body.filter((x) => x.op === 'COPY' && x.args.startsWith('--from=')))
+        expect(names, i.args).toContain(/^--from=(\S+)/.exec(i.args)![1]);
+  });
+
+  it('a pinned Node 24 LTS bookworm-slim base by its full reference, which the base-image label gives as built', () => {
+    const arg = /^ARG NODE_IMAGE=(\S+)$/m.exec(dockerfile)?.[1];
+    expect(arg, 'a full reference to a pinned Node 24 LTS bookworm-slim tag').toMatch(
+      /^docker\.io\/library\/node:24\.\d+\.\d+-bookworm-slim$/,
+    );
+    const label = /org\.opencontainers\.image\.base\.name="([^"]*)"/.exec(dockerfile)![1]!;
+    // What `docker build --build-arg NODE_IMAGE=...` writes into the label: the reference as given, never prefixed.
+    const expand = (value: string, args: Record<string, string>) =>
+      value.replace(/\$\{(\w+)\}/g, (_, name: string) => args[name] ?? '');
+    for (const image of [
+      arg!,
+      'registry.example/mirror/node:24.21.0-bookworm-slim',
+      `docker.io/library/node@sha256:${'0'.repeat(64)}`,
+    ])
+      expect(expand(label, { NODE_IMAGE: image })).toBe(image);
+  });
+
+  it('installs tini pinned to its Debian bookworm version, and nothing unpinned', () => {
+    const tini = runtime.body.find((i) => i.op === 'ARG' && i.args.startsWith('TINI_VERSION='));
+    // `apt-cache policy tini` on bookworm: 0.19.0-1+b3.
+    expect(tini?.args).toBe('TINI_VERSION=0.19.0-1+b3');
+    const installs = stages.flatMap((st) =>
+      st.body
+        .filter((i) => i.op === 'RUN')
+        .flatMap((i) => [...i.args.matchAll(/apt-get install ([^&]+)/g)].map((m) => m[1]!)),
+    );
+    expect(installs).toHaveLength(1);
+    const packages = installs[0]!.split(/\s+/).filter((w) => w && !w.startsWith('-'));
+    expect(packages).toEqual([`"tini=\${TINI_VERSION}"`]);
+  });
+
+  it('the runtime stage runs no npm and carries no package manager, no dev dependency and no bench', () => {
+    const runs = runtime.body.filter((i) => i.op === 'RUN').map((i) => i.args);
+    // No package manager is run (the paths rm removes name them).
+    for (const run of runs)
+      expect(run.replace(/rm -rf [^&]*/g, ''), run).not.toMatch(/\b(npm|npx|yarn|corepack|pnpm)\b/);
+    const removed = runs.flatMap((r) =>
+      [...r.matchAll(/rm -rf ([^&]*)/g)].flatMap((m) => m[1]!.split(/[\s\\]+/).filter(Boolean)),
+    );
+    expect(removed).toEqual(
+      expect.arrayContaining([
+        '/usr/local/lib/node_modules/npm',
+        '/usr/local/bin/npm',
+        '/usr/local/bin/npx',
+        '/usr/local/lib/node_modules/corepack',
+        '/usr/local/bin/corepack',
+        '/opt/yarn-v*',
+        '/usr/local/bin/yarn',
+        '/usr/local/bin/yarnpkg',
+      ]),
+    );
+    // What it copies: package.json and LICENSE from the context, node_modules from deps, dist/src from build.
+    const copies = runtime.body.filter((i) => i.op === 'COPY').map((i) => i.args);
+    expect(copies).toEqual([
+      'package.json ./',
+      '--from=deps /app/node_modules ./node_modules',
+      '--from=build /app/dist/src ./dist/src',
+      'LICENSE ./',
+    ]);
+    // deps installs the lockfile's production dependencies from package.json and the lockfile alone (no bench, no src).
+    expect(deps.body.filter((i) => i.op === 'COPY').map((i) => i.args)).toEqual([
+      'package.json package-lock.json ./',
+    ]);
+    expect(deps.body.filter((i) => i.op === 'RUN').map((i) => i.args)).toEqual([
+      'npm ci --omit=dev --ignore-scripts --no-audit --no-fund',
+    ]);
   });
 
   it('runs the package bin, whose source exists', () => {

@@ -1,5 +1,5 @@
 /**
- * A production install, as the Dockerfile's runtime stage does it: pack the project from a clean copy of its
+ * A production install, as the Dockerfile's deps stage does it: pack the project from a clean copy of its
  * sources (what a fresh checkout packs, not whatever dist/ holds here), then in an empty project that depends on
  * the tarball, lock it (`npm install --package-lock-only`) and install it with `npm ci --omit=dev`. That install's
  * `cdn-exporter` (run) is started against a simulator running as its own process (the project's built
