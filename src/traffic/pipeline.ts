@@ -114,6 +114,11 @@ export interface TrafficPoller extends Poller {
   readonly revisits: RevisitQueue | undefined;
   /** A new token arrived: first reads and re-reads waiting out the auth backoff are tried now. */
   authRestored(): void;
+  /**
+   * Reads a window whose minutes are final (at least delay + revisit old) through the account's upstream, at the
+   * re-reads' priority: the settled writer's own reads (src/settled/writer.ts), for windows no read gave it.
+   */
+  readFinal(start: number, end: number): Promise<TrafficResponse>;
 }
 
 /** A window awaiting a re-read as the state file holds it; its record is encoded once, however often it is saved. */
@@ -307,6 +312,7 @@ export class TrafficPipeline {
         walker.authRestored();
         queue?.authRestored();
       },
+      readFinal: (start, end) => fetchWindow(start, end, REVISIT_PRIORITY),
     };
   }
 

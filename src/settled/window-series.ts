@@ -1,0 +1,121 @@
+/**
+ * One settled window's answer as the series it feeds, with the family names and labels `/metrics` has
+ * (docs/metrics.md, "Traffic"): the window's counts (what each counter adds) and its gauges (bandwidth, cache hit
+ * ratio, medians). Pure: no I/O, no state. The same rules as the scraped side's mapping (src/traffic/mapping.ts):
+ * `metrics.metrics` and `metrics.resources` allow-lists, `metrics.breakdown`, a record without a resource id
+ * under breakdown `resource` dropped, a resource listed twice in one answer counted once, a resource id longer
+ * than `limits.max_label_length` left out (the scraped side refuses its series: `label_too_long`), bytes
+ * transferred as bandwidth x seconds / 8 rounded to whole bytes.
+ */
+import type { Breakdown, Side } from '../api/vocabulary.js';
+import { overLength } from '../store/limits.js';
+import type { SideRecord, TrafficResponse } from '../traffic/response.js';
+
+export interface WindowSeriesOptions {
+  breakdown: Breakdown;
+  /** `metrics.metrics`: API metric names; empty: all. */
+  metrics: readonly string[];
+  /** `metrics.resources`: resource ids; empty: all. */
+  resources: readonly string[];
+  /** `limits.max_label_length`. */
+  maxLabelLength: number;
+}
+
+export type PointKind = 'counter' | 'gauge';
+
+/** One series' value in one window: for a counter what the window adds, for a gauge its value at the window end. */
+export interface WindowPoint {
+  /** The family name and label values, one string: the series' identity (its running total's key). */
+  key: string;
+  family: string;
+  /** Label pairs after `__name__`, in the family's order (account, resource, then code/class/size_range). */
+  labels: readonly (readonly [string, string])[];
+  kind: PointKind;
+  value: number;
+}
+
+/** Joins a key's parts: a byte no family name or label value the exporter writes contains. */
+const SEP = '\u0000';
+
+export class WindowSeries {
+  private readonly metricAllow: ReadonlySet<string> | undefined;
+  private readonly resourceAllow: ReadonlySet<string> | undefined;
+
+  constructor(private readonly o: WindowSeriesOptions) {
+    this.metricAllow = o.metrics.length ? new Set(o.metrics) : undefined;
+    this.resourceAllow = o.resources.length ? new Set(o.resources) : undefined;
+  }
+
+  private allowed(name: string): boolean {
+    return this.metricAllow === undefined || this.metricAllow.has(name);
+  }
+
+  /** The points of the window [startMs, endMs) of `account`, in the answer's order. */
+  points(account: string, startMs: number, endMs: number, response: TrafficResponse): WindowPoint[] {
+    const seconds = (endMs - startMs) / 1000;
+    const out: WindowPoint[] = [];
+    const seen = new Set<string>();
+    const byResource = this.o.breakdown === 'resource';
+    for (const record of response.records) {
+      let base: (readonly [string, string])[];
+      if (byResource) {
+        const id = record.resource;
+        if (id === undefined || id === '') continue;
+        if (this.resourceAllow && !this.resourceAllow.has(id)) continue;
+        if (overLength(id, this.o.maxLabelLength) || seen.has(id)) continue;
+        seen.add(id);
+        base = [
+          ['account', account],
+          ['resource', id],
+        ];
+      } else {
+        if (seen.has('')) continue;
+        seen.add('');
+        base = [['account', account]];
+      }
+      this.side(out, 'edge', base, record.edge, seconds);
+      this.side(out, 'origin', base, record.origin, seconds);
+    }
+    return out;
+  }
+
+  private side(
+    out: WindowPoint[],
+    side: Side,
+    base: readonly (readonly [string, string])[],
+    r: SideRecord,
+    seconds: number,
+  ): void {
+    const push = (family: string, kind: PointKind, value: number, extra?: readonly [string, string]) => {
+      const labels = extra ? [...base, extra] : base;
+      let key = family;
+      for (const [, v] of labels) key += SEP + v;
+      out.push({ key, family, labels, kind, value });
+    };
+    for (const [code, n] of r.codes)
+      if (this.allowed(`${side}_status_${code}`))
+        push(`cdn_${side}_responses_total`, 'counter', n, ['code', code]);
+    for (const [cls, n] of r.classes)
+      if (this.allowed(`${side}_status_${cls}`))
+        push(`cdn_${side}_responses_by_class_total`, 'counter', n, ['class', cls]);
+    if (r.requests !== undefined && this.allowed(`${side}_requests_total`))
+      push(`cdn_${side}_requests_total`, 'counter', r.requests);
+    if (r.bandwidthBitsPerSecond !== undefined && this.allowed(`${side}_bandwidth`)) {
+      push(
+        `cdn_${side}_transferred_bytes_total`,
+        'counter',
+        Math.round((r.bandwidthBitsPerSecond * seconds) / 8),
+      );
+      push(`cdn_${side}_bandwidth_bytes_per_second`, 'gauge', r.bandwidthBitsPerSecond / 8);
+    }
+    if (this.allowed(`${side}_request_time`))
+      for (const [range, v] of r.requestTimeSeconds)
+        push(`cdn_${side}_request_duration_median_seconds`, 'gauge', v, ['size_range', range]);
+    if (side === 'edge') {
+      if (r.hitBytes !== undefined && this.allowed('edge_hit_bytes'))
+        push('cdn_edge_cache_hit_bytes_total', 'counter', r.hitBytes);
+      if (r.hitRatio !== undefined && this.allowed('edge_hit_ratio'))
+        push('cdn_edge_cache_hit_ratio', 'gauge', r.hitRatio);
+    }
+  }
+}
