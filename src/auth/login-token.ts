@@ -3,19 +3,33 @@
  * like a fixed token, so the API clients and request gates use it unchanged.
  *
  * Contracts:
- * - Renewal: a token obtained with a request sent at `t` and a `lifetime` of `L` ms is renewed at `t + 0.85 L`
- *   (the lifetime is counted from the moment the request was sent, so the answer's own travel time is margin too).
- *   That works from lifetimes of seconds (renewed after 85 % of them) to the documented 6 hours (renewed 54 minutes
- *   before expiry), and never sooner than MIN_RENEW_MS after the login: with `lifetime` clamped to 1 minute ..
- *   30 days (./login.ts), scheduled renewals come at most about once a minute, far below the API's 20 logins per
- *   minute. Two logins are never closer than MIN_GAP_MS whatever the cause.
+ * - The one guard against a login storm is the API's documented limit (docs/upstream-api.md, "Login"): at most
+ *   LOGINS_PER_MINUTE (20) logins a minute. Two login requests are never closer than MIN_GAP_MS (3 s, 60 s / 20),
+ *   whatever the cause (renewal, a 401/403, an error's retry, a new password), so no 60 s ever holds more than 20.
+ *   The lifetime a login answer states is believed down to the millisecond (./login.ts clamps it only at the top).
+ * - Expiry: a token obtained with a request sent at `t` with a `lifetime` of `L` ms expires at `t + L` for us. The
+ *   CDN counts from when the request reached it, so the login's own travel is the margin of a request sent at the
+ *   last moment. `get()` compares that expiry with the clock each time a request is sent, and never hands out a
+ *   token at or past it: a request never carries a token known to be expired.
+ * - Renewal (renewalDelay): at `t + min(85 % of L, L - 2 × the login's answer time)`, never sooner than MIN_GAP_MS
+ *   after `t`. From the documented 6 hours (renewed 54 minutes before expiry) down to a few seconds the renewal is
+ *   answered before the token expires, as long as its answer takes no longer than the margin left: 15 % of L, or
+ *   twice the answer time of the login before.
+ * - A lifetime too short for the limit (lifetimeTooShort: `L <= max(MIN_GAP_MS, answer time) + answer time`: the
+ *   token would expire before the earliest renewal the limit allows is answered) is said, not hidden: result
+ *   `too_short` of cdn_auth_logins_total, one log line per change, and while such a token has expired `get()`
+ *   throws a LoginError with reason `lifetime-too-short` (the pollers' error: `cdn_up 0` with that text). The token
+ *   is used while it is valid and renewed as soon as the limit allows. A token already expired when its answer
+ *   arrives cannot be used at all: it is not kept, and the next login backs off as after an error (below), not 20
+ *   a minute for nothing.
  * - A login answer whose token cannot be used (too long, characters no header may carry) is a refused login with
  *   its own log line, retried on the ban-safe schedule below (the endpoint said yes to these credentials, but
  *   retrying at once brings the same answer).
  * - Secrets: the token in use is registered in src/redact.ts; the one it replaces is dropped from the registry,
  *   and so is a password read before the file changed: the registry holds only live secrets.
- * - `refresh()` (called after a 401/403 of any API) asks for a renewal at once, at most once per minute (after 3
- *   such renewals in a row, once per 15 minutes), and never while the login is refused (the ban rule decides then).
+ * - `refresh()` (called after a 401/403 of any API) asks for a renewal at once, at most once per FORCED_RENEWAL_MS
+ *   (the limit's window: 1 of its 20 logins; after 3 such renewals in a row, once per 15 minutes), still
+ *   MIN_GAP_MS after the previous login, and never while the login is refused (the ban rule decides then).
  * - The ban rule (7 wrong passwords ban the user for hours, from the API and the web portal): a refused login is
  *   retried with the same password after 20 min, 40 min, 80 min, then every 3 hours. That is at most 3 attempts in
  *   any hour and at most 4 in any 3 hours. A change of the password (the file's content, read on a cheap `stat`
@@ -42,12 +56,19 @@ import { SECRETS } from '../redact.js';
 import { type LoginOutcome, login as sendLogin } from './login.js';
 
 export const RENEW_FRACTION = 0.85;
-/** Two login requests are never closer than this (the API documents at most 20 per minute). */
-export const MIN_GAP_MS = 3_000;
-/** A scheduled renewal never comes sooner than this after the login it renews. */
-export const MIN_RENEW_MS = 30_000;
-/** After a 401/403 of an API, a renewal at once, at most this often. */
-export const FORCED_RENEWAL_MS = 60_000;
+/** The API's documented limit (docs/upstream-api.md, "Login"): at most this many logins ... */
+export const LOGINS_PER_MINUTE = 20;
+/** ... in this window. */
+export const LOGIN_LIMIT_WINDOW_MS = 60_000;
+/** Two login requests are never closer than this (3 s): 20 evenly spaced, so no 60 s window holds more than 20. */
+export const MIN_GAP_MS = LOGIN_LIMIT_WINDOW_MS / LOGINS_PER_MINUTE;
+/** A renewal leaves at least this many times the login's answer time before expiry (when 85 % leaves less). */
+export const ANSWER_MARGIN = 2;
+/**
+ * After a 401/403 of an API, a renewal at once, at most once per window of the login limit: 1 of its 20 logins,
+ * the other 19 left to scheduled renewals. It is MIN_GAP_MS after the previous login like any other.
+ */
+export const FORCED_RENEWAL_MS = LOGIN_LIMIT_WINDOW_MS;
 /**
  * After this many forced renewals in a row (no scheduled renewal between), at most one every FORCED_SLOW_MS: a
  * 403 that a new token does not cure (an account the user may not see) must not cost a login every minute.
@@ -60,10 +81,33 @@ export const PASSWORD_CHECK_MS = 10_000;
 export const REFUSED_RETRY_MS: readonly number[] = [20 * 60_000, 40 * 60_000, 80 * 60_000, 180 * 60_000];
 const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 5_000, capMs: 300_000 };
 
-export type LoginResult = 'ok' | 'refused' | 'error';
+/** `too_short`: logged in, but with a token that expires before the limit allows its renewal (lifetimeTooShort). */
+export type LoginResult = 'ok' | 'too_short' | 'refused' | 'error';
 
-/** Why no token can be given: the login was refused, it failed (no answer, 5xx, ...), or none was tried yet. */
-export type LoginReason = 'login-refused' | 'login-failed' | 'login-pending';
+/**
+ * Why no token can be given: the login was refused, it failed (no answer, 5xx, ...), none was tried yet, or the
+ * tokens it gives expire before the API's login limit allows their renewal.
+ */
+export type LoginReason = 'login-refused' | 'login-failed' | 'login-pending' | 'lifetime-too-short';
+
+/**
+ * When a token of `lifetimeMs`, whose login was answered in `answerMs`, is renewed (ms after that login was sent):
+ * at 85 % of the lifetime, sooner when that leaves less than ANSWER_MARGIN answer times, never sooner than the
+ * login limit allows (MIN_GAP_MS).
+ */
+export function renewalDelay(lifetimeMs: number, answerMs: number): number {
+  const due = Math.min(Math.floor(lifetimeMs * RENEW_FRACTION), lifetimeMs - ANSWER_MARGIN * answerMs);
+  return Math.max(MIN_GAP_MS, due);
+}
+
+/**
+ * A lifetime too short for the login limit: a renewal sent as early as it can be (MIN_GAP_MS after the login, as
+ * the limit allows, and not before the login's answer: one login at a time) and answered as fast as this login was
+ * would arrive when the token has already expired.
+ */
+export function lifetimeTooShort(lifetimeMs: number, answerMs: number): boolean {
+  return lifetimeMs <= Math.max(MIN_GAP_MS, answerMs) + answerMs;
+}
 
 export class LoginError extends Error {
   override readonly name = 'LoginError';
@@ -80,7 +124,9 @@ export class LoginError extends Error {
         ? 'login refused'
         : reason === 'login-failed'
           ? 'login failed'
-          : 'not logged in yet';
+          : reason === 'lifetime-too-short'
+            ? 'token lifetime too short'
+            : 'not logged in yet';
     super(`${what} for user ${JSON.stringify(login)}: ${detail}`);
     this.reason = reason;
     this.login = login;
@@ -133,6 +179,8 @@ export class LoginToken implements TokenSource {
   #state: LoginStatus['state'] = 'login-pending';
   #detail: string | undefined;
   #status: number | undefined;
+  /** Why the last login's token is too short for the login limit (our words), or undefined when it is not. */
+  #short: string | undefined;
   /** Time of the last attempt (sent), for MIN_GAP_MS. */
   #lastAttempt = Number.NEGATIVE_INFINITY;
   /** Consecutive refusals of `#refusedPassword`. */
@@ -191,7 +239,8 @@ export class LoginToken implements TokenSource {
 
   get status(): LoginStatus {
     const s: LoginStatus = { login: this.username, state: this.#currentState() };
-    if (this.#detail !== undefined && s.state !== 'ok') s.detail = this.#detail;
+    const detail = s.state === 'lifetime-too-short' ? this.#short : this.#detail;
+    if (detail !== undefined && s.state !== 'ok') s.detail = detail;
     if (this.#token !== undefined) s.expiresAt = this.#expiresAt;
     return s;
   }
@@ -202,9 +251,11 @@ export class LoginToken implements TokenSource {
     const state = this.#currentState();
     const reason: LoginReason = state === 'ok' ? 'login-failed' : state;
     const detail =
-      this.#token !== undefined
-        ? `the token expired and could not be renewed${this.#detail ? ` (${this.#detail})` : ''}`
-        : (this.#detail ?? 'no token yet');
+      reason === 'lifetime-too-short' && this.#short !== undefined
+        ? this.#short
+        : this.#token !== undefined
+          ? `the token expired and could not be renewed${this.#detail ? ` (${this.#detail})` : ''}`
+          : (this.#detail ?? 'no token yet');
     throw new LoginError(this.username, reason, detail, this.#status);
   }
 
@@ -264,9 +315,12 @@ export class LoginToken implements TokenSource {
 
   #currentState(): LoginStatus['state'] {
     if (this.#valid() !== undefined) return 'ok';
-    return this.#state === 'ok' ? 'login-failed' : this.#state;
+    if (this.#state === 'ok' || this.#state === 'lifetime-too-short')
+      return this.#short !== undefined ? 'lifetime-too-short' : 'login-failed';
+    return this.#state;
   }
 
+  /** The token, when there is one and the clock has not reached its expiry (checked at every request's send). */
   #valid(): string | undefined {
     return this.#token !== undefined && this.opts.clock.now() < this.#expiresAt ? this.#token : undefined;
   }
@@ -310,13 +364,29 @@ export class LoginToken implements TokenSource {
       return;
     }
     const now = clock.now();
-    if (outcome.ok) {
+    const answerMs = Math.max(0, now - sentAt);
+    if (outcome.ok && sentAt + outcome.lifetimeMs <= now) {
+      // Expired before its answer arrived: nothing can use it, and logging in again at once would bring the same.
+      this.#short = this.#tooShortText(outcome.lifetimeMs, answerMs);
+      this.#errors++;
+      const wait = backoffDelay(this.#errors - 1, this.opts.backoff ?? DEFAULT_BACKOFF, this.opts.random);
+      this.#errorUntil = now + wait;
+      this.#refusals = 0;
+      this.#refusedPassword = undefined;
+      this.#state = this.#valid() !== undefined ? 'ok' : 'lifetime-too-short';
+      this.#detail = this.#short;
+      this.#status = undefined;
+      this.opts.onLogin?.('too_short');
+      this.#noteTooShort(outcome.lifetimeMs, answerMs, true);
+    } else if (outcome.ok) {
       const renewed = this.#token !== undefined;
+      const short = lifetimeTooShort(outcome.lifetimeMs, answerMs);
       SECRETS.add(outcome.token);
       if (this.#token !== undefined && this.#token !== outcome.token) SECRETS.remove(this.#token);
       this.#token = outcome.token;
       this.#expiresAt = sentAt + outcome.lifetimeMs;
-      this.#renewAt = sentAt + Math.max(MIN_RENEW_MS, Math.floor(outcome.lifetimeMs * RENEW_FRACTION));
+      this.#renewAt = sentAt + renewalDelay(outcome.lifetimeMs, answerMs);
+      this.#short = short ? this.#tooShortText(outcome.lifetimeMs, answerMs) : undefined;
       this.#state = 'ok';
       this.#detail = undefined;
       this.#status = undefined;
@@ -325,24 +395,26 @@ export class LoginToken implements TokenSource {
       this.#errors = 0;
       this.#errorUntil = 0;
       this.#generation++;
-      this.opts.onLogin?.('ok');
+      this.opts.onLogin?.(short ? 'too_short' : 'ok');
       this.opts.onExpiry?.(this.#expiresAt);
       const logged = this.#logged === 'ok';
-      this.#note('ok', () =>
-        log.info(
-          {
-            login: this.username,
-            expires: new Date(this.#expiresAt).toISOString(),
-            ...(outcome.lifetimeAssumed ? { lifetime: 'not in the answer; 6h assumed' } : {}),
-            ...(outcome.lifetimeClamped !== undefined
-              ? { lifetime: `${outcome.lifetimeClamped} ms out of range; ${outcome.lifetimeMs} ms used` }
-              : {}),
-          },
-          'logged in',
-        ),
-      );
+      if (short) this.#noteTooShort(outcome.lifetimeMs, answerMs, false);
+      else
+        this.#note('ok', () =>
+          log.info(
+            {
+              login: this.username,
+              expires: new Date(this.#expiresAt).toISOString(),
+              ...(outcome.lifetimeAssumed ? { lifetime: 'not in the answer; 6h assumed' } : {}),
+              ...(outcome.lifetimeClamped !== undefined
+                ? { lifetime: `${outcome.lifetimeClamped} ms out of range; ${outcome.lifetimeMs} ms used` }
+                : {}),
+            },
+            'logged in',
+          ),
+        );
       // One line per renewal (4 a day with 6-hour tokens): the operator sees renewal work.
-      if (logged && renewed)
+      if (logged && renewed && !short)
         log.info({ login: this.username, expires: new Date(this.#expiresAt).toISOString() }, 'token renewed');
       for (const l of [...this.#listeners]) l();
     } else if (outcome.result === 'refused') {
@@ -374,6 +446,7 @@ export class LoginToken implements TokenSource {
         );
     } else {
       this.#errors++;
+      this.#short = undefined;
       const wait = Math.max(
         outcome.retryAfterMs ?? 0,
         backoffDelay(this.#errors - 1, this.opts.backoff ?? DEFAULT_BACKOFF, this.opts.random),
@@ -387,8 +460,38 @@ export class LoginToken implements TokenSource {
         log.warn({ login: this.username, error: outcome.detail, retry_ms: wait }, 'login failed; retrying'),
       );
     }
-    if (this.#valid() === undefined && !outcome.ok) this.opts.onExpiry?.(undefined);
+    if (this.#valid() === undefined && (!outcome.ok || sentAt + outcome.lifetimeMs <= now))
+      this.opts.onExpiry?.(undefined);
     this.#firstDone();
+  }
+
+  /** Our words on a lifetime too short for the login limit (LoginError's detail, the status's). */
+  #tooShortText(lifetimeMs: number, answerMs: number): string {
+    return (
+      `the login answered a lifetime of ${lifetimeMs} ms (answer in ${answerMs} ms); the API allows a login ` +
+      `every ${MIN_GAP_MS} ms (${LOGINS_PER_MINUTE} a minute), so its token expires before it can be renewed`
+    );
+  }
+
+  /**
+   * The log line of a lifetime too short, once per change of cause (not per login): `dead`, the token had expired
+   * when its answer arrived.
+   */
+  #noteTooShort(lifetimeMs: number, answerMs: number, dead: boolean): void {
+    this.#note(`too-short:${dead ? 'dead' : 'brief'}`, () =>
+      this.opts.log.warn(
+        {
+          login: this.username,
+          lifetime_ms: lifetimeMs,
+          answer_ms: answerMs,
+          min_login_gap_ms: MIN_GAP_MS,
+          handling: dead
+            ? 'expired on arrival: not used; the next login backs off as after an error'
+            : `used until it expires; renewed ${MIN_GAP_MS} ms after its login`,
+        },
+        'token lifetime too short for the login limit: requests wait (cdn_up 0) while no valid token exists',
+      ),
+    );
   }
 
   /** Logs once per change of cause. */

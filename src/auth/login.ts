@@ -18,8 +18,10 @@
  * - a token longer than MAX_TOKEN_LENGTH, or with a character other than visible ASCII (a header cannot carry CR,
  *   LF, NUL, spaces or non-ASCII), is `refused` with `unusable: true`: the endpoint says yes with something no
  *   request can use, and retrying at once would not help (the caller retries on the ban-safe schedule);
- * - `lifetime` is clamped to MIN_LIFETIME_MS .. MAX_LIFETIME_MS (`lifetimeClamped` then): 1 ms would mean a login
- *   every few seconds, 1e16 ms a date JavaScript cannot represent.
+ * - `lifetime` is clamped at the top only, to MAX_LIFETIME_MS (`lifetimeClamped` then): 1e16 ms is a date JavaScript
+ *   cannot represent. A short lifetime is believed as stated: raising it would send the token after the CDN has
+ *   expired it. The guard against a login storm is the API's limit of 20 logins a minute, kept by the caller
+ *   (./login-token.ts), which also reports a lifetime too short for that limit.
  *
  * Nothing here puts the password or the token into an error: messages carry the HTTP status and our own words.
  */
@@ -35,8 +37,7 @@ export const DEFAULT_LIFETIME_MS = 6 * 3600_000;
 export const LOGIN_MAX_BYTES = 64 * 1024;
 /** Longest token accepted (a real one is 35 characters); the secret registry costs about 1 KiB per character. */
 export const MAX_TOKEN_LENGTH = 8 * 1024;
-/** `lifetime` is clamped to this range: a minute to 30 days. */
-export const MIN_LIFETIME_MS = 60_000;
+/** `lifetime` is clamped to at most this: 30 days, far beyond the documented 6 hours, a date JavaScript holds. */
 export const MAX_LIFETIME_MS = 30 * 24 * 3600_000;
 /** What a header value may carry of a token: visible ASCII, no space. */
 const TOKEN_CHARS = /^[\x21-\x7e]+$/;
@@ -123,9 +124,14 @@ export function parseLoginAnswer(httpStatus: number, text: string, retryAfterMs?
   if (lifetime === undefined || lifetime <= 0) {
     return { ok: true, token, lifetimeMs: DEFAULT_LIFETIME_MS, lifetimeAssumed: true };
   }
-  const clamped = Math.min(MAX_LIFETIME_MS, Math.max(MIN_LIFETIME_MS, lifetime));
-  if (clamped !== lifetime)
-    return { ok: true, token, lifetimeMs: clamped, lifetimeAssumed: false, lifetimeClamped: lifetime };
+  if (lifetime > MAX_LIFETIME_MS)
+    return {
+      ok: true,
+      token,
+      lifetimeMs: MAX_LIFETIME_MS,
+      lifetimeAssumed: false,
+      lifetimeClamped: lifetime,
+    };
   return { ok: true, token, lifetimeMs: lifetime, lifetimeAssumed: false };
 }
 

@@ -5,7 +5,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { LoginResult } from './login-token.js';
 
-export const LOGIN_RESULTS: readonly LoginResult[] = ['ok', 'refused', 'error'];
+export const LOGIN_RESULTS: readonly LoginResult[] = ['ok', 'too_short', 'refused', 'error'];
 
 export interface AuthMetrics {
   /** cdn_auth_token_expiry_timestamp_seconds{login}: absent for a fixed token and while there is no token. */
@@ -30,7 +30,9 @@ export function createAuthMetrics(registry: Registry): AuthMetrics {
   });
   const logins = new Counter({
     name: 'cdn_auth_logins_total',
-    help: 'Login requests, by result: ok, refused (wrong credentials or a banned user), error (no usable answer).',
+    help:
+      'Login requests, by result: ok, too_short (a token that expires before the limit of 20 logins a minute ' +
+      'allows its renewal), refused (wrong credentials or a banned user), error (no usable answer).',
     labelNames: ['login', 'result'] as const,
     registers,
   });

@@ -1,12 +1,12 @@
 /**
  * A login endpoint gone hostile or broken (issue 25, rows 1-6), driven through the simulator's `hostileLogin`:
  * the real login request over loopback, a fake clock for the renewal schedule. Each answer ends in a bounded
- * outcome: a login that fails or is refused with its own cause, on a schedule far below the API's 20 logins a
- * minute, and a secret registry that holds only what is in use.
+ * outcome: a login that fails or is refused with its own cause, on a schedule within the API's 20 logins a minute,
+ * and a secret registry that holds only what is in use.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { LOGIN_MAX_BYTES, MAX_LIFETIME_MS, MAX_TOKEN_LENGTH } from '../../src/auth/login.js';
-import { LoginToken, REFUSED_RETRY_MS } from '../../src/auth/login-token.js';
+import { LoginError, LoginToken, REFUSED_RETRY_MS } from '../../src/auth/login-token.js';
 import { MINUTE } from '../../src/clock.js';
 import { SECRETS } from '../../src/redact.js';
 import type { HostileLogin } from '../../src/simulator/auth.js';
@@ -150,14 +150,21 @@ describe('a hostile login endpoint', () => {
     expect(s.logins).toHaveLength(2);
   });
 
-  it('row 6: a lifetime of 1 ms costs at most about one login a minute, not 20', async () => {
+  it('row 6 (issue 31): a lifetime of 1 ms is believed, said to be too short, and costs at most the 20 logins a minute the API allows', async () => {
     const clock = new FakeClock();
     const s = await hostileSim(clock, { kind: 'fields', lifetime: 1 });
-    const { token } = await loginTo(s, clock);
-    expect(token.status.state).toBe('ok');
+    const { token, lines } = await loginTo(s, clock);
     await pass(clock, token, 10 * MINUTE, 1000);
-    // One a minute (the clamped lifetime, renewed at 85 %) plus the first.
-    expect(s.logins.length).toBeGreaterThan(5);
-    expect(s.logins.length).toBeLessThanOrEqual(13);
+    // Expired a millisecond after its login: no request may carry it, and the reason is the lifetime.
+    await clock.advance(1);
+    expect(() => token.get()).toThrow(LoginError);
+    expect(token.status.state).toBe('lifetime-too-short');
+    expect(token.status.detail).toContain('lifetime of 1 ms');
+    expect(lines.filter((l) => l.includes('token lifetime too short'))).toHaveLength(1);
+    // Never two logins closer than 3 s (60 s / 20), so the simulator's limit never answered 429.
+    const times = s.logins.map((l) => l.time);
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(3_000);
+    expect(s.logins.every((l) => l.result === 'ok')).toBe(true);
+    expect(s.logins.length).toBeLessThanOrEqual(10 * 20 + 1);
   });
 });

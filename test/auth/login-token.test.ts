@@ -1,12 +1,15 @@
 /**
  * The login answer's shapes, and the LoginToken's schedule on a fake clock with a scripted login: renewal at 85 %
- * of any lifetime, the ban rule, the 401/403 renewal at most once a minute, and backoff on errors.
+ * of any lifetime (issue 31: from seconds up, no floor on the lifetime), a lifetime too short for the API's 20
+ * logins a minute reported at the guard's edge, the ban rule, the 401/403 renewal at most once a minute, and backoff
+ * on errors. test/auth/login-schedule.property.test.ts draws lifetimes, delays and failures.
  */
 import { describe, expect, it } from 'vitest';
 import { type LoginOutcome, parseLoginAnswer } from '../../src/auth/login.js';
-import { LoginError } from '../../src/auth/login-token.js';
+import { LoginError, type LoginResult } from '../../src/auth/login-token.js';
 import { MINUTE } from '../../src/clock.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { captureLog } from '../helpers/log-capture.js';
 import { runLogin, testLoginToken } from '../helpers/login-token.js';
 import { passwordFile } from '../helpers/password-file.js';
 
@@ -65,12 +68,20 @@ describe('parseLoginAnswer', () => {
   });
 });
 
-/** A scripted login: each call takes the next outcome (the last repeats) and is recorded with its time. */
-function scripted(clock: FakeClock, outcomes: Array<LoginOutcome | ((password: string) => LoginOutcome)>) {
+/**
+ * A scripted login: each call takes the next outcome (the last repeats) and is recorded with its time; answered
+ * after `answerMs` of the clock.
+ */
+function scripted(
+  clock: FakeClock,
+  outcomes: Array<LoginOutcome | ((password: string) => LoginOutcome)>,
+  answerMs = 0,
+) {
   const calls: Array<{ at: number; password: string }> = [];
   let n = 0;
-  const send = async (_user: string, password: string) => {
+  const send = async (_user: string, password: string, signal: AbortSignal) => {
     calls.push({ at: clock.now(), password });
+    if (answerMs > 0) await clock.sleep(answerMs, signal);
     const o = outcomes[Math.min(n++, outcomes.length - 1)]!;
     return typeof o === 'function' ? o(password) : o;
   };
@@ -91,27 +102,154 @@ async function run(clock: FakeClock, ms: number, step = 1000): Promise<void> {
 
 describe('LoginToken', () => {
   it.each([
-    [60_000, 'a minute, the shortest accepted'],
-    [30 * MINUTE, '30 minutes'],
-    [21_599_000, '6 hours'],
-  ])('renews a %i ms token (%s) at 85 %% of its lifetime, never letting it expire', async (lifetime) => {
+    [5_000, 'seconds', 4_250],
+    [20_000, '20 seconds (issue 31: used to be taken for a minute)', 17_000],
+    [60_000, 'a minute', 51_000],
+    [30 * MINUTE, '30 minutes', 25.5 * MINUTE],
+    [21_599_000, '6 hours', 18_359_150],
+  ])(
+    'renews a %i ms token (%s) at 85 %% of its lifetime, never letting it expire',
+    async (lifetime, _what, every) => {
+      const clock = new FakeClock();
+      let i = 0;
+      const { calls, send } = scripted(clock, [() => ok(`t${i++}`, lifetime)]);
+      const source = testLoginToken({ clock, send });
+      const stop = await runLogin(source);
+      const horizon = Math.min(lifetime * 10, 24 * 3600_000);
+      const step = Math.max(250, lifetime / 20);
+      const seen = new Set<string>();
+      for (let t = 0; t < horizon; t += step) {
+        await clock.advance(step);
+        seen.add(source.get()); // never throws: always a valid token
+      }
+      await stop();
+      for (let k = 1; k < calls.length; k++) expect(calls[k]!.at - calls[k - 1]!.at).toBe(every);
+      expect(calls.length).toBeGreaterThan(horizon / lifetime);
+      expect(seen.size).toBeGreaterThan(1);
+    },
+  );
+
+  it('20-second tokens answered in 400 ms: a request every 50 ms carries a valid token, a login every 17 s', async () => {
     const clock = new FakeClock();
+    const start = clock.now();
     let i = 0;
-    const { calls, send } = scripted(clock, [() => ok(`t${i++}`, lifetime)]);
+    const expiry = new Map<string, number>();
+    const { calls, send } = scripted(
+      clock,
+      [
+        () => {
+          const token = `t${i++}`;
+          // The server counts the lifetime from when the login reached it: here the moment it was sent.
+          expiry.set(token, calls.at(-1)!.at + 20_000);
+          return ok(token, 20_000);
+        },
+      ],
+      400,
+    );
+    const results: LoginResult[] = [];
+    const source = testLoginToken({ clock, send, onLogin: (r) => results.push(r) });
+    const ctl = new AbortController();
+    const loop = source.run(ctl.signal);
+    await clock.advance(400);
+    let expired = 0;
+    let requests = 0;
+    // A request every 50 ms for 5 minutes, each checked against the server's expiry at its send time.
+    for (let t = 0; t < 5 * MINUTE; t += 50) {
+      await clock.advance(50);
+      const token = source.get();
+      requests++;
+      if (clock.now() >= expiry.get(token)!) expired++;
+    }
+    ctl.abort();
+    await loop;
+    expect(expired).toBe(0);
+    expect(requests).toBe(6000);
+    expect(results.every((r) => r === 'ok')).toBe(true);
+    // Renewed at 17 s (85 %): 18 logins in 5 minutes and 400 ms, never more than 20 in any minute.
+    expect(calls.map((c) => c.at - start)).toEqual(Array.from({ length: 18 }, (_, k) => k * 17_000));
+  });
+
+  it.each([
+    [3_002, 'renewed in time', 'ok', []],
+    [3_001, 'too short: the renewal is answered the millisecond the token expires', 'too_short', []],
+    [3_000, 'too short: each token ends a millisecond before the next arrives', 'too_short', [3_000]],
+  ] as const)(
+    'at the edge of the login limit, with 1 ms answers, a %i ms token is %s',
+    async (lifetime, _what, result, gapAt) => {
+      const clock = new FakeClock();
+      const start = clock.now();
+      let i = 0;
+      const { calls, send } = scripted(clock, [() => ok(`t${i++}`, lifetime)], 1);
+      const results: LoginResult[] = [];
+      const { log, lines } = captureLog();
+      const source = testLoginToken({ clock, send, log, onLogin: (r) => results.push(r) });
+      const ctl = new AbortController();
+      const loop = source.run(ctl.signal);
+      await clock.advance(1);
+      const refusals: Array<{ at: number; reason: string }> = [];
+      // A request at every millisecond of the first minute.
+      for (let t = 1; t < MINUTE - 1; t++) {
+        await clock.advance(1);
+        try {
+          source.get();
+        } catch (e) {
+          refusals.push({ at: clock.now() - start, reason: (e as LoginError).reason });
+        }
+      }
+      ctl.abort();
+      await loop;
+      // Never two logins closer than the limit allows (60 s / 20): 20 in the first minute, every 3 s.
+      expect(calls.map((c) => c.at - start)).toEqual(Array.from({ length: 20 }, (_, k) => k * 3_000));
+      expect(results).toEqual(Array.from({ length: 20 }, () => result));
+      // No request without a token but in the gaps a too-short lifetime leaves, refused with that reason.
+      const gaps = gapAt.flatMap((g) => Array.from({ length: 19 }, (_, k) => g + k * 3_000));
+      expect(refusals).toEqual(gaps.map((at) => ({ at, reason: 'lifetime-too-short' })));
+      // Said once, not at every login.
+      const shortLines = lines.filter((l) => l.includes('token lifetime too short'));
+      expect(shortLines).toHaveLength(result === 'too_short' ? 1 : 0);
+      if (result === 'too_short') expect(shortLines[0]).toContain(`"lifetime_ms":${lifetime}`);
+    },
+  );
+
+  it('a token that has expired when its answer arrives is not used, and the next logins back off, not 20 a minute', async () => {
+    const clock = new FakeClock();
+    // A lifetime of 1 ms, answered in 5 ms.
+    const { calls, send } = scripted(clock, [ok('dead', 1)], 5);
+    const results: LoginResult[] = [];
+    const source = testLoginToken({ clock, send, random: () => 0.5, onLogin: (r) => results.push(r) });
+    const ctl = new AbortController();
+    const loop = source.run(ctl.signal);
+    await clock.advance(5);
+    expect(() => source.get()).toThrow(/token lifetime too short/);
+    try {
+      source.get();
+    } catch (e) {
+      expect((e as LoginError).reason).toBe('lifetime-too-short');
+    }
+    expect(source.status.state).toBe('lifetime-too-short');
+    await run(clock, 10 * MINUTE, 500);
+    ctl.abort();
+    await loop;
+    // Backoff as after an error (5 s doubling to 5 min, here half of each): 2.5 s, 5 s, 10 s ... then 2.5 min.
+    expect(calls.length).toBeGreaterThan(5);
+    expect(calls.length).toBeLessThanOrEqual(12);
+    expect(results.every((r) => r === 'too_short')).toBe(true);
+  });
+
+  it('a 401/403 right after a login waits for the limit: the forced renewal comes 3 s after the login', async () => {
+    const clock = new FakeClock();
+    const start = clock.now();
+    let i = 0;
+    const { calls, send } = scripted(clock, [() => ok(`t${i++}`, 3600_000)]);
     const source = testLoginToken({ clock, send });
     const stop = await runLogin(source);
-    const horizon = Math.min(lifetime * 10, 24 * 3600_000);
-    const seen = new Set<string>();
-    for (let t = 0; t < horizon; t += Math.max(1000, lifetime / 20)) {
-      await clock.advance(Math.max(1000, lifetime / 20));
-      seen.add(source.get()); // never throws: always a valid token
-    }
+    await clock.advance(1_000);
+    source.refresh();
+    await clock.advance(1_999);
+    expect(calls).toHaveLength(1);
+    await clock.advance(1);
+    expect(calls.map((c) => c.at - start)).toEqual([0, 3_000]);
     await stop();
-    for (let k = 1; k < calls.length; k++) {
-      expect(calls[k]!.at - calls[k - 1]!.at).toBe(Math.max(30_000, Math.floor(lifetime * 0.85)));
-    }
-    expect(calls.length).toBeGreaterThan(horizon / lifetime);
-    expect(seen.size).toBeGreaterThan(1);
   });
 
   it('retries a refused password at most 3 times an hour and 4 times in 3 hours; a new password at once', async () => {
