@@ -9,9 +9,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LoginToken } from '../../src/auth/login-token.js';
 import { floorMinute, MINUTE } from '../../src/clock.js';
+import type { Logger } from '../../src/log.js';
 import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { answeredWindows, expectExact, expectTiles, reader, walkers } from '../helpers/ground-truth.js';
+import { captureLog } from '../helpers/log-capture.js';
 import { perTest } from '../helpers/per-test.js';
 import { quiet, type Stack, scrapeNow, waitFor } from '../helpers/stack.js';
 
@@ -25,19 +27,25 @@ function loginOf(s: Stack): LoginToken {
   return (s.exporter as unknown as { sources: { logins: LoginToken[] } }).sources.logins[0]!;
 }
 
-async function start(clock: FakeClock, password: string, extra: Record<string, unknown> = {}) {
+async function start(
+  clock: FakeClock,
+  password: string,
+  extra: Record<string, unknown> = {},
+  lifetimeMs = LIFETIME,
+  log?: Logger,
+) {
   const file = join(started.folder('cdn-login-'), 'password');
   writeFileSync(file, `${password}\n`);
   const stack = await started.stack({
     clock,
-    sim: { tokenLifetimeMs: LIFETIME },
+    sim: { tokenLifetimeMs: lifetimeMs },
     config: {
       api: { token: undefined, username: DEMO_USER, password_file: file },
       metrics: { lookback: '1h', delay: '0m', window: '5m' },
       ...extra,
     },
     // The production probing of a refused token: a renewed token must end it, not its timer.
-    exporter: { authBackoff: { baseMs: MINUTE, capMs: 10 * MINUTE } },
+    exporter: { authBackoff: { baseMs: MINUTE, capMs: 10 * MINUTE }, ...(log ? { log } : {}) },
   });
   return { stack, file };
 }
@@ -175,4 +183,88 @@ describe('login with username and password', () => {
     // The Up column no longer gives the cause (the Last error column keeps the past failure).
     expect(await (await fetch(`${s.url}/`)).text()).not.toContain('down: login refused');
   }, 60_000);
+
+  it('20-second tokens (issue 31): renewed every 17 s, no request carries an expired token, every API up', async () => {
+    const clock = new FakeClock(T0);
+    const { stack: s } = await start(
+      clock,
+      DEMO_PASSWORD,
+      {
+        // DVR and recordings polled every second: requests at every moment of each token's life.
+        accounts: [{ name: 'demo', dvr_streams: ['live/main', 'sport/4k'], recordings: true }],
+        dvr: { interval: '1s' },
+        recordings: { interval: '1s' },
+      },
+      20_000,
+    );
+    await idle(s, clock);
+    for (let t = 0; t < 5 * 60; t++) {
+      await clock.advance(1000);
+      await idle(s, clock);
+    }
+    const requests = s.sim.requestLog.filter((e) => e.api !== 'oauth');
+    const expired = requests.filter((e) => e.token !== 'issued');
+    expect(expired).toHaveLength(0);
+    expect(new Set(requests.map((e) => e.api))).toEqual(new Set(['metrics', 'dvr-net', 'recorder-cloud']));
+    const logins = s.sim.logins.filter((l) => l.username === DEMO_USER);
+    expect(logins.every((l) => l.result === 'ok')).toBe(true);
+    // At 85 % of 20 s: every 17 s, never 20 in a minute.
+    for (let i = 1; i < logins.length; i++) expect(logins[i]!.time - logins[i - 1]!.time).toBe(17_000);
+    expect(logins.length).toBe(Math.floor((5 * 60_000) / 17_000) + 1);
+    const scrape = await scrapeNow(s);
+    for (const api of ['metrics', 'dvr-net', 'recorder-cloud'])
+      expect(scrape.value('cdn_up', { api, account: 'demo' }), api).toBe(1);
+    expect(scrape.value('cdn_auth_logins_total', { login: DEMO_USER, result: 'ok' })).toBe(logins.length);
+    expect(scrape.value('cdn_auth_logins_total', { login: DEMO_USER, result: 'too_short' })).toBe(0);
+    console.log(
+      `5 min on 20-second tokens: ${requests.length} requests (all three APIs), ${logins.length} logins, ` +
+        `${expired.length} requests with an expired token`,
+    );
+  }, 120_000);
+
+  it('2-second tokens (issue 31): too short for 20 logins a minute; said so, and no request carries an expired token', async () => {
+    const clock = new FakeClock(T0);
+    const { log, lines } = captureLog();
+    const { stack: s } = await start(
+      clock,
+      DEMO_PASSWORD,
+      {
+        accounts: [{ name: 'demo', dvr_streams: ['live/main'], recordings: true }],
+        dvr: { interval: '1s' },
+        recordings: { interval: '1s' },
+      },
+      2_000,
+      log,
+    );
+    await idle(s, clock);
+    for (let t = 0; t < 3 * 60; t++) {
+      await clock.advance(500);
+      await quiet(s);
+    }
+    const requests = s.sim.requestLog.filter((e) => e.api !== 'oauth');
+    expect(requests.filter((e) => e.token !== 'issued')).toHaveLength(0);
+    const logins = s.sim.logins.filter((l) => l.username === DEMO_USER);
+    // The simulator's own limit (20 in any 60 s) never refused one: logins 3 s apart.
+    expect(logins.every((l) => l.result === 'ok')).toBe(true);
+    for (let i = 1; i < logins.length; i++) expect(logins[i]!.time - logins[i - 1]!.time).toBe(3_000);
+    const scrape = await scrapeNow(s);
+    expect(scrape.value('cdn_auth_logins_total', { login: DEMO_USER, result: 'too_short' })).toBe(
+      logins.length,
+    );
+    expect(scrape.value('cdn_auth_logins_total', { login: DEMO_USER, result: 'ok' })).toBe(0);
+    // The login's own line, once (the pollers log their failures, once per change of their own).
+    expect(lines.filter((l) => l.includes('"msg":"token lifetime too short'))).toHaveLength(1);
+    // In a gap (the last login 3 s ago at most, its token 2 s long): DVR and recordings down, with the reason.
+    const last = logins.at(-1)!.time;
+    await clock.advance(last + 2_500 - clock.now());
+    await quiet(s);
+    await clock.advance(0);
+    await quiet(s);
+    const inGap = await scrapeNow(s);
+    expect(inGap.value('cdn_up', { api: 'dvr-net', account: 'demo' })).toBe(0);
+    expect(inGap.value('cdn_up', { api: 'recorder-cloud', account: 'demo' })).toBe(0);
+    const page = await (await fetch(`${s.url}/`)).text();
+    expect(page).toContain('token lifetime too short for user');
+    expect(s.sim.requestLog.filter((e) => e.api !== 'oauth' && e.token !== 'issued')).toHaveLength(0);
+  }, 120_000);
 });
