@@ -1,8 +1,22 @@
 /**
  * The landing page's traffic history: per account, the figures of the last HISTORY_WINDOWS windows this process
- * counted (first reads only; re-reads of late data are not shown), and the top resources of the newest window.
- * Kept in memory only, in a fixed ring per account: it starts empty after every restart, and its size does not
- * grow with time or with resources (about 8 KB per account, see HISTORY_BYTES_PER_ACCOUNT).
+ * counted, each provisional or final, and the top resources of the newest window. Kept in memory only, in a fixed
+ * ring per account: it starts empty after every restart, and its size does not grow with time or with resources
+ * (about 8 KB per account, see HISTORY_BYTES_PER_ACCOUNT).
+ *
+ * Provisional and final (`metrics.revisit`, src/traffic/pipeline.ts `windowCounted` and `windowSettled`):
+ * - `record` takes a window's first read: its entry is provisional, still open to late data.
+ * - `settle` takes a window's final answer: the re-read of one or more recorded windows (a re-read merges
+ *   neighbours: its [start, end) may span several recorded windows), or, right after `record` with the same
+ *   bounds and answer, a first read that will not be read again (revisit off, or read once final).
+ *   The recorded entries inside [start, end) are replaced by ONE final entry over [start, end), with the figures
+ *   of the final answer: every entry's figures are those of its own [start, end), never a share of a longer
+ *   window's. A re-read of two 1-minute windows as one 2-minute window thus leaves one 2-minute entry.
+ *   Recorded entries that only partly overlap [start, end) are left as they are (the pipeline never re-reads
+ *   part of a first read). A settle that covers no entry (its windows aged out of the ring, were counted before
+ *   this process started, or were never recorded) changes nothing.
+ * - A window whose re-read is skipped (the API refused it, reason `revisit`) keeps its first read and stays
+ *   provisional: it has no final answer.
  *
  * Figures of a window, from the API's answer as the counters take it (docs/upstream-api.md): requests per second
  * (`*_requests_total`, or the sum of the status classes, or of the exact codes, when the API gave no total) over the window's length; the
@@ -27,8 +41,12 @@ export const FIGURES = [
 ] as const;
 export type Figure = (typeof FIGURES)[number];
 
-/** Bytes one account's history holds at most: the ring of figures and two lists of resources (names up to 64 B). */
-export const HISTORY_BYTES_PER_ACCOUNT = HISTORY_WINDOWS * 8 * (FIGURES.length + 2) + 2 * TOP_RESOURCES * 200;
+/**
+ * Bytes one account's history holds at most: the ring of figures and bounds (8 B each), the provisional flags (1 B
+ * each) and two lists of resources (names up to 64 B).
+ */
+export const HISTORY_BYTES_PER_ACCOUNT =
+  HISTORY_WINDOWS * (8 * (FIGURES.length + 2) + 1) + 2 * TOP_RESOURCES * 200;
 
 export interface TopResource {
   resource: string;
@@ -44,6 +62,8 @@ export interface AccountHistory {
   starts: number[];
   ends: number[];
   figures: Record<Figure, number[]>;
+  /** Per window: true while it holds its first read only (still open to late data), false once final. */
+  provisional: boolean[];
   /** The newest window's busiest resources, by bandwidth and by 5xx count (empty with breakdown `account`). */
   topByTraffic: TopResource[];
   topBy5xx: TopResource[];
@@ -55,9 +75,24 @@ interface Ring {
   starts: Float64Array;
   ends: Float64Array;
   figures: Record<Figure, Float64Array>;
+  /** 1: provisional (recorded, not settled). */
+  provisional: Uint8Array;
   /** Next slot to write. */
   next: number;
   size: number;
+  topByTraffic: TopResource[];
+  topBy5xx: TopResource[];
+  resources: number;
+  /**
+   * The newest `record`'s bounds and answer (held weakly: never kept alive for this), so that its `settle` with
+   * the same answer, right after it, only clears the flag instead of reading the answer a second time.
+   */
+  last?: { start: number; end: number; response: WeakRef<TrafficResponse> };
+}
+
+/** A window's figures, in FIGURES order, and what the newest window's lists need. */
+interface Summary {
+  values: number[];
   topByTraffic: TopResource[];
   topBy5xx: TopResource[];
   resources: number;
@@ -125,91 +160,146 @@ function topResource(r: TrafficRecord): TopResource {
   };
 }
 
+/** The figures of `response` as the answer for a window of `seconds` (> 0), in one pass over its records. */
+function summarize(response: TrafficResponse, seconds: number): Summary {
+  const records = response.records;
+  let edgeRequests = Number.NaN;
+  let edgeErrors = Number.NaN;
+  let originRequests = Number.NaN;
+  let originErrors = Number.NaN;
+  let bandwidth = Number.NaN;
+  let hitBytes = 0;
+  let hitKnown = false;
+  let weightedRatio = 0;
+  let ratioBytes = 0;
+  const byTraffic = new TopList(TOP_RESOURCES);
+  const by5xx = new TopList(TOP_RESOURCES);
+  // One pass; objects only for the resources that make a top list.
+  for (const r of records) {
+    const requests = requestsOf(r.edge);
+    const errors = errorsOf(r.edge);
+    edgeRequests = add(edgeRequests, requests);
+    edgeErrors = add(edgeErrors, errors);
+    originRequests = add(originRequests, requestsOf(r.origin));
+    originErrors = add(originErrors, errorsOf(r.origin));
+    const bits = r.edge.bandwidthBitsPerSecond;
+    bandwidth = add(bandwidth, bits);
+    if (r.edge.hitBytes !== undefined) {
+      hitBytes += r.edge.hitBytes;
+      hitKnown = true;
+    }
+    if (r.edge.hitRatio !== undefined && bits !== undefined) {
+      weightedRatio += r.edge.hitRatio * bits;
+      ratioBytes += bits;
+    }
+    if (r.resource !== undefined && r.resource !== '') {
+      if (bits !== undefined) byTraffic.offer(bits, r);
+      if (errors !== undefined) by5xx.offer(errors, r);
+    }
+  }
+  const bytes = (bandwidth * seconds) / 8;
+  const hitRatio =
+    hitKnown && bytes > 0
+      ? Math.min(1, hitBytes / bytes)
+      : ratioBytes > 0
+        ? weightedRatio / ratioBytes
+        : Number.NaN;
+  const byName: Record<Figure, number> = {
+    edgeRequestsPerSecond: edgeRequests / seconds,
+    edge5xxRatio: edgeRequests > 0 ? edgeErrors / edgeRequests : Number.NaN,
+    cacheHitRatio: hitRatio,
+    bandwidthBitsPerSecond: bandwidth,
+    originRequestsPerSecond: originRequests / seconds,
+    origin5xxRatio: originRequests > 0 ? originErrors / originRequests : Number.NaN,
+  };
+  return {
+    values: FIGURES.map((f) => byName[f]),
+    topByTraffic: byTraffic.records.map(topResource),
+    topBy5xx: by5xx.records.map(topResource),
+    resources: records.length,
+  };
+}
+
 export class TrafficHistory {
   private readonly rings = new Map<string, Ring>();
 
   constructor(private readonly capacity = HISTORY_WINDOWS) {}
 
-  /** Records a counted window of `account` (first read). */
+  /** Records a counted window of `account` (its first read): a new provisional entry, the newest. */
   record(account: string, startMs: number, endMs: number, response: TrafficResponse): void {
     const seconds = (endMs - startMs) / 1000;
     if (!(seconds > 0)) return;
-    const records = response.records;
-    let edgeRequests = Number.NaN;
-    let edgeErrors = Number.NaN;
-    let originRequests = Number.NaN;
-    let originErrors = Number.NaN;
-    let bandwidth = Number.NaN;
-    let hitBytes = 0;
-    let hitKnown = false;
-    let weightedRatio = 0;
-    let ratioBytes = 0;
-    const byTraffic = new TopList(TOP_RESOURCES);
-    const by5xx = new TopList(TOP_RESOURCES);
-    // One pass; objects only for the resources that make a top list.
-    for (const r of records) {
-      const requests = requestsOf(r.edge);
-      const errors = errorsOf(r.edge);
-      edgeRequests = add(edgeRequests, requests);
-      edgeErrors = add(edgeErrors, errors);
-      originRequests = add(originRequests, requestsOf(r.origin));
-      originErrors = add(originErrors, errorsOf(r.origin));
-      const bits = r.edge.bandwidthBitsPerSecond;
-      bandwidth = add(bandwidth, bits);
-      if (r.edge.hitBytes !== undefined) {
-        hitBytes += r.edge.hitBytes;
-        hitKnown = true;
-      }
-      if (r.edge.hitRatio !== undefined && bits !== undefined) {
-        weightedRatio += r.edge.hitRatio * bits;
-        ratioBytes += bits;
-      }
-      if (r.resource !== undefined && r.resource !== '') {
-        if (bits !== undefined) byTraffic.offer(bits, r);
-        if (errors !== undefined) by5xx.offer(errors, r);
-      }
-    }
-    const bytes = (bandwidth * seconds) / 8;
-    const hitRatio =
-      hitKnown && bytes > 0
-        ? Math.min(1, hitBytes / bytes)
-        : ratioBytes > 0
-          ? weightedRatio / ratioBytes
-          : Number.NaN;
+    const summary = summarize(response, seconds);
     const ring = this.ringOf(account);
     const i = ring.next;
-    ring.starts[i] = startMs;
-    ring.ends[i] = endMs;
-    const f = ring.figures;
-    f.edgeRequestsPerSecond[i] = edgeRequests / seconds;
-    f.edge5xxRatio[i] = edgeRequests > 0 ? edgeErrors / edgeRequests : Number.NaN;
-    f.cacheHitRatio[i] = hitRatio;
-    f.bandwidthBitsPerSecond[i] = bandwidth;
-    f.originRequestsPerSecond[i] = originRequests / seconds;
-    f.origin5xxRatio[i] = originRequests > 0 ? originErrors / originRequests : Number.NaN;
+    this.write(ring, i, startMs, endMs, summary.values, true);
     ring.next = (i + 1) % this.capacity;
     ring.size = Math.min(this.capacity, ring.size + 1);
-    ring.topByTraffic = byTraffic.records.map(topResource);
-    ring.topBy5xx = by5xx.records.map(topResource);
-    ring.resources = records.length;
+    this.newest(ring, summary);
+    ring.last = { start: startMs, end: endMs, response: new WeakRef(response) };
   }
 
-  /** A window's final answer (its re-read, or its first read when it is not read again). */
-  settle(_account: string, _startMs: number, _endMs: number, _response: TrafficResponse): void {}
+  /**
+   * A window's final answer (its re-read, or its first read when it is not read again): the recorded entries
+   * inside [startMs, endMs) become one final entry over [startMs, endMs) with this answer's figures (see the
+   * contract at the top of this file). Nothing recorded inside it: nothing changes.
+   */
+  settle(account: string, startMs: number, endMs: number, response: TrafficResponse): void {
+    const seconds = (endMs - startMs) / 1000;
+    const ring = this.rings.get(account);
+    if (!ring || ring.size === 0 || !(seconds > 0)) return;
+    // The covered entries, in counting order: a contiguous run, as entries are in time order.
+    let from = -1;
+    let to = -1;
+    for (let k = 0; k < ring.size; k++) {
+      const i = this.slot(ring, k);
+      if (ring.starts[i]! >= startMs && ring.ends[i]! <= endMs) {
+        if (from < 0) from = k;
+        to = k;
+      }
+    }
+    if (from < 0) return;
+    const newestCovered = to === ring.size - 1;
+    const only = this.slot(ring, from);
+    const last = ring.last;
+    if (
+      from === to &&
+      ring.starts[only] === startMs &&
+      ring.ends[only] === endMs &&
+      last?.start === startMs &&
+      last.end === endMs &&
+      last.response.deref() === response
+    ) {
+      // The answer `record` just read: its figures are these.
+      ring.provisional[only] = 0;
+      return;
+    }
+    const summary = summarize(response, seconds);
+    this.write(ring, only, startMs, endMs, summary.values, false);
+    // The other covered entries go: the entries after them move down by as many.
+    const gone = to - from;
+    if (gone > 0) {
+      for (let k = to + 1; k < ring.size; k++) this.move(ring, this.slot(ring, k), this.slot(ring, k - gone));
+      ring.size -= gone;
+      ring.next = (ring.next - gone + this.capacity) % this.capacity;
+    }
+    if (newestCovered) this.newest(ring, summary);
+    if (newestCovered || gone > 0) ring.last = undefined;
+  }
 
   /** The account's history, oldest first; undefined when no window of it was counted since the start. */
   get(account: string): AccountHistory | undefined {
     const ring = this.rings.get(account);
     if (!ring || ring.size === 0) return undefined;
     const order: number[] = [];
-    const first = (ring.next - ring.size + this.capacity) % this.capacity;
-    for (let k = 0; k < ring.size; k++) order.push((first + k) % this.capacity);
+    for (let k = 0; k < ring.size; k++) order.push(this.slot(ring, k));
     const figures = {} as Record<Figure, number[]>;
     for (const name of FIGURES) figures[name] = order.map((i) => ring.figures[name][i]!);
     return {
       starts: order.map((i) => ring.starts[i]!),
       ends: order.map((i) => ring.ends[i]!),
       figures,
+      provisional: order.map((i) => ring.provisional[i] === 1),
       topByTraffic: ring.topByTraffic,
       topBy5xx: ring.topBy5xx,
       resources: ring.resources,
@@ -221,6 +311,40 @@ export class TrafficHistory {
     this.rings.delete(account);
   }
 
+  /** The ring slot of the `k`-th entry, oldest first. */
+  private slot(ring: Ring, k: number): number {
+    return (ring.next - ring.size + k + 2 * this.capacity) % this.capacity;
+  }
+
+  private write(
+    ring: Ring,
+    i: number,
+    start: number,
+    end: number,
+    values: readonly number[],
+    provisional: boolean,
+  ): void {
+    ring.starts[i] = start;
+    ring.ends[i] = end;
+    FIGURES.forEach((f, j) => {
+      ring.figures[f][i] = values[j]!;
+    });
+    ring.provisional[i] = provisional ? 1 : 0;
+  }
+
+  private move(ring: Ring, from: number, to: number): void {
+    ring.starts[to] = ring.starts[from]!;
+    ring.ends[to] = ring.ends[from]!;
+    for (const f of FIGURES) ring.figures[f][to] = ring.figures[f][from]!;
+    ring.provisional[to] = ring.provisional[from]!;
+  }
+
+  private newest(ring: Ring, s: Summary): void {
+    ring.topByTraffic = s.topByTraffic;
+    ring.topBy5xx = s.topBy5xx;
+    ring.resources = s.resources;
+  }
+
   private ringOf(account: string): Ring {
     let ring = this.rings.get(account);
     if (!ring) {
@@ -230,6 +354,7 @@ export class TrafficHistory {
         starts: new Float64Array(this.capacity),
         ends: new Float64Array(this.capacity),
         figures,
+        provisional: new Uint8Array(this.capacity),
         next: 0,
         size: 0,
         topByTraffic: [],
