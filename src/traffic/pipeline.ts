@@ -300,6 +300,12 @@ export class TrafficPipeline {
       },
     );
     applier.startAt(account, walker.current.cursor);
+    // Resumed at a saved cursor: the exposition shows it from now on, with the counters continued at it (one
+    // scrape, one moment). Shown only from the first window counted, a scrape would read those counters, which may
+    // hold windows the last process counted after its last scrape, against the older cursor that scrape showed.
+    const f = this.families;
+    if (d.startCursor !== undefined)
+      f.windowEnd.set(f.windowEnd.slot([account]), walker.current.cursor / 1000);
     return {
       walker,
       revisits: queue,
