@@ -30,6 +30,14 @@ import { rereadIfRefused, rereadToken } from './token-refresh.js';
 
 /** What takes each account's settled windows (src/settled/writer.ts); declared here, where it is used. */
 export interface SettledSink {
+  /** The account's traffic poller started, walking from `walkFrom`; `read` reads a final window itself. */
+  attach(
+    account: string,
+    read: (start: number, end: number) => Promise<TrafficResponse>,
+    walkFrom: number,
+  ): void;
+  /** The account stopped: no more reads of its own. */
+  detach(account: string): void;
   settled(account: string, start: number, end: number, response: TrafficResponse): void;
   skipped(account: string, start: number, end: number, reason: string): void;
 }
@@ -165,6 +173,7 @@ export class AccountPollers {
       },
     });
     const { walker } = poller;
+    d.settled?.attach(name, poller.readFinal, walker.current.cursor);
     board.expect('metrics', name);
     d.commits?.set(name, account.commit);
     // A renewed token ends the walker's slow auth backoff at once.
@@ -251,6 +260,7 @@ export class AccountPollers {
     d.board.removeAccount(name);
     d.commits?.remove(name);
     d.history?.remove(name);
+    d.settled?.detach(name);
     for (const api of APIS) this.refusing.delete(`${api}\u0000${name}`);
     d.storeChanged();
   }

@@ -27,6 +27,7 @@ import { CommitMetrics } from '../server/commit-metrics.js';
 import { createSelfMetrics, type SelfMetrics } from '../server/self-metrics.js';
 import type { ExporterStatus } from '../server/status.js';
 import { TrafficHistory } from '../server/traffic-history.js';
+import { type Settled, startSettled } from '../settled/index.js';
 import { accountsForShard } from '../sharding.js';
 import { SeriesStore } from '../store/series-store.js';
 import type { AccountWalker } from '../traffic/walker.js';
@@ -91,6 +92,8 @@ export class Exporter {
   private pollers: AccountPollers | undefined;
   private readonly tokens: TokenSources;
   private authMetrics: AuthMetrics | undefined;
+  /** The settled writer (remote_write); made in start(). */
+  private settled: Settled | undefined;
 
   /** The walkers of the accounts now polled, with their cursors. */
   get walkers(): readonly AccountWalker[] {
@@ -197,6 +200,16 @@ export class Exporter {
       parseTraffic: this.parser.traffic,
     });
     this.sinks = sinks;
+    // Settled windows written with their own timestamps (remote_write): started before the pollers hand any over.
+    const settled = await startSettled(config, {
+      clock: this.clock,
+      log,
+      registry: this.registry,
+      version: this.opts.version,
+      random: this.opts.random,
+    });
+    this.settled = settled;
+    if (settled) this.loops.push(settled.run(signal));
     const pollers = new AccountPollers({
       sinks,
       board: this.board,
@@ -210,6 +223,7 @@ export class Exporter {
       self: this.self,
       commits: new CommitMetrics(this.registry),
       history: this.history,
+      ...(settled ? { settled: settled.writer } : {}),
       audit: this.audit,
       storeChanged: this.storeChanged,
       signal,
@@ -268,6 +282,13 @@ export class Exporter {
     // Counting what the applier holds helps only a scrape that still comes; never past the grace.
     const traffic = this.sinks?.traffic;
     if (traffic) await settledWithin(traffic.idle(), Math.max(0, until - Date.now()));
+    // Windows queued for the receiver get what is left of the grace; the acknowledged state is saved. What is
+    // still queued is read again by the next run (src/settled/writer.ts).
+    if (this.settled)
+      await settledWithin(
+        this.settled.close(this.clock.now() + Math.max(0, until - Date.now())),
+        Math.max(250, until - Date.now() + 250),
+      );
     await settledWithin(this.cursors.close(), 250);
   }
 

@@ -30,6 +30,8 @@ export interface PrometheusOptions {
   extraJobs?: { job: string; target: string; scrape?: Record<string, unknown> }[];
   /** An existing TSDB directory to serve (blocks made by promtool); default: a fresh one. Not removed by stop(). */
   storagePath?: string;
+  /** The port to listen on (a Prometheus started again where its clients expect it); default: a free one. */
+  port?: number;
 }
 
 /** One element of an instant query's result (vector) or of a scalar answer. */
@@ -144,7 +146,7 @@ export async function startPrometheus(o: PrometheusOptions): Promise<Prometheus>
 }
 
 async function launch(o: PrometheusOptions, dir: string, configFile: string): Promise<Prometheus> {
-  const port = await freePort();
+  const port = o.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(
     o.bin,
