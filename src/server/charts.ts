@@ -3,6 +3,10 @@
  * one dark line on a light band with its newest point marked, so it reads without colour; what it shows is also
  * text (the <title> names the figure and its newest value, the <desc> its range over the period), so a screen
  * reader has the values and the page is still useful with images off.
+ *
+ * Provisional points (windows still open to late data, ./traffic-history.ts) are drawn apart: the segments that
+ * reach them dashed, in PROVISIONAL_COLOUR, and the newest point hollow when it is provisional; the <title> and
+ * <desc> say so in words. Shape (dashes, hollow point) carries it without colour.
  */
 import { escapeHtml } from './html.js';
 
@@ -14,7 +18,15 @@ export interface ChartSeries {
   values: readonly number[];
   /** A value as the page writes it (`12.3 req/s`, `4.5%`). */
   format: (v: number) => string;
+  /** Per point: still open to late data (drawn apart); absent: every point is final. */
+  provisional?: readonly boolean[];
 }
+
+/** The line's colour, and the provisional segments' (dark amber: 4.6:1 on the band, dashed besides). */
+export const LINE_COLOUR = '#1d2330';
+export const PROVISIONAL_COLOUR = '#8a6d00';
+/** What a provisional point is, as the page says it in words. */
+export const PROVISIONAL_TEXT = 'provisional: still open to late data (revisit)';
 
 /** At most this many points are drawn; more are averaged in equal buckets (the text keeps the exact figures). */
 export const CHART_POINTS = 40;
@@ -26,32 +38,49 @@ function hhmm(ms: number): string {
   return new Date(ms).toISOString().slice(11, 16);
 }
 
-/** Averages `values` (NaN skipped) into at most `n` buckets of equal count. */
-function bucketed(values: readonly number[], n: number): number[] {
-  if (values.length <= n) return [...values];
+/**
+ * Averages `values` (NaN skipped) into at most `n` buckets of equal count; a bucket is provisional when any of its
+ * points is.
+ */
+function bucketed(
+  values: readonly number[],
+  provisional: readonly boolean[] | undefined,
+  n: number,
+): { values: number[]; provisional: boolean[] } {
+  const flag = (i: number) => provisional?.[i] === true;
+  if (values.length <= n) return { values: [...values], provisional: values.map((_, i) => flag(i)) };
   const out: number[] = [];
+  const open: boolean[] = [];
   for (let b = 0; b < n; b++) {
     const from = Math.floor((b * values.length) / n);
     const to = Math.floor(((b + 1) * values.length) / n);
     let sum = 0;
     let count = 0;
+    let any = false;
     for (let i = from; i < to; i++) {
       const v = values[i]!;
+      any ||= flag(i);
       if (Number.isFinite(v)) {
         sum += v;
         count++;
       }
     }
     out.push(count > 0 ? sum / count : Number.NaN);
+    open.push(any);
   }
-  return out;
+  return { values: out, provisional: open };
 }
 
 /** An inline SVG sparkline; `id` must be unique in the page (it ties the title and desc to the image). */
 export function sparkline(s: ChartSeries, id: string): string {
   const finite = s.values.filter(Number.isFinite);
-  const newest = s.values.length > 0 ? s.values[s.values.length - 1]! : Number.NaN;
-  const title = `${s.label}: ${Number.isFinite(newest) ? s.format(newest) : 'no figure'} in the newest window`;
+  const n = s.values.length;
+  const newest = n > 0 ? s.values[n - 1]! : Number.NaN;
+  const newestOpen = n > 0 && s.provisional?.[n - 1] === true;
+  const open = s.provisional?.filter((p) => p).length ?? 0;
+  const title =
+    `${s.label}: ${Number.isFinite(newest) ? s.format(newest) : 'no figure'} in the newest window` +
+    (newestOpen ? ` (${PROVISIONAL_TEXT})` : '');
   let desc: string;
   let body = '';
   if (finite.length === 0) {
@@ -61,29 +90,48 @@ export function sparkline(s: ChartSeries, id: string): string {
     const max = Math.max(...finite);
     const from = hhmm(s.times[0]!);
     const to = hhmm(s.times[s.times.length - 1]!);
-    desc = `${s.values.length} windows from ${from} to ${to} UTC: lowest ${s.format(min)}, highest ${s.format(max)}.`;
-    const points = bucketed(s.values, CHART_POINTS);
+    desc = `${n} windows from ${from} to ${to} UTC: lowest ${s.format(min)}, highest ${s.format(max)}.`;
+    if (open > 0) desc += ` ${open} of them ${PROVISIONAL_TEXT}, drawn dashed.`;
+    const points = bucketed(s.values, s.provisional, CHART_POINTS);
     const span = max - min;
-    const step = points.length > 1 ? WIDTH / (points.length - 1) : 0;
+    const step = points.values.length > 1 ? WIDTH / (points.values.length - 1) : 0;
     const y = (v: number) => (span > 0 ? HEIGHT - 2 - ((v - min) / span) * (HEIGHT - 4) : HEIGHT / 2);
-    // A gap (no figure) breaks the line rather than drawing it as zero.
-    let d = '';
-    let pen = false;
-    let last: [number, number] | undefined;
-    points.forEach((v, i) => {
+    // A gap (no figure) breaks the line rather than drawing it as zero. A segment goes to the dashed path when
+    // either of its ends is provisional; each path moves its pen only where its own line was broken.
+    let solid = '';
+    let dashed = '';
+    let pen: 'solid' | 'dashed' | undefined;
+    let prev: { x: number; y: number; open: boolean } | undefined;
+    let last: { x: number; y: number; open: boolean } | undefined;
+    for (let i = 0; i < points.values.length; i++) {
+      const v = points.values[i]!;
       if (!Number.isFinite(v)) {
-        pen = false;
-        return;
+        prev = undefined;
+        pen = undefined;
+        continue;
       }
       // Whole units of a 120 x 32 box: finer is invisible at this size and costs bytes per point.
-      const px = Math.round(i * step);
-      const py = Math.round(y(v));
-      d += `${pen ? 'L' : 'M'}${px} ${py}`;
-      pen = true;
-      last = [px, py];
-    });
-    body = `<path d="${d}" fill="none" stroke="#1d2330" stroke-width="1.5" vector-effect="non-scaling-stroke"/>`;
-    if (last) body += `<circle cx="${last[0]}" cy="${last[1]}" r="2.5" fill="#1d2330"/>`;
+      const p = { x: Math.round(i * step), y: Math.round(y(v)), open: points.provisional[i]! };
+      if (prev) {
+        const kind = prev.open || p.open ? 'dashed' : 'solid';
+        const move = pen === kind ? '' : `M${prev.x} ${prev.y}`;
+        if (kind === 'dashed') dashed += `${move}L${p.x} ${p.y}`;
+        else solid += `${move}L${p.x} ${p.y}`;
+        pen = kind;
+      }
+      prev = p;
+      last = p;
+    }
+    if (solid)
+      body = `<path d="${solid}" fill="none" stroke="${LINE_COLOUR}" stroke-width="1.5" vector-effect="non-scaling-stroke"/>`;
+    if (dashed)
+      body +=
+        `<path class="provisional" d="${dashed}" fill="none" stroke="${PROVISIONAL_COLOUR}" stroke-width="1.5" ` +
+        'stroke-dasharray="3 2" vector-effect="non-scaling-stroke"/>';
+    if (last)
+      body += last.open
+        ? `<circle class="provisional" cx="${last.x}" cy="${last.y}" r="2.5" fill="#eef1f5" stroke="${PROVISIONAL_COLOUR}" stroke-width="1.5"/>`
+        : `<circle cx="${last.x}" cy="${last.y}" r="2.5" fill="${LINE_COLOUR}"/>`;
   }
   return (
     `<svg class="spark" viewBox="-3 -3 ${WIDTH + 6} ${HEIGHT + 6}" width="${WIDTH + 6}" height="${HEIGHT + 6}" ` +

@@ -1,9 +1,14 @@
 /**
  * Traffic on the landing page (issue 24): per account the newest window's figures with a small chart of each over
  * the windows this process counted (./traffic-history.ts), and the page of one account (`/accounts/<name>`) with
- * its busiest resources. Every dynamic string goes through `t` (redacted, then escaped) or escapeHtml.
+ * its busiest resources and its windows as a table. Every dynamic string goes through `t` (redacted, then
+ * escaped) or escapeHtml.
+ *
+ * Each window shows its final figures once settled; until then it is provisional (its first read, still open to
+ * late data with metrics.revisit): drawn dashed with a hollow newest point (./charts.ts), and said in words in the
+ * tile, the card's window line and the windows table (issue 32).
  */
-import { type ChartSeries, sparkline } from './charts.js';
+import { type ChartSeries, PROVISIONAL_COLOUR, PROVISIONAL_TEXT, sparkline } from './charts.js';
 import { escapeHtml } from './html.js';
 import {
   type AccountHistory,
@@ -51,6 +56,7 @@ export const TRAFFIC_CSS = `
 .acct h3{font-size:1rem;margin:0 0 .4rem}.tiles{display:flex;flex-wrap:wrap;gap:.5rem}
 .tile{margin:0;min-width:8.5rem}.tile figcaption{font-size:.8rem;color:#5b6578}.tile b{display:block;font-size:1rem;color:#1d2330;font-variant-numeric:tabular-nums}
 .spark{display:block}.wrap{overflow-x:auto;max-width:100%}
+.prov{color:${PROVISIONAL_COLOUR};font-style:italic;font-weight:400;font-size:.75rem}
 @media (max-width:40rem){body{margin:1rem}table{min-width:0}}
 `;
 
@@ -59,30 +65,53 @@ export function accountHref(name: string, fromAccountPage = false): string {
   return escapeHtml(`${fromAccountPage ? '../' : ''}accounts/${encodeURIComponent(name)}`);
 }
 
+/** How many of the account's windows are provisional. */
+function provisionalCount(h: AccountHistory): number {
+  return h.provisional.filter((p) => p).length;
+}
+
 function tiles(h: AccountHistory, idBase: string): string {
+  const newestOpen = h.provisional[h.provisional.length - 1] === true;
   return FIGURES.map((f, i) => {
     const text = FIGURE_TEXT[f];
     const values = h.figures[f];
     const newest = values[values.length - 1]!;
-    const series: ChartSeries = { label: text.label, times: h.ends, values, format: text.format };
+    const series: ChartSeries = {
+      label: text.label,
+      times: h.ends,
+      values,
+      format: text.format,
+      provisional: h.provisional,
+    };
     return (
       `<figure class="tile"><figcaption>${escapeHtml(text.label)}` +
-      `<b>${Number.isFinite(newest) ? escapeHtml(text.format(newest)) : '-'}</b></figcaption>` +
+      `<b>${Number.isFinite(newest) ? escapeHtml(text.format(newest)) : '-'}</b>` +
+      `${newestOpen ? '<span class="prov">provisional</span>' : ''}</figcaption>` +
       `${sparkline(series, `${idBase}-${i}`)}</figure>`
     );
   }).join('');
 }
 
-function windowLine(h: AccountHistory): string {
-  const n = h.ends.length;
-  const start = h.starts[n - 1]!;
-  const end = h.ends[n - 1]!;
+/** `2026-03-10 12:00–12:05` (UTC) and the window's length in minutes. */
+function windowText(start: number, end: number): { span: string; minutes: number } {
   const from = new Date(start).toISOString().slice(0, 16).replace('T', ' ');
   const to = new Date(end).toISOString().slice(11, 16);
-  const minutes = Math.round((end - start) / 60_000);
+  return { span: `${from}–${to}`, minutes: Math.round((end - start) / 60_000) };
+}
+
+function windowLine(h: AccountHistory): string {
+  const n = h.ends.length;
+  const { span, minutes } = windowText(h.starts[n - 1]!, h.ends[n - 1]!);
+  const open = provisionalCount(h);
+  const newestOpen = h.provisional[n - 1] === true;
   return (
-    `<p class="small">Newest window ${escapeHtml(from)}–${escapeHtml(to)} UTC (${minutes} min) · ` +
-    `${n} window${n === 1 ? '' : 's'} charted</p>`
+    `<p class="small">Newest window ${escapeHtml(span)} UTC (${minutes} min)${newestOpen ? ', provisional' : ''} · ` +
+    `${n} window${n === 1 ? '' : 's'} charted` +
+    (open > 0
+      ? `, <span class="prov">${open} of them ${escapeHtml(PROVISIONAL_TEXT)}</span>, drawn dashed` +
+        (newestOpen ? ', the newest point hollow' : '')
+      : '') +
+    '</p>'
   );
 }
 
@@ -112,7 +141,9 @@ export function trafficSection(
   const started = startedAt.toISOString().slice(0, 16).replace('T', ' ');
   const note =
     `<p class="small">The newest traffic window of each account and the last ${HISTORY_WINDOWS} windows this ` +
-    `process counted, kept in memory only: the charts start empty after each restart (this one started ${escapeHtml(started)} UTC).</p>`;
+    `process counted, kept in memory only: the charts start empty after each restart (this one started ${escapeHtml(started)} UTC). ` +
+    'A window shows its final figures once settled; before that it is provisional (its first read, still open to ' +
+    'late data with metrics.revisit), drawn dashed.</p>';
   const pending =
     waiting.length > 0
       ? `<p class="none">No traffic window counted yet since the start for ${waiting.map(t).join(', ')}.</p>`
@@ -140,7 +171,28 @@ function resourceTable(caption: string, head: string[], rows: string, empty: str
   );
 }
 
-/** The body of `/accounts/<name>`: the account's charts and its busiest resources in the newest window. */
+/** The account's windows, newest first, with their figures and whether each is final. */
+function windowTable(h: AccountHistory): string {
+  const rows: string[] = [];
+  for (let k = h.ends.length - 1; k >= 0; k--) {
+    const { span, minutes } = windowText(h.starts[k]!, h.ends[k]!);
+    const cells = FIGURES.map((f) => {
+      const v = h.figures[f][k]!;
+      return `<td class="num">${Number.isFinite(v) ? escapeHtml(FIGURE_TEXT[f].format(v)) : '-'}</td>`;
+    }).join('');
+    const state = h.provisional[k] ? '<td class="prov">provisional</td>' : '<td>final</td>';
+    rows.push(
+      `<tr><td class="ts">${escapeHtml(span)}</td><td class="num">${minutes}</td>${cells}${state}</tr>`,
+    );
+  }
+  const head = ['Window (UTC)', 'Minutes', ...FIGURES.map((f) => FIGURE_TEXT[f].label), 'Figures'];
+  return (
+    `<div class="wrap"><table aria-label="windows"><thead><tr>${head.map((x) => `<th>${escapeHtml(x)}</th>`).join('')}</tr></thead>` +
+    `<tbody>\n${rows.join('\n')}\n</tbody></table></div>`
+  );
+}
+
+/** The body of `/accounts/<name>`: the account's charts, its busiest resources in the newest window, its windows. */
 export function accountBody(name: string, h: AccountHistory | undefined, t: (s: string) => string): string {
   if (!h) {
     return `<p class="none">No traffic window of ${t(name)} counted yet since this process started (the history is kept in memory only).</p>`;
@@ -157,9 +209,16 @@ export function accountBody(name: string, h: AccountHistory | undefined, t: (s: 
     resourceRows(h.topBy5xx, t, true),
     'No resource answered a 5xx in the newest window.',
   );
+  const newestOpen = h.provisional[h.provisional.length - 1] === true;
+  const open = provisionalCount(h);
   return (
     `<section class="acct" aria-label="traffic of ${t(name)}"><div class="tiles">${tiles(h, 'a')}</div>${windowLine(h)}</section>\n` +
-    `<h2>Top resources by traffic</h2>\n<p class="small">Newest window, ${h.resources.toLocaleString('en-US')} resources in it.</p>\n${byTraffic}\n` +
-    `<h2>Top resources by 5xx</h2>\n${by5xx}`
+    `<h2>Top resources by traffic</h2>\n<p class="small">Newest window, ${h.resources.toLocaleString('en-US')} resources in it` +
+    `${newestOpen ? ` (its first read: ${escapeHtml(PROVISIONAL_TEXT)})` : ''}.</p>\n${byTraffic}\n` +
+    `<h2>Top resources by 5xx</h2>\n${by5xx}\n` +
+    `<h2>Windows</h2>\n<p class="small">The ${h.ends.length} windows charted, newest first` +
+    `${open > 0 ? `; ${open} of them ${escapeHtml(PROVISIONAL_TEXT)}, the others final` : ', all final'}. ` +
+    'A re-read that spans several windows gives one window over its span.</p>\n' +
+    `<details><summary>Every window's figures</summary>\n${windowTable(h)}\n</details>`
   );
 }
