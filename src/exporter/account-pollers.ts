@@ -138,6 +138,7 @@ export class AccountPollers {
         const state = token.status.state;
         if (state === 'login-refused') return 'login refused';
         if (state === 'login-failed') return 'login failed';
+        if (state === 'lifetime-too-short') return 'token lifetime too short';
         return undefined;
       },
     });
