@@ -3,6 +3,7 @@
  * arguments from src/cli.ts (after the Node version check), the one module that reads process.env and process.argv.
  */
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config/index.js';
 import {
@@ -121,7 +122,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     case 'run': {
       let config: Config;
       try {
-        config = loadConfig({ file: cl.configFile, env });
+        // The host name is remote_write.instance's default: read here, at the entry point (modules read no `os`).
+        config = loadConfig({ file: cl.configFile, env, hostname: hostname() });
       } catch (err) {
         if (err instanceof ConfigError) {
           process.stderr.write(`cdn-exporter: ${err.message}\n`);

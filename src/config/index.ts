@@ -39,5 +39,7 @@ export type {
   DiscoveryConfig,
   LimitsConfig,
   MetricsConfig,
+  RemoteWriteConfig,
+  RemoteWriteTls,
   ServerConfig,
 } from './typed-config.js';

@@ -31,6 +31,8 @@ export interface LoadOptions {
   env: Env;
   /** Reads the file as UTF-8 text; defaults to fs.readFileSync. */
   readFile?: (path: string) => string;
+  /** The machine's host name: `remote_write.instance` when the file leaves it out or empty. Default ''. */
+  hostname?: string;
 }
 
 export function formatIssue(issue: ConfigIssue): string {
@@ -291,7 +293,16 @@ export function loadConfig(options: LoadOptions): Config {
     raw = parsed.raw;
   }
   // A section whose keys are all commented out (`dvr:` alone) is null in YAML: the same as leaving it out.
-  for (const key of ['api', 'metrics', 'dvr', 'recordings', 'sharding', 'accounts', 'accounts_discovery']) {
+  for (const key of [
+    'api',
+    'metrics',
+    'dvr',
+    'recordings',
+    'sharding',
+    'accounts',
+    'accounts_discovery',
+    'remote_write',
+  ]) {
     if (raw[key] === null) delete raw[key];
   }
   const filled = applyEnv(raw, env, issues);
@@ -304,5 +315,5 @@ export function loadConfig(options: LoadOptions): Config {
       file,
     );
   }
-  return toConfig(result.data);
+  return toConfig(result.data, options.hostname);
 }

@@ -10,7 +10,7 @@ import { REDACTED, redactSecrets, redactUrl } from '../redact.js';
 import { formatBitRate } from './bit-rate.js';
 import { formatDuration } from './duration.js';
 import { formatDecimalSize, formatSize } from './size.js';
-import type { AccountConfig, CommitConfig, Config } from './typed-config.js';
+import type { AccountConfig, CommitConfig, Config, RemoteWriteConfig } from './typed-config.js';
 
 export interface PrintableConfig {
   api: Record<string, unknown>;
@@ -29,6 +29,7 @@ export interface PrintableConfig {
     write_timeout: string;
     auth_failure_limit: { burst: number; interval: string };
   };
+  remote_write?: Record<string, unknown>;
 }
 
 function tokenKeys(source: {
@@ -71,6 +72,37 @@ function account(a: AccountConfig): Record<string, unknown> {
 /** The pattern as written: the anchoring `^(?:...)$` the loader added is taken off. */
 function patternText(re: RegExp): string {
   return re.source.replace(/^\^\(\?:/, '').replace(/\)\$$/, '');
+}
+
+/** `remote_write` in the file's shape: the inline password redacted; file paths, headers and labels as they are. */
+function remoteWrite(rw: RemoteWriteConfig): Record<string, unknown> {
+  const tls: Record<string, unknown> = {};
+  if (rw.tls.caFile !== undefined) tls.ca_file = rw.tls.caFile;
+  if (rw.tls.certFile !== undefined) tls.cert_file = rw.tls.certFile;
+  if (rw.tls.keyFile !== undefined) tls.key_file = rw.tls.keyFile;
+  if (rw.tls.serverName !== undefined) tls.server_name = rw.tls.serverName;
+  tls.insecure_skip_verify = rw.tls.insecureSkipVerify;
+  const out: Record<string, unknown> = {
+    url: redactUrl(rw.url),
+    job: rw.job,
+    instance: rw.instance,
+    external_labels: { ...rw.externalLabels },
+    headers: { ...rw.headers },
+  };
+  if (rw.bearerTokenFile !== undefined) out.bearer_token_file = rw.bearerTokenFile;
+  if (rw.basicAuth) {
+    const basic: Record<string, string> = { username: rw.basicAuth.username };
+    if (rw.basicAuth.password !== undefined) basic.password = REDACTED;
+    if (rw.basicAuth.passwordFile !== undefined) basic.password_file = rw.basicAuth.passwordFile;
+    out.basic_auth = basic;
+  }
+  out.tls = tls;
+  out.timeout = formatDuration(rw.timeoutMs);
+  out.queue = {
+    max_pending_samples: rw.queue.maxPendingSamples,
+    max_samples_per_send: rw.queue.maxSamplesPerSend,
+  };
+  return out;
 }
 
 export function redactConfig(config: Config): PrintableConfig {
@@ -126,6 +158,7 @@ export function redactConfig(config: Config): PrintableConfig {
     },
   };
   if (config.stateFile !== undefined) out.state_file = config.stateFile;
+  if (config.remoteWrite) out.remote_write = remoteWrite(config.remoteWrite);
   return out;
 }
 
@@ -139,6 +172,7 @@ export function checkConfigReport(config: Config): string {
     config.api.token,
     config.api.password,
     ...config.accounts.flatMap((a) => [a.token, a.password]),
+    config.remoteWrite?.basicAuth?.password,
   ].filter((t): t is string => typeof t === 'string');
   return redactSecrets(header + stringify(redactConfig(config), { lineWidth: 0 }), inline, 'config');
 }

@@ -105,6 +105,44 @@ export interface Config {
   sharding: { shard: number; shards: number };
   limits: LimitsConfig;
   server: ServerConfig;
+  /** Settled windows pushed with their own timestamps (src/remote-write); absent: nothing is pushed. */
+  remoteWrite?: RemoteWriteConfig;
+}
+
+export interface RemoteWriteConfig {
+  /** http(s), without user or password. */
+  url: string;
+  /** `job` label of every series written. */
+  job: string;
+  /** `instance` label of every series written: the file's, or the host name loadConfig was given. */
+  instance: string;
+  /** More labels on every series: valid names, none of __name__, job, instance or __*, values not empty. */
+  externalLabels: Record<string, string>;
+  /** Sent with every request (X-Scope-OrgID for Mimir, ...); none of the headers the client sets itself. */
+  headers: Record<string, string>;
+  /** Bearer token, read at each request (re-read when the file changes). Excludes basicAuth. */
+  bearerTokenFile?: string;
+  /** Exactly one of password and passwordFile. */
+  basicAuth?: { username: string; password?: string; passwordFile?: string };
+  tls: RemoteWriteTls;
+  /** Deadline of one request, its whole answer included. */
+  timeoutMs: number;
+  queue: {
+    /** Samples offered and not yet sent or dropped, at most (a bigger batch is taken when nothing is pending). */
+    maxPendingSamples: number;
+    /** Samples in one request, at most; <= maxPendingSamples. */
+    maxSamplesPerSend: number;
+  };
+}
+
+export interface RemoteWriteTls {
+  caFile?: string;
+  /** With keyFile: a client certificate. */
+  certFile?: string;
+  keyFile?: string;
+  /** The name the server's certificate is checked against (and sent as SNI); default the URL's host. */
+  serverName?: string;
+  insecureSkipVerify: boolean;
 }
 
 export interface LimitsConfig {
@@ -146,7 +184,43 @@ function toCommit(c: FileConfig['accounts_discovery']['commit']): CommitConfig |
   });
 }
 
-export function toConfig(file: FileConfig): Config {
+/** `remote_write` as Config holds it; `hostname` is the `instance` when the file leaves it out or empty. */
+function toRemoteWrite(rw: FileConfig['remote_write'], hostname: string): RemoteWriteConfig | undefined {
+  if (!rw) return undefined;
+  const basic = rw.basic_auth;
+  return withOptional(
+    {
+      url: rw.url,
+      job: rw.job,
+      instance: rw.instance === undefined || rw.instance === '' ? hostname : rw.instance,
+      externalLabels: { ...rw.external_labels },
+      headers: { ...rw.headers },
+      tls: withOptional({ insecureSkipVerify: rw.tls.insecure_skip_verify } as RemoteWriteTls, {
+        caFile: rw.tls.ca_file,
+        certFile: rw.tls.cert_file,
+        keyFile: rw.tls.key_file,
+        serverName: rw.tls.server_name,
+      }),
+      timeoutMs: rw.timeout,
+      queue: {
+        maxPendingSamples: rw.queue.max_pending_samples,
+        maxSamplesPerSend: rw.queue.max_samples_per_send,
+      },
+    } as RemoteWriteConfig,
+    {
+      bearerTokenFile: rw.bearer_token_file,
+      basicAuth: basic
+        ? withOptional({ username: basic.username } as NonNullable<RemoteWriteConfig['basicAuth']>, {
+            password: basic.password,
+            passwordFile: basic.password_file,
+          })
+        : undefined,
+    },
+  );
+}
+
+/** `hostname`: the `remote_write.instance` default (the entry point passes the machine's; modules read no `os`). */
+export function toConfig(file: FileConfig, hostname = ''): Config {
   const { api, metrics } = file;
   return withOptional(
     {
@@ -218,6 +292,6 @@ export function toConfig(file: FileConfig): Config {
         authFailureIntervalMs: file.server.auth_failure_limit.interval,
       },
     } as Config,
-    { stateFile: file.state_file },
+    { stateFile: file.state_file, remoteWrite: toRemoteWrite(file.remote_write, hostname) },
   );
 }
