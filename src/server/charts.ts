@@ -5,8 +5,9 @@
  * reader has the values and the page is still useful with images off.
  *
  * Provisional points (windows still open to late data, ./traffic-history.ts) are drawn apart: the segments that
- * reach them dashed, in PROVISIONAL_COLOUR, and the newest point hollow when it is provisional; the <title> and
- * <desc> say so in words. Shape (dashes, hollow point) carries it without colour.
+ * reach them dashed, in PROVISIONAL_COLOUR, and the newest point hollow when it is provisional (CHART_CSS, which
+ * the page's <style> must hold); the <title> and <desc> say so in words. Shape (dashes, hollow point) carries it
+ * without colour.
  */
 import { escapeHtml } from './html.js';
 
@@ -25,8 +26,16 @@ export interface ChartSeries {
 /** The line's colour, and the provisional segments' (dark amber: 4.6:1 on the band, dashed besides). */
 export const LINE_COLOUR = '#1d2330';
 export const PROVISIONAL_COLOUR = '#8a6d00';
-/** What a provisional point is, as the page says it in words. */
+const BAND_COLOUR = '#eef1f5';
+/** What a provisional point is, as the page says it in words (once per card; the charts say "provisional"). */
 export const PROVISIONAL_TEXT = 'provisional: still open to late data (revisit)';
+/**
+ * The provisional marks' style, for the page's <style>: a class per chart element instead of attributes, as
+ * every chart of a page with revisit on has them (300 charts for 50 accounts).
+ */
+export const CHART_CSS =
+  `.spark .dash{fill:none;stroke:${PROVISIONAL_COLOUR};stroke-width:1.5px;stroke-dasharray:3 2;vector-effect:non-scaling-stroke}` +
+  `.spark .open{fill:${BAND_COLOUR};stroke:${PROVISIONAL_COLOUR};stroke-width:1.5px}`;
 
 /** At most this many points are drawn; more are averaged in equal buckets (the text keeps the exact figures). */
 export const CHART_POINTS = 40;
@@ -80,7 +89,7 @@ export function sparkline(s: ChartSeries, id: string): string {
   const open = s.provisional?.filter((p) => p).length ?? 0;
   const title =
     `${s.label}: ${Number.isFinite(newest) ? s.format(newest) : 'no figure'} in the newest window` +
-    (newestOpen ? ` (${PROVISIONAL_TEXT})` : '');
+    (newestOpen ? ' (provisional)' : '');
   let desc: string;
   let body = '';
   if (finite.length === 0) {
@@ -91,7 +100,7 @@ export function sparkline(s: ChartSeries, id: string): string {
     const from = hhmm(s.times[0]!);
     const to = hhmm(s.times[s.times.length - 1]!);
     desc = `${n} windows from ${from} to ${to} UTC: lowest ${s.format(min)}, highest ${s.format(max)}.`;
-    if (open > 0) desc += ` ${open} of them ${PROVISIONAL_TEXT}, drawn dashed.`;
+    if (open > 0) desc += ` ${open} of them provisional (still open to late data), drawn dashed.`;
     const points = bucketed(s.values, s.provisional, CHART_POINTS);
     const span = max - min;
     const step = points.values.length > 1 ? WIDTH / (points.values.length - 1) : 0;
@@ -124,19 +133,16 @@ export function sparkline(s: ChartSeries, id: string): string {
     }
     if (solid)
       body = `<path d="${solid}" fill="none" stroke="${LINE_COLOUR}" stroke-width="1.5" vector-effect="non-scaling-stroke"/>`;
-    if (dashed)
-      body +=
-        `<path class="provisional" d="${dashed}" fill="none" stroke="${PROVISIONAL_COLOUR}" stroke-width="1.5" ` +
-        'stroke-dasharray="3 2" vector-effect="non-scaling-stroke"/>';
+    if (dashed) body += `<path class="dash" d="${dashed}"/>`;
     if (last)
       body += last.open
-        ? `<circle class="provisional" cx="${last.x}" cy="${last.y}" r="2.5" fill="#eef1f5" stroke="${PROVISIONAL_COLOUR}" stroke-width="1.5"/>`
+        ? `<circle class="open" cx="${last.x}" cy="${last.y}" r="2.5"/>`
         : `<circle cx="${last.x}" cy="${last.y}" r="2.5" fill="${LINE_COLOUR}"/>`;
   }
   return (
     `<svg class="spark" viewBox="-3 -3 ${WIDTH + 6} ${HEIGHT + 6}" width="${WIDTH + 6}" height="${HEIGHT + 6}" ` +
     `role="img" aria-labelledby="${id}-t ${id}-d"><title id="${id}-t">${escapeHtml(title)}</title>` +
     `<desc id="${id}-d">${escapeHtml(desc)}</desc>` +
-    `<rect x="-3" y="-3" width="${WIDTH + 6}" height="${HEIGHT + 6}" fill="#eef1f5"/>${body}</svg>`
+    `<rect x="-3" y="-3" width="${WIDTH + 6}" height="${HEIGHT + 6}" fill="${BAND_COLOUR}"/>${body}</svg>`
   );
 }

@@ -8,7 +8,7 @@
  * late data with metrics.revisit): drawn dashed with a hollow newest point (./charts.ts), and said in words in the
  * tile, the card's window line and the windows table (issue 32).
  */
-import { type ChartSeries, PROVISIONAL_COLOUR, PROVISIONAL_TEXT, sparkline } from './charts.js';
+import { CHART_CSS, type ChartSeries, PROVISIONAL_COLOUR, PROVISIONAL_TEXT, sparkline } from './charts.js';
 import { escapeHtml } from './html.js';
 import {
   type AccountHistory,
@@ -56,7 +56,7 @@ export const TRAFFIC_CSS = `
 .acct h3{font-size:1rem;margin:0 0 .4rem}.tiles{display:flex;flex-wrap:wrap;gap:.5rem}
 .tile{margin:0;min-width:8.5rem}.tile figcaption{font-size:.8rem;color:#5b6578}.tile b{display:block;font-size:1rem;color:#1d2330;font-variant-numeric:tabular-nums}
 .spark{display:block}.wrap{overflow-x:auto;max-width:100%}
-.prov{color:${PROVISIONAL_COLOUR};font-style:italic;font-weight:400;font-size:.75rem}
+.prov{color:${PROVISIONAL_COLOUR};font-style:italic;font-weight:400;font-size:.75rem}${CHART_CSS}
 @media (max-width:40rem){body{margin:1rem}table{min-width:0}}
 `;
 

@@ -4,7 +4,7 @@
  * description, the windows table); once settled, a window shows its final figures and none of that.
  */
 import { describe, expect, it } from 'vitest';
-import { PROVISIONAL_COLOUR } from '../../src/server/charts.js';
+import { CHART_CSS, PROVISIONAL_COLOUR } from '../../src/server/charts.js';
 import { renderAccountPage, renderLanding } from '../../src/server/landing.js';
 import type { ExporterStatus } from '../../src/server/status.js';
 import { TrafficHistory } from '../../src/server/traffic-history.js';
@@ -99,18 +99,22 @@ describe('landing page: provisional windows', () => {
     const liveCharts = charts(live);
     expect(liveCharts).toHaveLength(6);
     const requests = liveCharts[0]!;
-    expect(requests.title).toBe(`Edge requests: 18.0/s in the newest window (${NOTE})`);
+    expect(requests.title).toBe('Edge requests: 18.0/s in the newest window (provisional)');
     expect(requests.desc).toBe(
-      `20 windows from 12:01 to 12:20 UTC: lowest 18.0/s, highest 36.0/s. 3 of them ${NOTE}, drawn dashed.`,
+      '20 windows from 12:01 to 12:20 UTC: lowest 18.0/s, highest 36.0/s. 3 of them provisional (still open to late data), drawn dashed.',
     );
     // Drawn apart: the segments reaching the last 3 points dashed in their own colour, the newest point hollow.
-    const dashed = /<path class="provisional" d="([^"]+)"[^>]*stroke-dasharray="3 2"/.exec(requests.svg);
+    const dashed = /<path class="dash" d="([^"]+)"\/>/.exec(requests.svg);
     expect(dashed, requests.svg).not.toBeNull();
-    expect(requests.svg).toContain(`stroke="${PROVISIONAL_COLOUR}"`);
+    expect(CHART_CSS).toContain(
+      `.spark .dash{fill:none;stroke:${PROVISIONAL_COLOUR};stroke-width:1.5px;stroke-dasharray:3 2;`,
+    );
+    expect(html).toContain(CHART_CSS);
     // From the last final point to the newest: three segments, one pen stroke.
     expect(dashed![1]!.match(/L/g)).toHaveLength(3);
     expect(dashed![1]!.match(/M/g)).toHaveLength(1);
-    expect(requests.svg).toMatch(/<circle class="provisional" [^>]*fill="#eef1f5"/);
+    expect(requests.svg).toMatch(/<circle class="open" [^>]*\/>$/);
+    expect(CHART_CSS).toContain(`.spark .open{fill:#eef1f5;stroke:${PROVISIONAL_COLOUR};`);
     // The final windows at 36/s are the solid line, at the top of the chart (y 2 of 32); the provisional ones
     // (18/s) at its foot (y 30), reached by the dashed line only.
     const solid = /<path d="([^"]+)"/.exec(requests.svg)![1]!;
@@ -122,7 +126,7 @@ describe('landing page: provisional windows', () => {
     const done = card(html, 'done');
     expect(done).not.toContain('provisional');
     expect(pageText(/<figcaption>Edge requests.*?<\/figcaption>/.exec(done)![0])).toBe('Edge requests20.0/s');
-    expect(charts(done)[0]!.svg).not.toContain('stroke-dasharray');
+    expect(charts(done)[0]!.svg).not.toMatch(/class="(dash|open)"/);
   });
 
   it('settling the newest window turns its figure final and drops every provisional mark', () => {

@@ -84,7 +84,7 @@ describe('landing page: final numbers with metrics.revisit', () => {
     expect(card).toContain(
       `Newest window ${span(newest.start, newest.end)} UTC (1 min), provisional · ${history.ends.length} windows charted`,
     );
-    expect(card).toMatch(/<path class="provisional" d="[^"]+"[^>]*stroke-dasharray/);
+    expect(card).toMatch(/<path class="dash" d="[^"]+"\/><circle class="open"/);
 
     // Walk on until that window was re-read (bounded: it is due 6 minutes after its end).
     let settled: (typeof rows)[number] | undefined;

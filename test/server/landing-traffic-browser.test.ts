@@ -167,23 +167,21 @@ describe.skipIf(!chromium)('landing page traffic charts in headless Chromium', (
     const newest = (f: keyof typeof h.figures) => h.figures[f].at(-1)!;
     const titles = svgs.map((m) => /<title[^>]*>([^<]*)<\/title>/.exec(m[1]!)![1]!);
     expect(titles).toContain(
-      `Edge bandwidth: ${(newest('bandwidthBitsPerSecond') / 1e9).toPrecision(3)} Gbit/s in the newest window (${NOTE})`,
+      `Edge bandwidth: ${(newest('bandwidthBitsPerSecond') / 1e9).toPrecision(3)} Gbit/s in the newest window (provisional)`,
     );
     expect(titles).toContain(
-      `Edge 5xx: ${(newest('edge5xxRatio') * 100).toFixed(2)}% in the newest window (${NOTE})`,
+      `Edge 5xx: ${(newest('edge5xxRatio') * 100).toFixed(2)}% in the newest window (provisional)`,
     );
     expect(titles).toContain(
-      `Cache hit ratio: ${(newest('cacheHitRatio') * 100).toFixed(1)}% in the newest window (${NOTE})`,
+      `Cache hit ratio: ${(newest('cacheHitRatio') * 100).toFixed(1)}% in the newest window (provisional)`,
     );
     for (const m of svgs)
       expect(m[1]).toMatch(
-        /<desc[^>]*>96 windows from \d\d:\d\d to \d\d:\d\d UTC: lowest .+, highest .+\.( 6 of them provisional: still open to late data \(revisit\), drawn dashed\.)?<\/desc>/,
+        /<desc[^>]*>96 windows from \d\d:\d\d to \d\d:\d\d UTC: lowest .+, highest .+\.( 6 of them provisional \(still open to late data\), drawn dashed\.)?<\/desc>/,
       );
     // acme's six charts (the first card) have their dashed segment and hollow newest point; globex's none.
     const drawnApart = svgs.map(
-      (m) =>
-        /<path class="provisional"[^>]*stroke-dasharray/.test(m[1]!) &&
-        /<circle class="provisional"/.test(m[1]!),
+      (m) => /<path class="dash" d="[^"]+"/.test(m[1]!) && /<circle class="open"/.test(m[1]!),
     );
     expect(drawnApart).toEqual([...Array(6).fill(true), ...Array(6).fill(false)]);
     expect(dom).toContain(`${OPEN} of them ${NOTE}</span>, drawn dashed, the newest point hollow`);
