@@ -14,6 +14,7 @@ import { processShrink } from './process-shrink.js';
 import { redactBenchmarks } from './redact.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
 import { revisitBenchmarks } from './revisit.js';
+import { settledBenchmarks } from './settled.js';
 import { storeBenchmarks } from './store.js';
 import { webBenchmarks } from './web.js';
 
@@ -33,6 +34,8 @@ const SUITES: Suite[] = [
   // `node dist/bench/run.js shrink` runs it alone.
   { name: 'exporter process: burst and shrink', run: processShrink },
   { name: 'revisit: records of late data, state file', run: revisitBenchmarks },
+  // `node dist/bench/run.js settled` runs it alone.
+  { name: 'settled: writing a window of 1M series (remote_write)', run: settledBenchmarks },
   // `node dist/bench/run.js discovery` runs it alone.
   { name: 'discovery: 100,000 listed accounts', run: discoveryBenchmarks },
   { name: 'http: reading big answers', run: httpBenchmarks },

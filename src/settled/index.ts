@@ -40,13 +40,14 @@ export function settledLabels(config: Pick<Config, 'remoteWrite'>): [string, str
   return [['job', rw.job], ['instance', rw.instance], ...external];
 }
 
-/** The series options of the settled side, from the same keys the scraped side reads. */
-export function settledSeries(config: Pick<Config, 'metrics' | 'limits'>): WindowSeries {
+/** The series of the settled side, from the same keys the scraped side reads, with job, instance and more. */
+export function settledSeries(config: Pick<Config, 'metrics' | 'limits' | 'remoteWrite'>): WindowSeries {
   return new WindowSeries({
     breakdown: config.metrics.breakdown,
     metrics: config.metrics.metrics,
     resources: config.metrics.resources,
     maxLabelLength: config.limits.maxLabelLength,
+    extraLabels: settledLabels(config),
   });
 }
 
@@ -78,7 +79,6 @@ export async function startSettled(config: Config, d: SettledDeps): Promise<Sett
       log: d.log,
       batches: remote,
       series: settledSeries(config),
-      extraLabels: settledLabels(config),
       retentionMs: config.metrics.counterRetentionMs,
       ...(file ? { persistence: file } : {}),
       ...(loaded ? { loaded } : {}),

@@ -23,7 +23,7 @@ export interface Sample {
 }
 
 export interface SettledSeries {
-  /** `__name__` first, then the point's labels, then the writer's own (job, instance, external labels). */
+  /** `__name__` first, then the family's labels, then the writer's own (job, instance, external labels). */
   labels: readonly (readonly [string, string])[];
   samples: readonly Sample[];
 }
@@ -32,8 +32,9 @@ export interface SettledSeries {
 export interface TakenWindow {
   series: SettledSeries[];
   samples: number;
-  /** The counters' new totals, by key: applied by `commit`. */
-  totals: Map<string, number>;
+  /** The counters this window moves, and their new totals (same order): applied by `commit`. */
+  keys: string[];
+  totals: number[];
   endMs: number;
 }
 
@@ -44,94 +45,111 @@ export interface SavedTotal {
   lastMs: number;
 }
 
-interface Total {
-  total: number;
-  lastMs: number;
-}
-
 /** Sweeps the forgotten totals once this many windows have been committed since the last sweep. */
 const SWEEP_EVERY = 64;
 
+/**
+ * Totals by slot: a key's slot in `index`, its total and last window end in two arrays (a million counters cost
+ * the map's entries and 16 bytes, not an object each).
+ */
 export class RunningTotals {
-  private readonly totals = new Map<string, Total>();
+  private readonly index = new Map<string, number>();
+  private totals: number[] = [];
+  private lastMs: number[] = [];
+  /** Slots freed by a sweep, for reuse. */
+  private free: number[] = [];
   private sinceSweep = 0;
 
-  constructor(
-    /** Labels every written series ends with (job, instance, external labels). */
-    private readonly extra: readonly (readonly [string, string])[],
-    private readonly retentionMs: number,
-  ) {}
+  constructor(private readonly retentionMs: number) {}
 
   get size(): number {
-    return this.totals.size;
+    return this.index.size;
   }
 
   take(startMs: number, endMs: number, points: readonly WindowPoint[]): TakenWindow {
-    const series: SettledSeries[] = [];
-    const totals = new Map<string, number>();
+    const series: SettledSeries[] = new Array(points.length);
+    const keys: string[] = [];
+    const totals: number[] = [];
     let samples = 0;
-    for (const p of points) {
-      const labels: (readonly [string, string])[] = [['__name__', p.family], ...p.labels, ...this.extra];
+    for (let i = 0; i < points.length; i++) {
+      const p = points[i]!;
       if (p.kind === 'gauge') {
-        series.push({ labels, samples: [{ value: p.value, timestampMs: endMs }] });
+        series[i] = { labels: p.labels, samples: [{ value: p.value, timestampMs: endMs }] };
         samples++;
         continue;
       }
-      const known = this.totals.get(p.key);
-      const before = totals.get(p.key) ?? known?.total;
-      const total = (before ?? 0) + p.value;
-      totals.set(p.key, total);
-      if (before === undefined) {
-        series.push({
-          labels,
+      // Keys are unique within a window (./window-series.ts counts a resource once).
+      const slot = this.index.get(p.key);
+      if (slot === undefined) {
+        series[i] = {
+          labels: p.labels,
           samples: [
             { value: 0, timestampMs: startMs + 1 },
-            { value: total, timestampMs: endMs },
+            { value: p.value, timestampMs: endMs },
           ],
-        });
+        };
         samples += 2;
+        keys.push(p.key);
+        totals.push(p.value);
       } else {
-        series.push({ labels, samples: [{ value: total, timestampMs: endMs }] });
+        const total = this.totals[slot]! + p.value;
+        series[i] = { labels: p.labels, samples: [{ value: total, timestampMs: endMs }] };
         samples++;
+        keys.push(p.key);
+        totals.push(total);
       }
     }
-    return { series, samples, totals, endMs };
+    return { series, samples, keys, totals, endMs };
   }
 
   /** Applies a taken window's totals. */
   commit(w: TakenWindow): void {
-    for (const [key, total] of w.totals) {
-      const t = this.totals.get(key);
-      if (t) {
-        t.total = total;
-        t.lastMs = w.endMs;
-      } else this.totals.set(key, { total, lastMs: w.endMs });
-    }
+    const { keys, totals, endMs } = w;
+    for (let i = 0; i < keys.length; i++) this.set(keys[i]!, totals[i]!, endMs);
     if (++this.sinceSweep >= SWEEP_EVERY) {
       this.sinceSweep = 0;
-      for (const [key, t] of this.totals) if (w.endMs - t.lastMs > this.retentionMs) this.totals.delete(key);
+      for (const [key, slot] of this.index)
+        if (endMs - this.lastMs[slot]! > this.retentionMs) {
+          this.index.delete(key);
+          this.free.push(slot);
+        }
     }
   }
 
+  private set(key: string, total: number, lastMs: number): void {
+    let slot = this.index.get(key);
+    if (slot === undefined) {
+      slot = this.free.pop() ?? this.totals.length;
+      this.index.set(key, slot);
+    }
+    this.totals[slot] = total;
+    this.lastMs[slot] = lastMs;
+  }
+
   get(key: string): number | undefined {
-    return this.totals.get(key)?.total;
+    const slot = this.index.get(key);
+    return slot === undefined ? undefined : this.totals[slot];
   }
 
   saved(): SavedTotal[] {
     const out: SavedTotal[] = [];
-    for (const [key, t] of this.totals) out.push({ key, total: t.total, lastMs: t.lastMs });
+    for (const [key, slot] of this.index)
+      out.push({ key, total: this.totals[slot]!, lastMs: this.lastMs[slot]! });
     return out;
   }
 
   restore(saved: readonly SavedTotal[]): void {
-    this.totals.clear();
-    for (const s of saved) this.totals.set(s.key, { total: s.total, lastMs: s.lastMs });
+    this.index.clear();
+    this.totals = [];
+    this.lastMs = [];
+    this.free = [];
+    for (const s of saved) this.set(s.key, s.total, s.lastMs);
   }
 
   /** A copy, for the totals as acknowledged (the writer keeps one beside the totals as queued). */
   clone(): RunningTotals {
-    const c = new RunningTotals(this.extra, this.retentionMs);
-    for (const [key, t] of this.totals) c.totals.set(key, { ...t });
+    const c = new RunningTotals(this.retentionMs);
+    for (const [key, slot] of this.index) c.set(key, this.totals[slot]!, this.lastMs[slot]!);
     return c;
   }
 }

@@ -19,6 +19,8 @@ export interface WindowSeriesOptions {
   resources: readonly string[];
   /** `limits.max_label_length`. */
   maxLabelLength: number;
+  /** Labels every series ends with (job, instance, external labels). */
+  extraLabels?: readonly (readonly [string, string])[];
 }
 
 export type PointKind = 'counter' | 'gauge';
@@ -28,7 +30,10 @@ export interface WindowPoint {
   /** The family name and label values, one string: the series' identity (its running total's key). */
   key: string;
   family: string;
-  /** Label pairs after `__name__`, in the family's order (account, resource, then code/class/size_range). */
+  /**
+   * Every label: `__name__`, the family's in its order (account, resource, then code/class/size_range), then the
+   * extra labels.
+   */
   labels: readonly (readonly [string, string])[];
   kind: PointKind;
   value: number;
@@ -86,10 +91,14 @@ export class WindowSeries {
     r: SideRecord,
     seconds: number,
   ): void {
+    const tail = this.o.extraLabels ?? [];
+    const prefix = base.map(([, v]) => v).join(SEP);
     const push = (family: string, kind: PointKind, value: number, extra?: readonly [string, string]) => {
-      const labels = extra ? [...base, extra] : base;
-      let key = family;
-      for (const [, v] of labels) key += SEP + v;
+      const labels: (readonly [string, string])[] = [['__name__', family], ...base];
+      if (extra) labels.push(extra);
+      // One flat string (a `+=` chain would keep a rope of pieces per key, several times the memory).
+      const key = extra ? `${family}${SEP}${prefix}${SEP}${extra[1]}` : `${family}${SEP}${prefix}`;
+      for (const l of tail) labels.push(l);
       out.push({ key, family, labels, kind, value });
     };
     for (const [code, n] of r.codes)

@@ -62,8 +62,6 @@ export interface SettledWriterDeps {
   log: Logger;
   batches: BatchWriter;
   series: WindowSeries;
-  /** Labels every written series ends with: job, instance, external labels. */
-  extraLabels: readonly (readonly [string, string])[];
   retentionMs: number;
   persistence?: SettledPersistence;
   /** The acknowledged state a previous run saved. */
@@ -126,7 +124,7 @@ export class SettledWriter {
   private state(account: string): AccountState {
     let a = this.accounts.get(account);
     if (!a) {
-      const totals = new RunningTotals(this.d.extraLabels, this.d.retentionMs);
+      const totals = new RunningTotals(this.d.retentionMs);
       const saved = this.d.loaded?.accounts.get(account);
       if (saved) totals.restore(saved.totals);
       a = new AccountState(totals);

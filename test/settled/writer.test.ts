@@ -121,6 +121,7 @@ async function run(seed: number, minutes: number, sizes: number[], capacity: num
     metrics: [],
     resources: [],
     maxLabelLength: 1024,
+    extraLabels: [['job', 'settled']],
   });
   let saved: SavedSettled | undefined;
   const persistence = {
@@ -144,7 +145,6 @@ async function run(seed: number, minutes: number, sizes: number[], capacity: num
         log,
         batches: receiver,
         series,
-        extraLabels: [['job', 'settled']],
         retentionMs: 24 * 60 * MINUTE,
         persistence,
         ...(loaded ? { loaded } : {}),
