@@ -20,7 +20,7 @@ import { fullGc, median } from './measure.js';
 import type { BenchRow } from './report.js';
 
 const ACCOUNT = 'bench';
-const RESOURCES = 15_000;
+const RESOURCES = Number(process.env.SETTLED_BENCH_RESOURCES ?? 15_000);
 const T0 = Date.UTC(2026, 0, 1, 18, 0);
 const PER_SEND = 5000;
 const RUNS = 3;
