@@ -84,6 +84,15 @@ export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
     });
   }
 
+  // The settled series' running totals continue across restarts only through the state file: without it a
+  // restart would start them again over windows the receiver already holds (docs/remote-write.md).
+  if (raw.remote_write !== undefined && (raw.state_file === undefined || raw.state_file === '')) {
+    issues.push({
+      path: 'remote_write',
+      message: 'needs state_file: the settled series continue across restarts from it',
+    });
+  }
+
   issues.push(...credentialIssues(api, 'api'));
   const accounts = Array.isArray(raw.accounts) ? raw.accounts : [];
   const seen = new Set<string>();

@@ -169,6 +169,14 @@ const INVALID: Array<[string, (r: Raw) => void, string]> = [
     'sharding.shard: must be less than sharding.shards (2), got 2',
   ],
   ['negative shard', (r) => (r.sharding = { shard: -1 }), 'sharding.shard: must be at least 0, got -1'],
+  [
+    'remote_write without state_file',
+    (r) => {
+      (r as Record<string, unknown>).remote_write = { url: 'http://127.0.0.1:9090/api/v1/write' };
+      delete (r as Record<string, unknown>).state_file;
+    },
+    'remote_write: needs state_file: the settled series continue across restarts from it',
+  ],
   ['zero shards', (r) => (r.sharding = { shards: 0 }), 'sharding.shards: must be at least 1, got 0'],
   [
     'fractional concurrency',
