@@ -64,13 +64,17 @@ interface Waiter {
   onAbort: () => void;
 }
 
-/** A reason without what changes from one request to the next: numbers, label sets, quoted values. */
-export function reasonKey(reason: string): string {
-  return reason
+/**
+ * A reason without what changes from one request to the next (numbers, label sets, quoted values), after the
+ * status that came with it (none: no answer).
+ */
+export function reasonKey(status: number | undefined, reason: string): string {
+  const words = reason
     .replace(/\{[^}]*\}/g, '{}')
     .replace(/"[^"]*"/g, '""')
     .replace(/\d+/g, '#')
     .toLowerCase();
+  return `${status ?? 'none'} ${words}`;
 }
 
 export class WriteQueue implements RemoteWriter {
@@ -239,7 +243,7 @@ export class WriteQueue implements RemoteWriter {
     } catch (err) {
       // Only a series that breaks the contract (a label that is not a string) gets here: it cannot be sent, ever.
       metrics.samples('dropped', span.samples);
-      this.#logDrop(`not encodable: ${(err as Error).message}`, span.samples, entry.batch.account);
+      this.#logDrop(undefined, `not encodable: ${(err as Error).message}`, span.samples, entry.batch.account);
       return 'dropped';
     }
     for (let attempt = 0; ; attempt++) {
@@ -254,11 +258,11 @@ export class WriteQueue implements RemoteWriter {
       }
       if (result.kind === 'drop') {
         metrics.samples('dropped', span.samples);
-        this.#logDrop(result.reason, span.samples, entry.batch.account);
+        this.#logDrop(result.status, result.reason, span.samples, entry.batch.account);
         return 'dropped';
       }
       metrics.samples('retried', span.samples);
-      const key = reasonKey(result.reason);
+      const key = reasonKey(result.status, result.reason);
       if (key !== this.#failing) {
         this.#failing = key;
         log.warn(
@@ -278,8 +282,8 @@ export class WriteQueue implements RemoteWriter {
     }
   }
 
-  #logDrop(reason: string, samples: number, account: string): void {
-    const key = reasonKey(reason);
+  #logDrop(status: number | undefined, reason: string, samples: number, account: string): void {
+    const key = reasonKey(status, reason);
     if (key === this.#lastDrop) return;
     this.#lastDrop = key;
     this.deps.log.warn(
