@@ -4,7 +4,8 @@
  * so far" (`now/M` to `now`, UTC, as CDNs bill): every month figure is an instant query over `[$__range]`, so
  * another range gives that range's figures. Volume is exact (per-minute deltas of the counters, summed); the 95th
  * percentile is over the month's 5-minute window averages; minutes without a 5-minute figure count as not seen,
- * never as zero traffic.
+ * never as zero traffic. No job variable (issue 32): every panel reads the recording rules, which read the
+ * scraped job; the settled series (remote_write) stay out of them.
  */
 import {
   type Dashboard,
@@ -41,7 +42,8 @@ export function build(): Dashboard {
         'Per account, for the dashboard range (open it as "This month so far"): the edge volume transferred ' +
         '(exact), its commit and the share used; the volume projected to the month end at the rate so far; the ' +
         '95th percentile of the 5-minute edge bandwidths and its commit; the share of the range without a ' +
-        '5-minute figure (exporter or Prometheus down, catching up): the p95 and the projection rest on the rest.',
+        '5-minute figure (exporter or Prometheus down, catching up): the p95 and the projection rest on the rest. ' +
+        'From the cost recording rules, on the scraped job (not the settled series of remote_write).',
       unit: 'none',
       queries: [
         { expr: VOLUME },
@@ -148,7 +150,8 @@ export function build(): Dashboard {
     title: 'CDN cost',
     description:
       'The calendar month so far against the contract commit: volume, projection, 95th percentile of 5-minute ' +
-      "bandwidth, days left and the share of the month the exporter did not see. From cdn-exporter's cost rules.",
+      "bandwidth, days left and the share of the month the exporter did not see. From cdn-exporter's cost rules, " +
+      'which read the scraped job: the settled series written by remote_write are not in these figures.',
     variables: [labelVariable('account', 'account', 'cdn:edge_transferred_bytes:increase1m', 'Account')],
     rows: [
       { title: 'This month so far', panels: month },

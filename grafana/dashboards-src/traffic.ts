@@ -3,10 +3,22 @@
  * the traffic counters that step once per window. Every rate/increase uses `$window_range` (see common.ts); the
  * top-resource tables are instant queries over the dashboard's time range (`$__range`).
  *
+ * The `job` variable picks the series the traffic panels read (issue 32, docs/remote-write.md): the scraped job
+ * (`/metrics`: each window lands when it is read, its late part again at its re-read) or the settled job
+ * (`remote_write.job`: each window at the minutes it happened, with final numbers). Every selector of a family the
+ * settled job has (SETTLED_FAMILIES) carries `job=~"$job"`; the families only the scraped job has (window end,
+ * resource info, re-read counters) are read from it whatever the variable says, and their panels say so.
+ *
  * With `breakdown: account` the `resource` label is absent: the resource variable is then empty and its All
  * (`.*`) still matches, so every panel but the per-resource tables keeps working.
  */
 import {
+  QueryVariableBuilder,
+  VariableRefresh,
+  VariableSort,
+} from '@grafana/grafana-foundation-sdk/dashboard';
+import {
+  DATASOURCE,
   type Dashboard,
   dashboard,
   labelVariable,
@@ -20,7 +32,51 @@ import {
 
 export const UID = 'cdn-traffic';
 
-const SEL = 'account=~"$account",resource=~"$resource"';
+/** The scrape job of examples/prometheus.yml and the compose stack: the job variable's default. */
+export const SCRAPED_JOB = 'cdn-exporter';
+/** `remote_write.job`'s default (src/config/schema.ts). */
+export const SETTLED_JOB = 'cdn-exporter-settled';
+/** The families the settled job writes (docs/remote-write.md, "What is written"); the scraped job has them too. */
+export const SETTLED_FAMILIES: readonly string[] = (['edge', 'origin'] as const).flatMap((side) => [
+  `cdn_${side}_responses_total`,
+  `cdn_${side}_responses_by_class_total`,
+  `cdn_${side}_requests_total`,
+  `cdn_${side}_transferred_bytes_total`,
+  `cdn_${side}_bandwidth_bytes_per_second`,
+  `cdn_${side}_request_duration_median_seconds`,
+  ...(side === 'edge' ? ['cdn_edge_cache_hit_bytes_total', 'cdn_edge_cache_hit_ratio'] : []),
+]);
+
+const JOB_DESCRIPTION =
+  'Which series the traffic panels read. The scraped job (e.g. cdn-exporter): the counters as /metrics gives ' +
+  'them, each window landing when it was read (metrics.delay after its end, catch-up in bursts) and, with ' +
+  'metrics.revisit, its late part again at its re-read. The settled job (cdn-exporter-settled, remote_write.job): ' +
+  'each window at the minutes it happened, with its final numbers, minutes after it ends; it needs remote_write. ' +
+  'Listed alphabetically: the scraped job comes first and is the default when the settled one is named after it ' +
+  '(<scrape job>-settled). Panels from exporter-only series (freshness, resources, late share) read the scraped job.';
+
+/**
+ * The job variable: one job at a time (the scraped and the settled series count the same traffic, so summing them
+ * would double it), from the jobs that have the traffic counters.
+ */
+function jobVariable(): QueryVariableBuilder {
+  const query = 'label_values(cdn_edge_requests_total, job)';
+  return new QueryVariableBuilder('job')
+    .label('Job')
+    .description(JOB_DESCRIPTION)
+    .datasource({ ...DATASOURCE })
+    .query(query)
+    .definition(query)
+    .refresh(VariableRefresh.OnTimeRangeChanged)
+    .sort(VariableSort.AlphabeticalAsc)
+    .multi(false)
+    .includeAll(false)
+    .current({ selected: true, text: SCRAPED_JOB, value: SCRAPED_JOB });
+}
+
+const SEL = 'job=~"$job",account=~"$account",resource=~"$resource"';
+/** For the families only the scraped job has: no job matcher (the settled job has none of their series). */
+const SCRAPED_SEL = 'account=~"$account",resource=~"$resource"';
 const W = WINDOW_RANGE;
 
 type Side = 'edge' | 'origin';
@@ -102,7 +158,8 @@ function sideRow(side: Side) {
       title: `${Side} median request time by response size`,
       description:
         `Median time the ${side} took for successful (2xx) responses, per response-size range, from the newest ` +
-        'window. Medians do not add up: across several resources this shows the highest (worst) median.',
+        'window. Medians do not add up: across several resources this shows the highest (worst) median. On the ' +
+        "settled job each window's median is a point at its end.",
       unit: 's',
       queries: [
         {
@@ -206,7 +263,8 @@ export function build(): Dashboard {
       title: 'Data freshness',
       description:
         'Age of the newest counted traffic window (worst account): time() minus its end. Normal is about ' +
-        'metrics.delay to metrics.delay plus one window (5 to 10 minutes with the defaults); above 30 minutes the data is stale.',
+        'metrics.delay to metrics.delay plus one window (5 to 10 minutes with the defaults); above 30 minutes the data is stale. ' +
+        'From the scraped job whatever the Job variable says (the settled series have no window end).',
       unit: 's',
       thresholds: [
         [1500, 'orange'],
@@ -248,11 +306,12 @@ export function build(): Dashboard {
     table({
       title: 'Resources',
       description:
-        'Resources as the /resources API describes them: id, name and CNAME (breakdown: resource only).',
+        'Resources as the /resources API describes them: id, name and CNAME (breakdown: resource only). From the ' +
+        'scraped job whatever the Job variable says (resource info is not written to the settled series).',
       unit: 'none',
       queries: [
         {
-          expr: `max by (account, resource, resource_name, cname) (cdn_resource_info{${SEL}})`,
+          expr: `max by (account, resource, resource_name, cname) (cdn_resource_info{${SCRAPED_SEL}})`,
         },
       ],
       columns: [{ name: 'Info', unit: 'none' }],
@@ -263,7 +322,8 @@ export function build(): Dashboard {
       title: 'Data freshness per account',
       description:
         'Age of the newest counted traffic window per account. It saw-tooths by one window as windows are ' +
-        'counted; a steady climb means the exporter is not getting windows (see the exporter dashboard).',
+        'counted; a steady climb means the exporter is not getting windows (see the exporter dashboard). From the ' +
+        'scraped job whatever the Job variable says.',
       unit: 's',
       w: 24,
       queries: [
@@ -278,14 +338,17 @@ export function build(): Dashboard {
       description:
         'Share of edge requests that arrived after the first read of their window and were added by its re-read ' +
         '(metrics.revisit). Empty with revisit off. A share that stays high means metrics.delay is too short: ' +
-        'dashboards and alerts on the newest windows see too little (docs/metrics.md: choosing delay and revisit).',
+        'dashboards and alerts on the newest windows see too little (docs/metrics.md: choosing delay and revisit). ' +
+        'Scraped job only: empty when the Job variable is the settled job, whose windows are final at once.',
       unit: 'percentunit',
       w: 24,
       queries: [
         {
+          // Matched on (job, account): the re-read counter exists only on the scraped job, so with the settled job
+          // selected nothing matches, rather than a scraped numerator over a settled denominator.
           expr:
-            `sum by (account) (rate(cdn_metrics_revisit_edge_requests_total{account=~"$account"}[${W}]))\n/\n` +
-            `sum by (account) (rate(cdn_edge_requests_total{account=~"$account"}[${W}]))`,
+            `sum by (job, account) (rate(cdn_metrics_revisit_edge_requests_total{account=~"$account"}[${W}]))\n/\n` +
+            `sum by (job, account) (rate(cdn_edge_requests_total{job=~"$job",account=~"$account"}[${W}]))`,
           legend: '{{account}}',
         },
       ],
@@ -295,10 +358,19 @@ export function build(): Dashboard {
   return dashboard({
     uid: UID,
     title: 'CDN traffic',
-    description: 'Requests, errors, bytes, cache and request time of CDN resources, from cdn-exporter.',
+    description:
+      'Requests, errors, bytes, cache and request time of CDN resources, from cdn-exporter. The Job variable picks ' +
+      'the series: scraped = the counters as read (each window lands when it was read, its late data later at ' +
+      'the re-read); settled = each window at the minutes it happened, with final numbers (needs remote_write).',
     variables: [
-      labelVariable('account', 'account', 'cdn_edge_requests_total', 'Account'),
-      labelVariable('resource', 'resource', 'cdn_edge_requests_total{account=~"$account"}', 'Resource'),
+      jobVariable(),
+      labelVariable('account', 'account', 'cdn_edge_requests_total{job=~"$job"}', 'Account'),
+      labelVariable(
+        'resource',
+        'resource',
+        'cdn_edge_requests_total{job=~"$job",account=~"$account"}',
+        'Resource',
+      ),
       windowRangeVariable(),
     ],
     rows: [

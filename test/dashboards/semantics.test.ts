@@ -39,6 +39,14 @@ function steps(per: number, windows = 8): string {
   return Array.from({ length: windows }, (_, i) => `${i * per}+0x4`).join(' ');
 }
 
+/**
+ * A settled counter as remote_write writes it, on a 1-minute grid: a sample only at each 5-minute window's end
+ * (its running total), none in between (`_`).
+ */
+function settledSteps(per: number, windows = 8): string {
+  return Array.from({ length: windows }, (_, i) => `${i * per} _x4`).join(' ');
+}
+
 interface Case {
   name: string;
   series: Record<string, string>;
@@ -101,6 +109,50 @@ const CASES: Case[] = [
       { labels: '{class="2xx"}', value: 20 },
       { labels: '{class="5xx"}', value: 1 },
     ],
+  },
+  {
+    // Both jobs in one Prometheus (remote_write on): the scraped counter at 20/s; the settled one has a sample only
+    // at each 5-minute window's end, and more requests (its final numbers, 24/s). Their sum would be 44.
+    name: 'the job variable reads the scraped series alone, never the sum of both jobs',
+    series: {
+      'cdn_edge_requests_total{job="cdn-exporter",account="acme",resource="r1"}': '0+1200x40',
+      'cdn_edge_requests_total{job="cdn-exporter-settled",account="acme",resource="r1"}': settledSteps(7200),
+    },
+    expr: query('cdn-traffic', 'Edge requests', 'A', { job: 'cdn-exporter' }),
+    at: '33m',
+    expect: [{ labels: '{}', value: 20 }],
+  },
+  {
+    name: 'the job variable reads the settled series alone: 5-minute samples at window ends fill the rate range',
+    series: {
+      'cdn_edge_requests_total{job="cdn-exporter",account="acme",resource="r1"}': '0+1200x40',
+      'cdn_edge_requests_total{job="cdn-exporter-settled",account="acme",resource="r1"}': settledSteps(7200),
+    },
+    expr: query('cdn-traffic', 'Edge requests', 'A', { job: 'cdn-exporter-settled' }),
+    at: '33m',
+    expect: [{ labels: '{}', value: 24 }],
+  },
+  {
+    name: 'late traffic share is the scraped job’s re-reads over its own requests',
+    series: {
+      'cdn_edge_requests_total{job="cdn-exporter",account="acme",resource="r1"}': '0+1200x40',
+      'cdn_metrics_revisit_edge_requests_total{job="cdn-exporter",account="acme"}': '0+120x40',
+      'cdn_edge_requests_total{job="cdn-exporter-settled",account="acme",resource="r1"}': settledSteps(7200),
+    },
+    expr: query('cdn-traffic', 'Late traffic share per account', 'A', { job: 'cdn-exporter' }),
+    at: '33m',
+    expect: [{ labels: '{job="cdn-exporter",account="acme"}', value: 0.1 }],
+  },
+  {
+    name: 'late traffic share is empty on the settled job, not scraped re-reads over settled requests',
+    series: {
+      'cdn_edge_requests_total{job="cdn-exporter",account="acme",resource="r1"}': '0+1200x40',
+      'cdn_metrics_revisit_edge_requests_total{job="cdn-exporter",account="acme"}': '0+120x40',
+      'cdn_edge_requests_total{job="cdn-exporter-settled",account="acme",resource="r1"}': settledSteps(7200),
+    },
+    expr: query('cdn-traffic', 'Late traffic share per account', 'A', { job: 'cdn-exporter-settled' }),
+    at: '33m',
+    expect: [],
   },
   {
     name: 'a stream is down only when no host has it',
