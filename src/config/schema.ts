@@ -532,11 +532,13 @@ const remoteWriteSchema = z
         path: ['tls', rw.tls.cert_file === undefined ? 'cert_file' : 'key_file'],
         message: 'cert_file and key_file go together (a client certificate and its key)',
       });
-    if (rw.queue.max_samples_per_send > rw.queue.max_pending_samples)
+    const { max_pending_samples: pending, max_samples_per_send: perSend } = rw.queue;
+    // Only between two values each within its own bounds (zod runs this after a field's own issue too).
+    if (pending >= 1 && pending <= CEILINGS.maxPendingSamples && perSend > pending)
       ctx.addIssue({
         code: 'custom',
         path: ['queue', 'max_samples_per_send'],
-        message: `must not be more than queue.max_pending_samples (${rw.queue.max_pending_samples})`,
+        message: `must not be more than queue.max_pending_samples (${pending})`,
       });
   });
 
