@@ -15,6 +15,7 @@ import { createAuthMetrics } from '../../src/auth/metrics.js';
 import { COMMANDS, checkConfigReport, loadConfig, usage } from '../../src/config/index.js';
 import { createDvrFamilies } from '../../src/dvr/metrics.js';
 import { createRecordingFamilies } from '../../src/recordings/metrics.js';
+import { createRemoteWriteMetrics } from '../../src/remote-write/metrics.js';
 import { CommitMetrics } from '../../src/server/commit-metrics.js';
 import { createSelfMetrics } from '../../src/server/self-metrics.js';
 import { SeriesStore } from '../../src/store/series-store.js';
@@ -70,6 +71,7 @@ function exposedFamilies(): FamilyDoc[] {
   const registry = new Registry();
   createSelfMetrics(registry, { version: 'test', defaultMetrics: false });
   createAuthMetrics(registry);
+  createRemoteWriteMetrics(registry);
   // Registered on first use: an account with both kinds of commit makes both families.
   new CommitMetrics(registry).set('x', { monthlyTransferBytes: 1, bandwidthP95BitsPerSecond: 1 });
   for (const m of registry.getMetricsAsArray()) {
@@ -187,6 +189,31 @@ describe('configuration reference (docs/configuration.md)', () => {
         api: { base_url: 'https://cdn.example', token: 'a' },
         accounts: [{ name: 'x', commit: { monthly_transfer: '50TB', bandwidth_p95: '2Gbps' } }],
       },
+      {
+        api: { base_url: 'https://cdn.example', token: 'a' },
+        accounts: [{ name: 'x' }],
+        state_file: '/tmp/state.json',
+        remote_write: {
+          url: 'https://mimir.example/api/v1/push',
+          basic_auth: { username: 'u', password: 'p' },
+          tls: { ca_file: '/c', cert_file: '/c', key_file: '/k', server_name: 's' },
+        },
+      },
+      {
+        api: { base_url: 'https://cdn.example', token: 'a' },
+        accounts: [{ name: 'x' }],
+        state_file: '/tmp/state.json',
+        remote_write: { url: 'https://mimir.example/api/v1/push', bearer_token_file: '/b' },
+      },
+      {
+        api: { base_url: 'https://cdn.example', token: 'a' },
+        accounts: [{ name: 'x' }],
+        state_file: '/tmp/state.json',
+        remote_write: {
+          url: 'https://mimir.example/api/v1/push',
+          basic_auth: { username: 'u', password_file: '/p' },
+        },
+      },
     ];
     const keys = new Set<string>();
     const walk = (v: unknown, path: string) => {
@@ -195,7 +222,8 @@ describe('configuration reference (docs/configuration.md)', () => {
         for (const item of v) if (item !== null && typeof item === 'object') walk(item, `${path}[]`);
         return;
       }
-      if (v !== null && typeof v === 'object') {
+      // Mappings of the user's own names (labels, headers) are one key each.
+      if (v !== null && typeof v === 'object' && !/^remote_write\.(external_labels|headers)$/.test(path)) {
         for (const [k, child] of Object.entries(v)) walk(child, path ? `${path}.${k}` : k);
         return;
       }
