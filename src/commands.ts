@@ -1,10 +1,12 @@
 /**
- * The command line: parse flags, then run, simulate, demo or check-config. It gets the environment and the
+ * The command line: parse flags, then run, simulate, demo, check-config or backfill. It gets the environment and the
  * arguments from src/cli.ts (after the Node version check), the one module that reads process.env and process.argv.
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { backfillCommand } from './backfill/command.js';
+import { backfillUsage } from './backfill/usage.js';
 import type { Config } from './config/index.js';
 import {
   type CommandLine,
@@ -108,7 +110,9 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     throw err;
   }
   if (cl.help) {
-    process.stdout.write(cl.command === 'demo' ? demoUsage() : usage());
+    process.stdout.write(
+      cl.command === 'demo' ? demoUsage() : cl.command === 'backfill' ? backfillUsage() : usage(),
+    );
     return 0;
   }
   if (cl.version) {
@@ -118,6 +122,26 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const log = createLogger({ level: cl.logLevel, format: cl.logFormat });
 
   switch (cl.command) {
+    case 'backfill': {
+      // The first SIGINT or SIGTERM stops reading and saves the progress; a second exits at once.
+      const interrupted = new AbortController();
+      const onSignal = (signal: NodeJS.Signals) => {
+        if (interrupted.signal.aborted) process.exit(1);
+        log.info({ signal }, 'interrupted: saving the progress');
+        interrupted.abort(signal);
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      return backfillCommand({
+        cl,
+        env,
+        hostname: hostname(),
+        version: packageVersion(),
+        stdout: process.stdout,
+        stderr: process.stderr,
+        signal: interrupted.signal,
+      });
+    }
     case 'check-config':
     case 'run': {
       let config: Config;

@@ -1,8 +1,10 @@
 /**
  * The command line: `cdn-exporter [flags] [command] [flags]`, flags named as Prometheus exporters name theirs.
  *
- * Commands: run (default), simulate, demo, check-config. Everything after `simulate` belongs to the simulator's own
- * parser and is returned untouched in `rest`; the exporter's flags for `simulate` go before the word.
+ * Commands: run (default), simulate, demo, check-config, backfill. Everything after `simulate` belongs to the
+ * simulator's own parser and is returned untouched in `rest`; the exporter's flags for `simulate` go before the word.
+ * `backfill`'s own flags (BACKFILL_OPTIONS) are taken only after its word; their values are checked by
+ * src/backfill/plan.ts, which knows the configuration they are checked against.
  *
  * Default listen address `:9877` (all interfaces, port 9877), in the 9xxx range exporters use; whether another
  * exporter registered it was not checked, the flag moves it. `host:port`, `[ipv6]:port` and `:port` are accepted;
@@ -11,7 +13,7 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import type { LogFormat, LogLevel } from '../log.js';
 
-export const COMMANDS = ['run', 'simulate', 'demo', 'check-config'] as const;
+export const COMMANDS = ['run', 'simulate', 'demo', 'check-config', 'backfill'] as const;
 export type Command = (typeof COMMANDS)[number];
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 export const LOG_FORMATS: readonly LogFormat[] = ['json', 'logfmt'];
@@ -39,6 +41,22 @@ export interface CommandLine {
   version: boolean;
   /** Arguments after `simulate`, for the simulator's parser; empty for the other commands. */
   rest: string[];
+  /** `backfill`'s flags as given (checked by src/backfill/plan.ts); only for that command. */
+  backfill?: BackfillFlags;
+}
+
+/** The flags of `cdn-exporter backfill`, as text: src/backfill/plan.ts checks them against the configuration. */
+export interface BackfillFlags {
+  from?: string;
+  to?: string;
+  /** `--accounts a,b`, split on commas, blanks dropped. */
+  accounts?: string[];
+  output?: string;
+  remoteWrite: boolean;
+  gaps: boolean;
+  resume: boolean;
+  window?: string;
+  progress?: string;
 }
 
 /** A bad command line; the message names the flag or argument. */
@@ -58,6 +76,19 @@ const OPTIONS = {
   'log.format': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
+} as const;
+
+/** Taken only after the word `backfill`. */
+const BACKFILL_OPTIONS = {
+  from: { type: 'string' },
+  to: { type: 'string' },
+  accounts: { type: 'string' },
+  output: { type: 'string' },
+  'remote-write': { type: 'boolean' },
+  gaps: { type: 'boolean' },
+  resume: { type: 'boolean' },
+  window: { type: 'string' },
+  progress: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
@@ -96,6 +127,13 @@ function parse(args: string[]) {
   return parseFlags(args, OPTIONS, true);
 }
 
+/** The entries of `o` whose value is not undefined. */
+function defined<T extends Record<string, string | undefined>>(o: T): { [K in keyof T]?: string } {
+  const out: { [K in keyof T]?: string } = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k as keyof T] = v;
+  return out;
+}
+
 export function parseListenAddress(text: string): ListenAddress {
   const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]\s]*)):(\d{1,5})$/.exec(text);
   const port = Number(match?.[3]);
@@ -121,7 +159,8 @@ function oneOf<T extends string>(
 function commandIndex(argv: string[]): number {
   const { tokens } = parseArgs({
     args: argv,
-    options: OPTIONS,
+    // backfill's string flags take a value: a value is not the command, wherever the flag is.
+    options: { ...OPTIONS, ...BACKFILL_OPTIONS },
     strict: false,
     allowPositionals: true,
     tokens: true,
@@ -140,7 +179,27 @@ export function parseCommandLine(argv: string[]): CommandLine {
   const command = word as Command;
   let values: Values = parse(before).values;
   let rest: string[] = [];
-  if (at >= 0) {
+  let backfill: BackfillFlags | undefined;
+  if (command === 'backfill') {
+    const parsed = parseFlags(argv.slice(at + 1), { ...OPTIONS, ...BACKFILL_OPTIONS }, true);
+    if (parsed.positionals.length > 0) {
+      throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])} after backfill`);
+    }
+    const { from, to, accounts, output, window, progress, ...common } = parsed.values;
+    const { 'remote-write': remoteWrite, gaps, resume, ...shared } = common;
+    values = { ...values, ...shared };
+    backfill = {
+      remoteWrite: remoteWrite ?? false,
+      gaps: gaps ?? false,
+      resume: resume ?? false,
+      ...defined({ from, to, output, window, progress }),
+    };
+    if (accounts !== undefined)
+      backfill.accounts = accounts
+        .split(',')
+        .map((a) => a.trim())
+        .filter((a) => a !== '');
+  } else if (at >= 0) {
     const after = argv.slice(at + 1);
     if (command === 'simulate') {
       rest = after;
@@ -164,6 +223,7 @@ export function parseCommandLine(argv: string[]): CommandLine {
     version: values.version ?? false,
     rest,
   };
+  if (backfill) out.backfill = backfill;
   if (values.config !== undefined) {
     if (values.config === '') throw new UsageError('--config: needs a file path');
     out.configFile = values.config;
@@ -189,6 +249,7 @@ Commands:
   simulate       serve the simulator of the three APIs (its own flags follow the word)
   demo           simulator and exporter in one process, pointed at each other
   check-config   validate the configuration (and --web.config.file) and print it, tokens redacted
+  backfill       write the settled series of past windows to a file or remote write (backfill --help)
 
 Flags:
   --config FILE                 YAML configuration file (without it: CDN_API_URL, CDN_API_TOKEN, CDN_ACCOUNTS)
