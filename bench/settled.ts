@@ -10,13 +10,15 @@
  */
 import { compressSync } from 'snappy';
 import { METRIC_NAMES } from '../src/api/vocabulary.js';
-import { MINUTE } from '../src/clock.js';
+import { MINUTE, systemClock } from '../src/clock.js';
+import { silentLogger } from '../src/log.js';
 import { cutRequests, encodeWriteRequest } from '../src/remote-write/encode.js';
 import { RunningTotals } from '../src/settled/running-totals.js';
 import { WindowSeries } from '../src/settled/window-series.js';
+import { SettledWriter } from '../src/settled/writer.js';
 import { formatApiTime, metricValues, TrafficModel } from '../src/simulator/traffic.js';
 import { parseMetricsResponse } from '../src/traffic/parse.js';
-import { fullGc, median } from './measure.js';
+import { fullGc, maxStall, median } from './measure.js';
 import type { BenchRow } from './report.js';
 
 const ACCOUNT = 'bench';
@@ -105,13 +107,32 @@ export async function settledBenchmarks(log: (line: string) => void): Promise<Be
   }
   fullGc();
   const heapMb = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
+  // The writer as the exporter runs it: the window taken in slices; the longest the event loop waits meanwhile.
+  const writer = new SettledWriter(
+    { finalAfterMs: 0, graceMs: 0, maxReadMs: 10 * MINUTE, maxHeldRecords: 1e9, tickMs: 60_000 },
+    {
+      clock: systemClock,
+      log: silentLogger,
+      series,
+      retentionMs: 24 * 60 * MINUTE,
+      batches: { offer: (_b, done) => (setImmediate(() => done('sent')), true), room: async () => {} },
+    },
+  );
+  const response = parseMetricsResponse(JSON.parse(texts[0]!), { account: ACCOUNT, breakdown: 'resource' });
+  fullGc();
+  const stallMs = await maxStall(async () => {
+    writer.settled(ACCOUNT, T0, T0 + MINUTE, response);
+    for (let i = 0; i < 100_000 && writer.cursor(ACCOUNT)?.acked !== T0 + MINUTE; i++)
+      await new Promise((r) => setImmediate(r));
+  });
   const jsonMs = median(json);
   const writeMs = median(points) + median(take) + median(encode);
   log(
     `settled: ${seriesCount} series, ${samples} samples a window; JSON.parse ${jsonMs.toFixed(0)} ms, read ` +
       `${median(read).toFixed(0)} ms, points ${median(points).toFixed(0)} ms, totals ${median(take).toFixed(0)} ms, ` +
       `encode + snappy ${median(encode).toFixed(0)} ms; ${(wire / 1e6).toFixed(1)} MB on the wire ` +
-      `(${(wire / samples).toFixed(1)} B/sample); running totals keep ${heapMb.toFixed(0)} MB of heap`,
+      `(${(wire / samples).toFixed(1)} B/sample); running totals keep ${heapMb.toFixed(0)} MB of heap; ` +
+      `longest stall while the writer takes it ${stallMs.toFixed(0)} ms`,
   );
   return [
     {

@@ -35,6 +35,7 @@ export interface TakenWindow {
   /** The counters this window moves, and their new totals (same order): applied by `commit`. */
   keys: string[];
   totals: number[];
+  startMs: number;
   endMs: number;
 }
 
@@ -67,45 +68,62 @@ export class RunningTotals {
   }
 
   take(startMs: number, endMs: number, points: readonly WindowPoint[]): TakenWindow {
-    const series: SettledSeries[] = new Array(points.length);
-    const keys: string[] = [];
-    const totals: number[] = [];
-    let samples = 0;
-    for (let i = 0; i < points.length; i++) {
-      const p = points[i]!;
+    const w = this.begin(startMs, endMs);
+    this.add(w, points);
+    return w;
+  }
+
+  /** An empty window, to `add` its points to a part at a time. */
+  begin(startMs: number, endMs: number): TakenWindow {
+    return { series: [], samples: 0, keys: [], totals: [], endMs, startMs };
+  }
+
+  add(w: TakenWindow, points: readonly WindowPoint[]): void {
+    const { series, keys, totals, startMs, endMs } = w;
+    for (const p of points) {
       if (p.kind === 'gauge') {
-        series[i] = { labels: p.labels, samples: [{ value: p.value, timestampMs: endMs }] };
-        samples++;
+        series.push({ labels: p.labels, samples: [{ value: p.value, timestampMs: endMs }] });
+        w.samples++;
         continue;
       }
       // Keys are unique within a window (./window-series.ts counts a resource once).
       const slot = this.index.get(p.key);
       if (slot === undefined) {
-        series[i] = {
+        series.push({
           labels: p.labels,
           samples: [
             { value: 0, timestampMs: startMs + 1 },
             { value: p.value, timestampMs: endMs },
           ],
-        };
-        samples += 2;
+        });
+        w.samples += 2;
         keys.push(p.key);
         totals.push(p.value);
       } else {
         const total = this.totals[slot]! + p.value;
-        series[i] = { labels: p.labels, samples: [{ value: total, timestampMs: endMs }] };
-        samples++;
+        series.push({ labels: p.labels, samples: [{ value: total, timestampMs: endMs }] });
+        w.samples++;
         keys.push(p.key);
         totals.push(total);
       }
     }
-    return { series, samples, keys, totals, endMs };
   }
 
   /** Applies a taken window's totals. */
   commit(w: TakenWindow): void {
+    this.commitRange(w, 0, w.keys.length);
+    this.committed(w.endMs);
+  }
+
+  /** Applies the totals `[from, to)` of a taken window (a big one a part at a time; `committed` after the last). */
+  commitRange(w: TakenWindow, from: number, to: number): void {
     const { keys, totals, endMs } = w;
-    for (let i = 0; i < keys.length; i++) this.set(keys[i]!, totals[i]!, endMs);
+    const end = Math.min(to, keys.length);
+    for (let i = from; i < end; i++) this.set(keys[i]!, totals[i]!, endMs);
+  }
+
+  /** A window was committed whole: now and then, the totals unchanged for the retention are forgotten. */
+  committed(endMs: number): void {
     if (++this.sinceSweep >= SWEEP_EVERY) {
       this.sinceSweep = 0;
       for (const [key, slot] of this.index)
@@ -132,13 +150,16 @@ export class RunningTotals {
   }
 
   saved(): SavedTotal[] {
-    const out: SavedTotal[] = [];
-    for (const [key, slot] of this.index)
-      out.push({ key, total: this.totals[slot]!, lastMs: this.lastMs[slot]! });
-    return out;
+    return [...this.entries()];
   }
 
-  restore(saved: readonly SavedTotal[]): void {
+  /** Every total, read as it is iterated (the caller keeps the totals unchanged meanwhile). */
+  *entries(): Generator<SavedTotal> {
+    for (const [key, slot] of this.index)
+      yield { key, total: this.totals[slot]!, lastMs: this.lastMs[slot]! };
+  }
+
+  restore(saved: Iterable<SavedTotal>): void {
     this.index.clear();
     this.totals = [];
     this.lastMs = [];

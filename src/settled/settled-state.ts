@@ -14,8 +14,12 @@ import type { Logger } from '../log.js';
 import type { SavedTotal } from './running-totals.js';
 
 export interface SavedSettled {
-  accounts: Map<string, { cursor: number; totals: SavedTotal[] }>;
+  /** Totals are read as the save writes them: the writer changes none of them until the save is done. */
+  accounts: Map<string, { cursor: number; totals: Iterable<SavedTotal> }>;
 }
+
+/** Characters written at once: the text of a million totals is made and written in pieces, the loop free between. */
+const CHUNK = 1 << 20;
 
 interface FileFormat {
   version: 1;
@@ -73,18 +77,19 @@ export class SettledStateFile {
   }
 
   async save(state: SavedSettled): Promise<void> {
-    const file: FileFormat = { version: 1, accounts: {} };
-    for (const [account, s] of state.accounts) {
-      file.accounts[account] = {
-        cursor: new Date(s.cursor).toISOString(),
-        totals: s.totals.map((t) => [t.key, t.total, Math.round(t.lastMs / 1000)]),
-      };
-    }
     await mkdir(dirname(this.path), { recursive: true });
     const tmp = `${this.path}.${process.pid}.tmp`;
     const handle = await open(tmp, 'w');
     try {
-      await handle.write(JSON.stringify(file));
+      let piece = '';
+      for (const text of fileText(state)) {
+        piece += text;
+        if (piece.length >= CHUNK) {
+          await handle.write(piece);
+          piece = '';
+        }
+      }
+      await handle.write(piece);
       await handle.sync();
     } finally {
       await handle.close();
@@ -96,6 +101,24 @@ export class SettledStateFile {
       throw err;
     }
   }
+}
+
+/** The file's text in pieces (the format of FileFormat), one total at a time. */
+function* fileText(state: SavedSettled): Generator<string> {
+  yield '{"version":1,"accounts":{';
+  let firstAccount = true;
+  for (const [account, s] of state.accounts) {
+    const cursor = JSON.stringify(new Date(s.cursor).toISOString());
+    yield `${firstAccount ? '' : ','}${JSON.stringify(account)}:{"cursor":${cursor},"totals":[`;
+    firstAccount = false;
+    let first = true;
+    for (const t of s.totals) {
+      yield `${first ? '' : ','}[${JSON.stringify(t.key)},${t.total},${Math.round(t.lastMs / 1000)}]`;
+      first = false;
+    }
+    yield ']}';
+  }
+  yield '}}';
 }
 
 function partProblem(part: unknown, latest: number): string | undefined {

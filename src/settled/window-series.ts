@@ -9,7 +9,7 @@
  */
 import type { Breakdown, Side } from '../api/vocabulary.js';
 import { overLength } from '../store/limits.js';
-import type { SideRecord, TrafficResponse } from '../traffic/response.js';
+import type { SideRecord, TrafficRecord, TrafficResponse } from '../traffic/response.js';
 
 export interface WindowSeriesOptions {
   breakdown: Breakdown;
@@ -57,11 +57,27 @@ export class WindowSeries {
 
   /** The points of the window [startMs, endMs) of `account`, in the answer's order. */
   points(account: string, startMs: number, endMs: number, response: TrafficResponse): WindowPoint[] {
-    const seconds = (endMs - startMs) / 1000;
+    const records = response.records;
+    return this.pointsOf(account, (endMs - startMs) / 1000, records, 0, records.length, new Set());
+  }
+
+  /**
+   * The points of `records[from, to)` of a window `seconds` long; `seen` holds the resources met so far in the
+   * window (pass the same set for every part of one answer), so a window can be taken a part at a time.
+   */
+  pointsOf(
+    account: string,
+    seconds: number,
+    records: readonly TrafficRecord[],
+    from: number,
+    to: number,
+    seen: Set<string>,
+  ): WindowPoint[] {
     const out: WindowPoint[] = [];
-    const seen = new Set<string>();
     const byResource = this.o.breakdown === 'resource';
-    for (const record of response.records) {
+    const end = Math.min(to, records.length);
+    for (let i = from; i < end; i++) {
+      const record = records[i]!;
       let base: (readonly [string, string])[];
       if (byResource) {
         const id = record.resource;

@@ -16,6 +16,7 @@
  *   a receiver takes an identical sample twice as once. Nothing is skipped and nothing counts twice.
  */
 import { type Clock, floorMinute, MINUTE } from '../clock.js';
+import { SLICE_MS } from '../discovery/slices.js';
 import { describeError, isApiError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { TrafficResponse } from '../traffic/response.js';
@@ -55,7 +56,22 @@ export interface SettledWriterOptions {
   maxHeldRecords: number;
   /** How often the writer looks for gaps to read when nothing woke it. */
   tickMs: number;
+  /**
+   * Longest stretch of event-loop time one window's series take before the writer yields (the applier's slices
+   * are as long): a window of a million series is taken in pieces, and scrapes are served between them.
+   */
+  sliceMs?: number;
+  /** Records turned into points between two looks at the time (default PART). */
+  partRecords?: number;
 }
+
+/** Records turned into points between two looks at the time (a record is about 70 series with every metric). */
+const PART = 4;
+
+/** Totals applied between two looks at the time. */
+const COMMIT_PART = 2048;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface SettledWriterDeps {
   clock: Clock;
@@ -73,7 +89,8 @@ type Reader = (start: number, end: number) => Promise<TrafficResponse>;
 interface Held {
   start: number;
   end: number;
-  response: TrafficResponse;
+  /** Undefined: a skipped window. */
+  response: TrafficResponse | undefined;
   records: number;
 }
 
@@ -97,7 +114,8 @@ class AccountState {
   lost = false;
   gapSince: number | undefined;
   reader: Reader | undefined;
-  reading = false;
+  /** A window being taken (in slices) or read: the next waits for it, in order. */
+  busy = false;
   /** After a failed read: not before this time. */
   retryAt = 0;
   failures = 0;
@@ -113,8 +131,11 @@ class AccountState {
 export class SettledWriter {
   private readonly accounts = new Map<string, AccountState>();
   private wake: (() => void) | undefined;
-  private saving: Promise<void> | undefined;
-  private dirty = false;
+  /** The acknowledgement worker (kick), while it runs. */
+  private worker: Promise<void> | undefined;
+  /** Acknowledgements arrived since the worker last looked. */
+  private ackArrived = false;
+  private saveAsked = false;
 
   constructor(
     private readonly o: SettledWriterOptions,
@@ -167,21 +188,31 @@ export class SettledWriter {
     a.horizon = Math.max(a.horizon, end);
     a.next ??= start;
     a.acked ??= start;
-    if (end <= a.next) return;
-    if (start < a.next) {
+    this.intake(a, account, start, end, response);
+  }
+
+  /** A settled or skipped window from the pipeline: taken now if it is next, else held (or left to be read). */
+  private intake(
+    a: AccountState,
+    account: string,
+    start: number,
+    end: number,
+    response: TrafficResponse | undefined,
+  ): void {
+    const next = a.next!;
+    if (end <= next) return;
+    if (start < next) {
       a.lost = true;
-    } else if (start === a.next && !a.reading) {
-      if (this.take(a, account, start, end, response)) this.drainHeld(a, account);
-      else a.lost = true;
     } else if (!a.held.some((h) => h.start === start)) {
-      const records = response.records.length;
+      const records = response?.records.length ?? 0;
       if (a.heldRecords + records <= this.o.maxHeldRecords) {
         a.held.push({ start, end, response, records });
         a.held.sort((x, y) => x.start - y.start);
         a.heldRecords += records;
-        a.gapSince ??= this.d.clock.now();
+        if (start > next) a.gapSince ??= this.d.clock.now();
       } else a.lost = true;
     }
+    this.drainHeld(a, account);
     this.poke();
   }
 
@@ -190,13 +221,7 @@ export class SettledWriter {
     a.horizon = Math.max(a.horizon, end);
     a.next ??= start;
     a.acked ??= start;
-    if (start === a.next && !a.reading) {
-      this.pass(a, end);
-      this.drainHeld(a, account);
-    }
-    // A skip out of order is not held: its window is read by the writer, and refused again if the API still does.
-    else if (end > a.next) a.lost = true;
-    this.poke();
+    this.intake(a, account, start, end, undefined);
   }
 
   /** The samples handed over and not yet acknowledged, by account: for the tests and the landing page. */
@@ -225,7 +250,7 @@ export class SettledWriter {
       signal.removeEventListener('abort', stop);
       this.wake = undefined;
     }
-    await this.saving;
+    await this.flush();
   }
 
   private poke(): void {
@@ -234,7 +259,7 @@ export class SettledWriter {
 
   /** The gap to read now, if any: from `next`, up to what is held or the pipeline settled, once final. */
   private gap(a: AccountState): { start: number; end: number } | undefined {
-    if (a.reader === undefined || a.reading || a.next === undefined) return undefined;
+    if (a.reader === undefined || a.busy || a.next === undefined) return undefined;
     const now = this.d.clock.now();
     if (now < a.retryAt) return undefined;
     const until = a.held[0]?.start ?? a.horizon;
@@ -259,16 +284,17 @@ export class SettledWriter {
     signal: AbortSignal,
   ): Promise<void> {
     const reader = a.reader!;
-    a.reading = true;
+    a.busy = true;
     try {
       const response = await reader(start, end);
       if (signal.aborted || a.next !== start) return;
-      const taken = this.prepare(a, account, start, end, response);
+      const taken = await this.prepare(a, account, start, end, response);
       // A full queue waits here, for room for this window, instead of reading on.
       await this.d.batches.room(taken.samples, signal);
       if (a.next !== start) return;
       // Another account took the room first: try again at the next look.
-      if (!this.offer(a, account, end, taken)) a.retryAt = this.d.clock.now() + 1;
+      if (this.offer(a, account, taken)) await this.commitSliced(a.queued, taken);
+      else a.retryAt = this.d.clock.now() + 1;
       a.failures = 0;
       a.lastError = '';
     } catch (err) {
@@ -290,13 +316,14 @@ export class SettledWriter {
         this.d.log.warn({ account, error: why }, 'the settled writer could not read a window; it retries');
       }
     } finally {
-      a.reading = false;
+      a.busy = false;
+      this.drainHeld(a, account);
     }
   }
 
-  /** Held windows that now start at `next`, taken in order. */
+  /** Takes the held windows that now start at `next`, in order, one at a time (each in slices). */
   private drainHeld(a: AccountState, account: string): void {
-    while (a.held.length > 0 && !a.reading) {
+    while (!a.busy && a.held.length > 0) {
       const h = a.held[0]!;
       if (h.end <= a.next!) {
         a.held.shift();
@@ -304,38 +331,70 @@ export class SettledWriter {
         continue;
       }
       if (h.start !== a.next) return;
-      if (!this.take(a, account, h.start, h.end, h.response)) {
-        a.lost = true;
-        return;
-      }
       a.held.shift();
       a.heldRecords -= h.records;
       if (a.held.length === 0) a.gapSince = undefined;
+      if (!h.response) {
+        this.pass(a, h.end);
+        continue;
+      }
+      void this.takeHeld(a, account, h.start, h.end, h.response);
     }
   }
 
-  private prepare(
+  private async takeHeld(
     a: AccountState,
     account: string,
     start: number,
     end: number,
     response: TrafficResponse,
-  ): TakenWindow {
-    return a.queued.take(start, end, this.d.series.points(account, start, end, response));
+  ): Promise<void> {
+    a.busy = true;
+    try {
+      const taken = await this.prepare(a, account, start, end, response);
+      // A full queue: the window is read again once there is room (not held in memory meanwhile).
+      if (a.next === start) {
+        if (this.offer(a, account, taken)) await this.commitSliced(a.queued, taken);
+        else a.lost = true;
+      }
+    } catch (err) {
+      a.lost = true;
+      this.d.log.error({ account, error: describeError(err) }, 'the settled writer could not take a window');
+    } finally {
+      a.busy = false;
+    }
+    this.drainHeld(a, account);
+    this.poke();
+  }
+
+  /** The window's series and totals, made in slices of the event loop. */
+  private async prepare(
+    a: AccountState,
+    account: string,
+    start: number,
+    end: number,
+    response: TrafficResponse,
+  ): Promise<TakenWindow> {
+    const taken = a.queued.begin(start, end);
+    const records = response.records;
+    const seen = new Set<string>();
+    const seconds = (end - start) / 1000;
+    const sliceMs = this.o.sliceMs ?? SLICE_MS;
+    const part = this.o.partRecords ?? PART;
+    let sliceStart = performance.now();
+    for (let i = 0; i < records.length; i += part) {
+      a.queued.add(taken, this.d.series.pointsOf(account, seconds, records, i, i + part, seen));
+      if (performance.now() - sliceStart >= sliceMs && i + part < records.length) {
+        await nextTurn();
+        sliceStart = performance.now();
+      }
+    }
+    return taken;
   }
 
   /** Hands a window over; false when the queue is full (nothing changed). */
-  private take(
-    a: AccountState,
-    account: string,
-    start: number,
-    end: number,
-    response: TrafficResponse,
-  ): boolean {
-    return this.offer(a, account, end, this.prepare(a, account, start, end, response));
-  }
-
-  private offer(a: AccountState, account: string, end: number, taken: TakenWindow): boolean {
+  private offer(a: AccountState, account: string, taken: TakenWindow): boolean {
+    const { endMs: end } = taken;
     if (taken.series.length === 0) {
       this.pass(a, end);
       return true;
@@ -343,67 +402,98 @@ export class SettledWriter {
     const entry: InFlight = { end, taken, done: false };
     const ok = this.d.batches.offer({ account, end, series: taken.series }, () => {
       entry.done = true;
-      this.acknowledge(a);
+      this.acknowledge();
     });
     if (!ok) return false;
-    a.queued.commit(taken);
     a.next = end;
     a.inFlight.push(entry);
     return true;
+  }
+
+  /** Applies a window's totals in slices of the event loop (the account stays busy meanwhile). */
+  private async commitSliced(totals: RunningTotals, taken: TakenWindow): Promise<void> {
+    const sliceMs = this.o.sliceMs ?? SLICE_MS;
+    let sliceStart = performance.now();
+    for (let i = 0; i < taken.keys.length; i += COMMIT_PART) {
+      totals.commitRange(taken, i, i + COMMIT_PART);
+      if (performance.now() - sliceStart >= sliceMs && i + COMMIT_PART < taken.keys.length) {
+        await nextTurn();
+        sliceStart = performance.now();
+      }
+    }
+    totals.committed(taken.endMs);
   }
 
   /** Moves `next` over a window with nothing to write. */
   private pass(a: AccountState, end: number): void {
     a.next = end;
     a.inFlight.push({ end, taken: undefined, done: true });
-    this.acknowledge(a);
+    this.acknowledge();
   }
 
-  private acknowledge(a: AccountState): void {
-    let moved = false;
-    while (a.inFlight.length > 0 && a.inFlight[0]!.done) {
-      const w = a.inFlight.shift()!;
-      if (w.taken) a.acknowledged.commit(w.taken);
-      a.acked = w.end;
-      moved = true;
-    }
-    if (moved) this.save();
+  private acknowledge(): void {
+    this.ackArrived = true;
+    this.kick();
   }
 
-  /** The acknowledged state of every account. */
+  /**
+   * The one worker that moves the acknowledged cursors and totals and saves them: acknowledgements applied (in
+   * slices), then a save of every account, then again while more came. Nothing else changes the acknowledged
+   * totals, so each save is one consistent moment.
+   */
+  private kick(): void {
+    if (this.worker) return;
+    // Reset after the promise is stored, even when the work ends without waiting on anything; an acknowledgement
+    // that came after the work's last look starts it again.
+    this.worker = this.work().finally(() => {
+      this.worker = undefined;
+      if (this.ackArrived || (this.saveAsked && this.d.persistence)) this.kick();
+    });
+  }
+
+  private async work(): Promise<void> {
+    do {
+      this.ackArrived = false;
+      let moved = false;
+      for (const a of this.accounts.values()) {
+        while (a.inFlight.length > 0 && a.inFlight[0]!.done) {
+          const w = a.inFlight.shift()!;
+          if (w.taken) await this.commitSliced(a.acknowledged, w.taken);
+          a.acked = w.end;
+          moved = true;
+        }
+      }
+      const p = this.d.persistence;
+      if (p && (moved || this.saveAsked)) {
+        this.saveAsked = false;
+        try {
+          await p.save(this.savedState());
+        } catch (err) {
+          this.d.log.error({ error: describeError(err) }, 'saving the settled writer state failed');
+        }
+      }
+    } while (this.ackArrived || (this.saveAsked && this.d.persistence));
+  }
+
+  /** The acknowledged state of every account (its totals read as the save writes them). */
   savedState(): SavedSettled {
-    const accounts = new Map<string, { cursor: number; totals: ReturnType<RunningTotals['saved']> }>();
+    const accounts: SavedSettled['accounts'] = new Map();
     for (const [account, a] of this.accounts)
-      if (a.acked !== undefined) accounts.set(account, { cursor: a.acked, totals: a.acknowledged.saved() });
+      if (a.acked !== undefined) accounts.set(account, { cursor: a.acked, totals: a.acknowledged.entries() });
     // Accounts a previous run saved and this one has not polled (yet): kept as they were.
     for (const [account, s] of this.d.loaded?.accounts ?? [])
       if (!accounts.has(account)) accounts.set(account, s);
     return { accounts };
   }
 
-  /** One save at a time; a save asked for meanwhile writes the newest state once the running one ends. */
+  /** Asks the worker for a save (one at a time; one asked meanwhile writes the newest state after it). */
   private save(): void {
-    const p = this.d.persistence;
-    if (!p) return;
-    if (this.saving) {
-      this.dirty = true;
-      return;
-    }
-    this.saving = (async () => {
-      do {
-        this.dirty = false;
-        try {
-          await p.save(this.savedState());
-        } catch (err) {
-          this.d.log.error({ error: describeError(err) }, 'saving the settled writer state failed');
-        }
-      } while (this.dirty);
-      this.saving = undefined;
-    })();
+    this.saveAsked = true;
+    this.kick();
   }
 
-  /** Resolves once the state asked to be saved so far is on disk. */
+  /** Resolves once the acknowledgements so far are applied and the state asked to be saved is on disk. */
   async flush(): Promise<void> {
-    await this.saving;
+    for (let i = 0; i < 1000 && this.worker; i++) await this.worker;
   }
 }
