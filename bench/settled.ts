@@ -115,7 +115,13 @@ export async function settledBenchmarks(log: (line: string) => void): Promise<Be
       log: silentLogger,
       series,
       retentionMs: 24 * 60 * MINUTE,
-      batches: { offer: (_b, done) => (setImmediate(() => done('sent')), true), room: async () => {} },
+      batches: {
+        offer: (_b, done) => {
+          setImmediate(() => done('sent'));
+          return true;
+        },
+        room: async () => {},
+      },
     },
   );
   const response = parseMetricsResponse(JSON.parse(texts[0]!), { account: ACCOUNT, breakdown: 'resource' });
