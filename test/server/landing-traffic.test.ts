@@ -112,6 +112,8 @@ describe('landing page: traffic', () => {
     );
     expect(charts[0]![2]).toMatch(/^\d+ windows from \d\d:\d\d to \d\d:\d\d UTC: lowest .+, highest .+\.$/);
     expect(page).not.toMatch(/<script|src="http/);
+    // Revisit off: every window is final at its first read, so nothing is marked provisional.
+    expect(page).not.toMatch(/class="(prov|dash|open)"/);
 
     // The account page: linked from the accounts table, top resources ranked as the bandwidth gauges rank them.
     expect(page).toMatch(
