@@ -15,7 +15,7 @@ import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { SimAccount } from '../../src/simulator/types.js';
 import { cliTestFolder, servingUrl, startCli } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
-import { type Prometheus, startPrometheus } from '../helpers/prometheus.js';
+import { freePort, type Prometheus, startPrometheus } from '../helpers/prometheus.js';
 import { waitFor } from '../helpers/stack.js';
 import { findTool } from '../helpers/tools.js';
 
@@ -63,10 +63,13 @@ describe.skipIf(!bin)('settled windows through remote write into a real Promethe
       { host: '127.0.0.1', port: 0 },
     );
     const dataDir = join(dir, 'prometheus-data');
+    // The exporter on one port across its restarts, so the same Prometheus also scrapes it (job cdn-exporter):
+    // what /metrics shows, beside what was written, for the figures below.
+    const exporterPort = await freePort();
+    const scraped = { target: `127.0.0.1:${exporterPort}`, job: 'cdn-exporter', interval: '1s' };
     let prom = await startPrometheus({
       bin: bin!,
-      target: '127.0.0.1:1',
-      job: 'nothing',
+      ...scraped,
       ruleFiles: [],
       storagePath: dataDir,
       flags: ['--web.enable-remote-write-receiver'],
@@ -95,7 +98,8 @@ describe.skipIf(!bin)('settled windows through remote write into a real Promethe
         '',
       ].join('\n'),
     );
-    const run = () => startCli(['run', '--config', configFile, '--web.listen-address', '127.0.0.1:0']);
+    const run = () =>
+      startCli(['run', '--config', configFile, '--web.listen-address', `127.0.0.1:${exporterPort}`]);
     const settledAt = async (url: string) => {
       const s = await Scrape.from(url);
       return Math.min(
@@ -130,8 +134,7 @@ describe.skipIf(!bin)('settled windows through remote write into a real Promethe
       );
       prom = await startPrometheus({
         bin: bin!,
-        target: '127.0.0.1:1',
-        job: 'nothing',
+        ...scraped,
         ruleFiles: [],
         storagePath: dataDir,
         port,
@@ -145,6 +148,8 @@ describe.skipIf(!bin)('settled windows through remote write into a real Promethe
       // counted dropped): the samples below show it is there once.
 
       let windows = 0;
+      /** Windows whose increase() at their own end, over their own length, is the truth: settled and scraped. */
+      const exactAtOwnTime = { settled: 0, scraped: 0, windows: 0 };
       for (const account of ACCOUNTS) {
         const series = await raw(prom, `cdn_edge_requests_total{job="${JOB}",account="${account}"}`);
         expect(series.length, account).toBe(4);
@@ -166,6 +171,18 @@ describe.skipIf(!bin)('settled windows through remote write into a real Promethe
               `${account}/${resource} [${new Date(from).toISOString()}, ${new Date(t1).toISOString()})`,
             ).toBe(truth);
             windows++;
+            if (t0 % MINUTE === 1) continue;
+            exactAtOwnTime.windows++;
+            const range = `${Math.round((t1 - t0) / 1000)}s`;
+            for (const job of ['settled', 'scraped'] as const) {
+              const name = job === 'settled' ? JOB : 'cdn-exporter';
+              const answer = await prom.query(
+                `increase(cdn_edge_requests_total{job="${name}",account="${account}",resource="${resource}"}[${range}])`,
+                t1 / 1000,
+              );
+              const got = Number(answer.result[0]?.value[1] ?? Number.NaN);
+              if (Math.abs(got - truth) <= 1e-9 * Math.max(1, truth)) exactAtOwnTime[job]++;
+            }
           }
           expect(samples.at(-1)![0]).toBeGreaterThanOrEqual(horizon);
         }
@@ -180,6 +197,14 @@ describe.skipIf(!bin)('settled windows through remote write into a real Promethe
         expect(Number(answer.result[0]?.value[1])).toBeCloseTo(Number(v1) - Number(v0), 6);
       }
       expect(windows).toBeGreaterThan(ACCOUNTS.length * 4 * 3);
+      expect(exactAtOwnTime.settled, 'every settled window exact at its own time').toBe(
+        exactAtOwnTime.windows,
+      );
+      // The figure the issue asks for: printed, not asserted (the scraped series are not meant to be exact there).
+      console.log(
+        `windows exact at their own time: settled ${exactAtOwnTime.settled} of ${exactAtOwnTime.windows}, ` +
+          `scraped ${exactAtOwnTime.scraped} of ${exactAtOwnTime.windows}`,
+      );
       p.child.kill('SIGTERM');
       await p.exited;
     } finally {

@@ -83,7 +83,8 @@ export interface Prometheus {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A free port on the loopback address (free when asked: bind it soon). */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
