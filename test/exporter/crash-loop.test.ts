@@ -5,6 +5,8 @@
  * passed the values the killed one had shown: a reset no scraper can see, and everything counted before it gone
  * from increase() (a third of an account's traffic in the issue's runs). Driven on a FakeClock
  * (test/helpers/crash-schedule.ts).
+ *
+ * Issue 31's: a graceful stop as well as a kill, with a window held at each step of its life in turn (./window-life.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +16,7 @@ import { startSimulator } from '../../src/simulator/server.js';
 import { runSchedule, type Schedule, type Step } from '../helpers/crash-schedule.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
+import { LIFE, type LifeEvent, runLifeSchedule } from './window-life.js';
 
 const FAULTS = {
   '429': 0.05,
@@ -106,4 +109,32 @@ describe('a restart continues each counter', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe('a stop at every step of a window’s life (./window-life.ts), then a restart', () => {
+  // Issue 31, item 1: SIGTERM with windows in flight, then a restart, read one window too many (the restarted
+  // process showed the counters its stop had saved without the cursor they go with).
+  const ways: Array<[string, Pick<LifeEvent, 'how' | 'goesOn'>]> = [
+    ['graceful, what is held goes on within the grace', { how: 'graceful', goesOn: true }],
+    ['graceful, what is held is cut at the grace', { how: 'graceful', goesOn: false }],
+    ['a kill', { how: 'kill', goesOn: false }],
+  ];
+  it.each(ways)(
+    '%s: every scrape and state file is one moment, and the increases are the truth',
+    async (_name, way) => {
+      const out = await runLifeSchedule({
+        seed: 31,
+        lookbackMinutes: 30,
+        windowMinutes: 5,
+        concurrency: 2,
+        faults: {},
+        events: LIFE.map((at) => ({ runSeconds: 60, at, scrapeInGrace: way.how === 'graceful', ...way })),
+      });
+      expect(out.problems.slice(0, 20)).toEqual([]);
+      // Each stop found a window at its step: none of the eight is left untried.
+      expect(out.stops.filter((x) => !x.reached).map((x) => x.at)).toEqual([]);
+      expect(out.checked).toBeGreaterThan(1000);
+    },
+    120_000,
+  );
 });

@@ -13,12 +13,18 @@
  *
  * A failing draw prints its seed and shrunk schedule; add it to REGRESSIONS under a name. CI runs a fixed budget
  * (SCHEDULE_RUNS, default 10); `npm run soak -- --runs N` runs N and prints the figures.
+ *
+ * A second property draws stops at the steps of a window's life (./window-life.ts, issue 31): graceful stops, whose
+ * held window goes on within the grace or is cut, and kills, among faults; every scrape and every state file a
+ * restart reads must be one moment (the counters the truth up to the cursor shown with them). Its budget is the
+ * same SCHEDULE_RUNS.
  */
 import { writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FAULT_KINDS, type FaultRates } from '../../src/simulator/faults.js';
 import { type Outcome, runSchedule, type Schedule, type Step } from '../helpers/crash-schedule.js';
+import { LIFE, type LifeSchedule, runLifeSchedule } from './window-life.js';
 
 const RUNS = Number(process.env.SCHEDULE_RUNS ?? 10);
 const SEED = process.env.SCHEDULE_SEED === undefined ? 2121 : Number(process.env.SCHEDULE_SEED);
@@ -208,6 +214,40 @@ const REGRESSIONS: Array<[string, Schedule]> = [
   ],
 ];
 
+/**
+ * Stops at the steps of a window's life among faults on the metrics API: all kinds but `slow` (the `requested` step
+ * holds an answer with it) and `trickle` (as above), up to a third of the requests.
+ */
+const lifeSchedules: fc.Arbitrary<LifeSchedule> = fc.record({
+  seed: fc.integer({ min: 1, max: 1_000_000 }),
+  lookbackMinutes: fc.integer({ min: 10, max: 60 }),
+  windowMinutes: fc.constantFrom(1, 2, 5, 10),
+  concurrency: fc.integer({ min: 1, max: 3 }),
+  faults: fc.oneof(
+    fc.constant({}),
+    fc
+      .subarray(
+        KINDS.filter((k) => k !== 'slow'),
+        { minLength: 1, maxLength: 3 },
+      )
+      .map((kinds): FaultRates => Object.fromEntries(kinds.map((k) => [k, 0.1]))),
+  ),
+  events: fc.array(
+    fc.record({
+      // Mostly a scrape or a few, sometimes a long run (a catch-up behind the next stop).
+      runSeconds: fc.oneof(
+        { weight: 6, arbitrary: fc.integer({ min: 0, max: 120 }) },
+        { weight: 1, arbitrary: fc.integer({ min: 120, max: 3600 }) },
+      ),
+      at: fc.constantFrom(...LIFE),
+      how: fc.constantFrom('graceful' as const, 'kill' as const),
+      goesOn: fc.boolean(),
+      scrapeInGrace: fc.boolean(),
+    }),
+    { minLength: 1, maxLength: 8 },
+  ),
+});
+
 function record(out: Outcome, s: Schedule, ms: number): void {
   if (!FIGURES) return;
   const line = {
@@ -233,6 +273,19 @@ describe('generated fault schedules', () => {
         const began = Date.now();
         const out = await runSchedule(s);
         record(out, s, Date.now() - began);
+        if (out.problems.length > 0) throw new Error(out.problems.slice(0, 12).join('\n'));
+        if (out.checked === 0) throw new Error('nothing compared');
+      }),
+      { numRuns: RUNS, seed: SEED, verbose: 1 },
+    );
+  }, 3_600_000);
+});
+
+describe('generated stops at the steps of a window’s life', () => {
+  it(`every scrape and every state file is one moment, the increases the truth (${RUNS} draws)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(lifeSchedules, async (s) => {
+        const out = await runLifeSchedule(s);
         if (out.problems.length > 0) throw new Error(out.problems.slice(0, 12).join('\n'));
         if (out.checked === 0) throw new Error('nothing compared');
       }),
