@@ -5,6 +5,8 @@
  * /metrics response it receives. Summing each counter's increases across all the scrapes, with resets as Prometheus
  * handles them, must give the simulator's ground truth from the first window to the last scraped cursor: a window
  * no scrape saw is read again by the next run (nothing lost), a window a scrape saw never is (nothing twice).
+ * Every scrape that shows an account's counters shows its cursor too: the cursor the totals are checked against is
+ * the last one scraped.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,19 +61,29 @@ class Increases {
   readonly cursors = new Map<string, number>();
   /** Counters that went down between two scrapes, with the run that served the lower value (the first 20). */
   readonly drops: string[] = [];
+  /**
+   * Scrapes that showed an account's traffic counters without its cursor (the first 20): the counters cannot be
+   * read against the cursor they go with, only against an older one (issue 31: a restarted process showed the
+   * counters its stop had saved, and no cursor until it counted a window itself).
+   */
+  readonly unanchored: string[] = [];
 
   record(run: number, text: string): void {
     this.scrapes++;
+    const shown = new Set<string>();
+    const counted = new Set<string>();
     for (const line of text.split('\n')) {
       if (line.startsWith('cdn_metrics_window_end_timestamp_seconds{')) {
         const account = /account="([^"]*)"/.exec(line)![1]!;
         this.cursors.set(account, Number(line.slice(line.lastIndexOf(' ') + 1)) * 1000);
+        shown.add(account);
         continue;
       }
       if (!(line.startsWith('cdn_edge_') || line.startsWith('cdn_origin_'))) continue;
       const sp = line.lastIndexOf(' ');
       const key = line.slice(0, sp);
       if (!key.includes('_total{')) continue;
+      counted.add(/account="([^"]*)"/.exec(key)![1]!);
       const value = Number(line.slice(sp + 1));
       const prev = this.last.get(key) ?? 0;
       if (value < prev && this.drops.length < 20)
@@ -79,6 +91,9 @@ class Increases {
       this.sum.set(key, (this.sum.get(key) ?? 0) + (value >= prev ? value - prev : value));
       this.last.set(key, value);
     }
+    for (const account of counted)
+      if (!shown.has(account) && this.unanchored.length < 20)
+        this.unanchored.push(`${account}: counters without a cursor in run ${run}`);
   }
 
   /** The summed increases as one scrape, to read like any other. */
@@ -223,6 +238,8 @@ describe('exact as Prometheus sees it, across restarts', () => {
       // A restart continues the counters from the state file, at or above anything a scrape saw: Prometheus
       // never sees a drop (it would count the lower value again as a reset).
       expect(seen.drops).toEqual([]);
+      // One scrape is one moment: the counters with the cursor up to which they count.
+      expect(seen.unanchored).toEqual([]);
       const total = seen.total();
       const firsts = firstStarts(mark);
       let checked = 0;
