@@ -11,9 +11,16 @@
  *
  * Each window goes to the sink and is applied to the run's state in one turn of the event loop (after any wait
  * for room), so a snapshot taken between windows always matches what the sink holds.
+ *
+ * With `trackAcks` (remote write), the runner also keeps the state as acknowledged: the windows the receiver has
+ * taken, all before them included, applied in order to a second copy of the runs and of the running totals, as
+ * the settled writer does (src/settled/writer.ts). `acknowledged()` is what a resume may start from. That copy
+ * forgets nothing itself: a counter the walk forgot is written from zero again, and its new total replaces the
+ * old; one still held there when a resume starts is forgotten by the resumed walk at its next window, the rule
+ * above.
  */
 import type { Logger } from '../log.js';
-import { RunningTotals, type SettledSeries } from '../settled/running-totals.js';
+import { RunningTotals, type SettledSeries, type TakenWindow } from '../settled/running-totals.js';
 import type { WindowPoint, WindowSeries } from '../settled/window-series.js';
 import { nextWindow } from './plan.js';
 import type { RunProgress } from './progress-file.js';
@@ -21,12 +28,19 @@ import type { WindowReader, WindowResult } from './reader.js';
 
 /**
  * Where a window's series go: `ready` waits for room for its samples, then `put` takes them in the same turn, or
- * returns false when the room went to another account meanwhile (then wait again).
+ * returns false when the room went to another account meanwhile (then wait again). `acknowledged`, when the sink
+ * tells, is called once the window is taken for good (by a receiver, or at once when there is nothing to send).
  */
 export interface SeriesSink {
   ready(samples: number): Promise<void>;
   /** Takes a window's series (none: a window with nothing to write, or skipped). */
-  put(account: string, index: number, end: number, series: readonly SettledSeries[]): boolean;
+  put(
+    account: string,
+    index: number,
+    end: number,
+    series: readonly SettledSeries[],
+    acknowledged?: () => void,
+  ): boolean;
 }
 
 export interface AccountRunnerDeps {
@@ -47,6 +61,10 @@ export interface AccountRunnerDeps {
   signal: AbortSignal;
   /** A window ending at `end` written or skipped; `extra`: windows a split added to the plan's count. */
   onWindow(samples: number, skipped: boolean, extra: number, end: number): void;
+  /** Keep the state as acknowledged by the sink (remote write). */
+  trackAcks?: boolean;
+  /** The acknowledged state moved. */
+  onAcknowledged?(): void;
 }
 
 /** How often (in windows) the keys not counted for `retentionMs` are dropped from memory. */
@@ -59,19 +77,85 @@ interface Current {
   last: Map<string, number>;
 }
 
+/** A window handed to the sink, waiting for its acknowledgement (trackAcks). */
+interface Handed {
+  run: number;
+  end: number;
+  /** Its totals (keys, totals, end): what commit reads. */
+  taken: TakenWindow | undefined;
+  samples: number;
+  skipped: boolean;
+  done: boolean;
+}
+
 export class AccountRunner {
   private current: Current | undefined;
   private windows = 0;
+  /** trackAcks: the runs as acknowledged, the totals of the one under way there, the windows not yet acknowledged. */
+  private readonly acked: RunProgress[];
+  private ackedTotals: { run: number; totals: RunningTotals } | undefined;
+  private readonly handed: Handed[] = [];
 
-  constructor(private readonly d: AccountRunnerDeps) {}
+  constructor(private readonly d: AccountRunnerDeps) {
+    this.acked = d.runs.map(copyRun);
+  }
+
+  /** trackAcks: where every run stands as acknowledged, with the running totals there. */
+  acknowledged(): RunProgress[] {
+    return this.acked.map((r, i) => {
+      const copy = copyRun(r);
+      if (this.ackedTotals?.run === i) copy.totals = this.ackedTotals.totals.saved();
+      return copy;
+    });
+  }
+
+  /** Applies the windows acknowledged at the head, in order. */
+  private advance(): void {
+    let moved = false;
+    while (this.handed.length > 0 && this.handed[0]!.done) {
+      const h = this.handed.shift()!;
+      const run = this.acked[h.run]!;
+      if (this.ackedTotals?.run !== h.run) {
+        const totals = new RunningTotals(this.d.retentionMs);
+        if (run.totals) totals.restore(run.totals);
+        this.ackedTotals = { run: h.run, totals };
+        run.totals = undefined;
+      }
+      if (h.taken) this.ackedTotals.totals.commit(h.taken);
+      run.next = h.end;
+      run.done ??= { windows: 0, skipped: 0, samples: 0 };
+      const done = run.done;
+      done.windows++;
+      if (h.skipped) done.skipped++;
+      done.samples += h.samples;
+      moved = true;
+    }
+    if (moved) this.d.onAcknowledged?.();
+  }
+
+  /** The acknowledgement callback of a window put now (trackAcks), or none. */
+  private hand(run: RunProgress, end: number, taken: TakenWindow | undefined, skipped: boolean) {
+    if (!this.d.trackAcks) return undefined;
+    const h: Handed = {
+      run: this.d.runs.indexOf(run),
+      end,
+      taken: taken && { ...taken, series: [] },
+      samples: taken?.samples ?? 0,
+      skipped,
+      done: false,
+    };
+    this.handed.push(h);
+    return () => {
+      h.done = true;
+      this.advance();
+    };
+  }
 
   /** Where every run stands now, with the running totals of the one under way. */
   snapshot(): RunProgress[] {
     return this.d.runs.map((r) => {
-      const copy: RunProgress = { account: r.account, start: r.start, end: r.end, next: r.next };
-      if (r.done) copy.done = { ...r.done };
+      const copy = copyRun(r);
       if (this.current?.run === r) copy.totals = this.current.totals.saved();
-      else if (r.totals) copy.totals = r.totals;
       return copy;
     });
   }
@@ -119,7 +203,7 @@ export class AccountRunner {
     const cur = this.current!;
     const done = run.done!;
     if (r.kind === 'rejected') {
-      this.d.sink.put(this.d.account, this.d.index, r.end, []);
+      this.d.sink.put(this.d.account, this.d.index, r.end, [], this.hand(run, r.end, undefined, true));
       run.next = r.end;
       done.windows++;
       done.skipped++;
@@ -130,8 +214,12 @@ export class AccountRunner {
     this.forgetStale(cur, r.start, points);
     const taken = cur.totals.take(r.start, r.end, points);
     // Nothing else changes this run's totals meanwhile (one walk per account): put and commit in the same turn.
-    do await abortable(this.d.sink.ready(taken.samples), this.d.signal);
-    while (!this.d.sink.put(this.d.account, this.d.index, r.end, taken.series));
+    for (;;) {
+      await abortable(this.d.sink.ready(taken.samples), this.d.signal);
+      const acknowledged = this.hand(run, r.end, taken, false);
+      if (this.d.sink.put(this.d.account, this.d.index, r.end, taken.series, acknowledged)) break;
+      this.handed.pop();
+    }
     cur.totals.commit(taken);
     for (const key of taken.keys) cur.last.set(key, r.end);
     run.next = r.end;
@@ -182,4 +270,11 @@ function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
       },
     );
   });
+}
+
+function copyRun(r: RunProgress): RunProgress {
+  const copy: RunProgress = { account: r.account, start: r.start, end: r.end, next: r.next };
+  if (r.totals) copy.totals = r.totals;
+  if (r.done) copy.done = { ...r.done };
+  return copy;
 }

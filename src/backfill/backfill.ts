@@ -8,9 +8,9 @@
  * - `--output`: the spool's buffered lines and every run's state are taken in one turn, the lines appended to the
  *   parts and flushed, then the progress written with the parts' sizes. A crash at any moment leaves a progress
  *   file that matches a prefix of every part.
- * - `--remote-write`: an account's state is saved once the receiver acknowledged every window up to it (each
- *   account keeps one snapshot waiting for its acknowledgement). A resume sends the windows after it again, with
- *   the same timestamps and values: a receiver stores an identical sample once.
+ * - `--remote-write`: the state as the receiver acknowledged it (./account-runner.ts `acknowledged`). A resume
+ *   sends the windows after it again, with the same timestamps and values: a receiver stores an identical sample
+ *   once.
  */
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
@@ -81,10 +81,8 @@ class Backfill {
   private readonly fileSink: FileSink | undefined;
   private readonly remoteSink: RemoteSink | undefined;
   private saving: Promise<void> = Promise.resolve();
-  /** --remote-write: per account, the runs as acknowledged, and a snapshot waiting for its acknowledgement. */
-  private readonly acknowledged = new Map<string, RunProgress[]>();
-  private readonly waiting = new Map<string, { end: number; runs: RunProgress[] }>();
-  private readonly lastEnd = new Map<string, number>();
+  /** --remote-write: the acknowledged state moved since the last save. */
+  private ackMoved = false;
   private done = 0;
   private total = 0;
 
@@ -102,7 +100,6 @@ class Backfill {
     }
     d.accounts.forEach((account, index) => {
       const runs = d.runs.filter((r) => r.account === account).sort((a, b) => a.start - b.start);
-      this.acknowledged.set(account, runs.map(copyRun));
       const reader = new WindowReader(account, d.fetchFor(account), {
         clock: d.clock,
         log: d.log,
@@ -123,11 +120,14 @@ class Backfill {
           sink: (this.fileSink ?? this.remoteSink)!,
           log: d.log,
           signal: this.stop.signal,
-          onWindow: (_samples, _skipped, extra, end) => {
+          onWindow: (_samples, _skipped, extra) => {
             this.done++;
             this.total += extra;
-            this.lastEnd.set(account, end);
             d.onProgress?.(this.done, this.total, this.requests());
+          },
+          trackAcks: out.kind === 'remote',
+          onAcknowledged: () => {
+            this.ackMoved = true;
           },
         }),
       );
@@ -142,7 +142,9 @@ class Backfill {
     const out = this.d.output;
     if (out.kind === 'file' && out.parts) await out.spool.restore(out.parts);
     let failure: unknown;
-    const ticking = this.tick();
+    // Checkpoints go on while the remote queue drains after the last read, until the end.
+    const ticks = new AbortController();
+    const ticking = this.tick(ticks.signal);
     await Promise.all(
       this.runners.map((r) =>
         r.run().catch((err: unknown) => {
@@ -154,7 +156,9 @@ class Backfill {
       ),
     );
     const complete = !this.stop.signal.aborted;
+    if (out.kind === 'remote' && complete) await this.remoteSink!.drained(this.d.signal);
     if (!this.stop.signal.aborted) this.stop.abort();
+    ticks.abort();
     await ticking;
     const result = this.result(
       complete ? 'done' : failure === undefined ? 'interrupted' : 'stopped',
@@ -168,12 +172,11 @@ class Backfill {
         await this.d.progressFile?.remove();
       }
     } else {
-      if (complete) await this.remoteSink!.drained(this.d.signal);
       const graceMs = complete && !this.d.signal.aborted ? out.timeoutMs : out.graceMs;
       await out.writer.close(this.d.clock.now() + graceMs);
       result.droppedBatches = this.remoteSink!.dropped;
-      const all = this.acknowledge(true);
-      if (complete && all && !this.d.signal.aborted) await this.d.progressFile?.remove();
+      const runs = this.runners.flatMap((r) => r.acknowledged());
+      if (runs.every((r) => r.next >= r.end)) await this.d.progressFile?.remove();
       else {
         // Read through, but interrupted while the receiver still had windows to acknowledge.
         if (complete) result.status = 'interrupted';
@@ -200,13 +203,13 @@ class Backfill {
     return result;
   }
 
-  /** Checkpoints every checkpointMs until the runners end. */
-  private async tick(): Promise<void> {
-    while (!this.stop.signal.aborted) {
-      await this.d.clock.sleep(this.d.checkpointMs, this.stop.signal).catch(() => {});
-      if (this.stop.signal.aborted) return;
+  /** Checkpoints every checkpointMs until `signal` aborts. */
+  private async tick(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await this.d.clock.sleep(this.d.checkpointMs, signal).catch(() => {});
+      if (signal.aborted) return;
       if (this.fileSink) await this.checkpoint();
-      else if (this.acknowledge(false)) await this.save();
+      else if (this.ackMoved) await this.save();
     }
   }
 
@@ -224,51 +227,12 @@ class Backfill {
     return this.saving;
   }
 
-  /**
-   * --remote-write: moves each account's waiting snapshot to `acknowledged` once the receiver acknowledged up to it,
-   * and takes a new one. `final`: also the state now, if everything handed over was acknowledged. Returns true when
-   * something changed (final: when every account is acknowledged up to its last window).
-   */
-  private acknowledge(final: boolean): boolean {
-    const sink = this.remoteSink!;
-    let changed = false;
-    let all = true;
-    this.d.accounts.forEach((account, i) => {
-      const acked = sink.acked(account) ?? Number.NEGATIVE_INFINITY;
-      const last = this.lastEnd.get(account);
-      const w = this.waiting.get(account);
-      if (final) {
-        if (last === undefined || acked >= last) {
-          this.acknowledged.set(account, this.runners[i]!.snapshot());
-          this.waiting.delete(account);
-          changed = true;
-          return;
-        }
-        all = false;
-      }
-      if (w && acked >= w.end) {
-        this.acknowledged.set(account, w.runs);
-        this.waiting.delete(account);
-        changed = true;
-      }
-      if (!final && !this.waiting.has(account) && last !== undefined && last !== w?.end)
-        this.waiting.set(account, { end: last, runs: this.runners[i]!.snapshot() });
-    });
-    return final ? all : changed;
-  }
-
   /** --remote-write: the acknowledged state, one save at a time. */
   private save(): Promise<void> {
-    const runs = this.d.accounts.flatMap((a) => this.acknowledged.get(a) ?? []);
+    this.ackMoved = false;
+    const runs = this.runners.flatMap((r) => r.acknowledged());
     const progress: Progress = { asked: this.d.asked, runs, requests: this.requests() };
     this.saving = this.saving.then(() => this.d.progressFile?.save(progress));
     return this.saving;
   }
-}
-
-function copyRun(r: RunProgress): RunProgress {
-  const copy: RunProgress = { account: r.account, start: r.start, end: r.end, next: r.next };
-  if (r.totals) copy.totals = r.totals;
-  if (r.done) copy.done = { ...r.done };
-  return copy;
 }

@@ -25,19 +25,12 @@ export class FileSink implements SeriesSink {
   }
 }
 
-interface Offered {
-  end: number;
-  done: boolean;
-}
-
 /**
- * `--remote-write`: each window with samples is one batch, offered once the writer has room for it. Per account the
- * windows are acknowledged in order: `acked(account)` is the end of the last window whose batch, and every one
- * before it, the receiver accepted (or refused for good: dropped, counted by the writer).
+ * `--remote-write`: each window with samples is one batch, offered once the writer has room for it; its
+ * `acknowledged` is called when the receiver took it (or refused it for good: dropped, counted by the writer). A
+ * window with nothing to send is acknowledged at once.
  */
 export class RemoteSink implements SeriesSink {
-  private readonly ledgers = new Map<string, Offered[]>();
-  private readonly ackedEnd = new Map<string, number>();
   private pendingBatches = 0;
   private batchesDropped = 0;
   private idle: (() => void) | undefined;
@@ -56,34 +49,26 @@ export class RemoteSink implements SeriesSink {
     if (samples > 0) await this.writer.room(samples, this.signal);
   }
 
-  put(account: string, _index: number, end: number, series: readonly SettledSeries[]): boolean {
-    const ledger = this.ledgers.get(account) ?? [];
-    this.ledgers.set(account, ledger);
-    const entry: Offered = { end, done: series.length === 0 };
-    ledger.push(entry);
-    if (entry.done) {
-      this.advance(account);
+  put(
+    account: string,
+    _index: number,
+    end: number,
+    series: readonly SettledSeries[],
+    acknowledged?: () => void,
+  ): boolean {
+    if (series.length === 0) {
+      acknowledged?.();
       return true;
     }
-    this.pendingBatches++;
     const accepted = this.writer.offer({ account, end, series }, (outcome: WriteOutcome) => {
       if (outcome === 'dropped') this.batchesDropped++;
-      entry.done = true;
       this.pendingBatches--;
-      this.advance(account);
+      acknowledged?.();
       if (this.pendingBatches === 0) this.idle?.();
     });
     // Another account's window took the room ready() waited for: nothing was queued, wait again.
-    if (!accepted) {
-      this.pendingBatches--;
-      ledger.pop();
-    }
+    if (accepted) this.pendingBatches++;
     return accepted;
-  }
-
-  /** End of the last window of `account` acknowledged with all before it; undefined before the first. */
-  acked(account: string): number | undefined {
-    return this.ackedEnd.get(account);
   }
 
   /** Resolves once every batch offered was acknowledged (or `signal` aborts). */
@@ -98,10 +83,5 @@ export class RemoteSink implements SeriesSink {
       this.idle = done;
       signal.addEventListener('abort', done, { once: true });
     });
-  }
-
-  private advance(account: string): void {
-    const ledger = this.ledgers.get(account)!;
-    while (ledger.length > 0 && ledger[0]!.done) this.ackedEnd.set(account, ledger.shift()!.end);
   }
 }
