@@ -5,7 +5,7 @@
  * belong to the caller.
  *
  * Routes: GET|HEAD /metrics, /healthz, /readyz, /, /accounts/<name> (an account whose traffic is polled; else
- * 404); other methods on them 405; other paths 404.
+ * 404); other methods on them 405; other paths 404; a parameter with a malformed percent-escape 400.
  */
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
@@ -193,6 +193,15 @@ export function createApp(deps: AppDeps): Express {
 
   // Express needs the four-argument signature to recognise an error handler.
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    // express's router decodes route parameters (`/accounts/:name`) with decodeURIComponent and passes its
+    // URIError on (`%`, `%ZZ`, a cut-off or overlong UTF-8 sequence): the client's mistake, so 400 and a debug
+    // line, never an error line an unauthenticated client could repeat at will.
+    if (err instanceof URIError) {
+      log.debug({ path: redactSecrets(req.path, secrets()) }, 'malformed percent-escape in the path');
+      if (res.headersSent) res.destroy();
+      else sendText(res, 400, 'bad request: malformed percent-escape in the path\n');
+      return;
+    }
     const message = redactSecrets(err instanceof Error ? err.message : String(err), secrets());
     log.error({ path: req.path, err: message }, 'request failed');
     if (res.headersSent) {
