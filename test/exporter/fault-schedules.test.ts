@@ -17,7 +17,8 @@
  * A second property draws stops at the steps of a window's life (./window-life.ts, issue 31): graceful stops, whose
  * held window goes on within the grace or is cut, and kills, among faults; every scrape and every state file a
  * restart reads must be one moment (the counters the truth up to the cursor shown with them). Its budget is the
- * same SCHEDULE_RUNS.
+ * same SCHEDULE_RUNS (and SCHEDULE_SEED); to soak it: `SCHEDULE_RUNS=N npx vitest run
+ * test/exporter/fault-schedules.test.ts -t "window’s life"`.
  */
 import { writeFileSync } from 'node:fs';
 import fc from 'fast-check';
@@ -282,7 +283,8 @@ describe('generated fault schedules', () => {
 });
 
 describe('generated stops at the steps of a window’s life', () => {
-  it(`every scrape and every state file is one moment, the increases the truth (${RUNS} draws)`, async () => {
+  // "schedules", not "draws": the soak script (scripts/soak.mjs) runs the tests named "draws" and reads their figures.
+  it(`every scrape and every state file is one moment, the increases the truth (${RUNS} schedules)`, async () => {
     await fc.assert(
       fc.asyncProperty(lifeSchedules, async (s) => {
         const out = await runLifeSchedule(s);
