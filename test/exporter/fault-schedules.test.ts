@@ -238,7 +238,7 @@ const lifeSchedules: fc.Arbitrary<LifeSchedule> = fc.record({
       // Mostly a scrape or a few, sometimes a long run (a catch-up behind the next stop).
       runSeconds: fc.oneof(
         { weight: 6, arbitrary: fc.integer({ min: 0, max: 120 }) },
-        { weight: 1, arbitrary: fc.integer({ min: 120, max: 3600 }) },
+        { weight: 1, arbitrary: fc.integer({ min: 120, max: 1200 }) },
       ),
       at: fc.constantFrom(...LIFE),
       how: fc.constantFrom('graceful' as const, 'kill' as const),
