@@ -8,9 +8,9 @@ import type { Logger } from '../log.js';
 
 /** A terminal redraws at most this often: a backfill at 1000 requests/s would otherwise write a line per window. */
 const REDRAW_MS = 100;
-/** Plain progress: a line every 10 s, or every 5 % of the windows. */
+/** Plain progress: a line every 10 s, or every 5 % of the windows (one twentieth). */
 export const PLAIN_EVERY_MS = 10_000;
-export const PLAIN_STEP = 0.05;
+const PLAIN_STEPS = 20;
 const BAR = 24;
 
 export interface ProgressReportOptions {
@@ -35,7 +35,8 @@ export class ProgressReport {
   private doneAtStart: number | undefined;
   private lastDraw = Number.NEGATIVE_INFINITY;
   private lastLine: number;
-  private nextStep = 0;
+  /** The last twentieth of the windows a plain line was written for; -1: none yet. */
+  private lastStep = -1;
   private drawn = false;
 
   constructor(private readonly o: ProgressReportOptions) {
@@ -66,9 +67,10 @@ export class ProgressReport {
       this.drawn = true;
       return;
     }
-    if (now - this.lastLine < PLAIN_EVERY_MS && share < this.nextStep) return;
+    const step = total > 0 ? Math.floor((Math.min(done, total) * PLAIN_STEPS) / total) : PLAIN_STEPS;
+    if (now - this.lastLine < PLAIN_EVERY_MS && step <= this.lastStep) return;
     this.lastLine = now;
-    this.nextStep = (Math.floor(share / PLAIN_STEP) + 1) * PLAIN_STEP;
+    this.lastStep = step;
     this.o.log.info(
       {
         windows: done,
