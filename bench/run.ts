@@ -5,11 +5,13 @@
 
 import { discoveryBenchmarks } from './discovery.js';
 import { exporterBenchmarks } from './exporter.js';
+import { hostileBenchmarks } from './hostile.js';
 import { httpBenchmarks } from './http.js';
 import { landingBenchmarks } from './landing.js';
 import { parseWorkerHeapBenchmarks } from './parse-worker-heap.js';
 import { process1M, process100k } from './process.js';
 import { processBigAnswers } from './process-big-answers.js';
+import { processRemoteWrite1M, processRemoteWrite100k } from './process-remote-write.js';
 import { processShrink } from './process-shrink.js';
 import { redactBenchmarks } from './redact.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
@@ -36,6 +38,9 @@ const SUITES: Suite[] = [
   { name: 'revisit: records of late data, state file', run: revisitBenchmarks },
   // `node dist/bench/run.js settled` runs it alone.
   { name: 'settled: writing a window of 1M series (remote_write)', run: settledBenchmarks },
+  // `node dist/bench/run.js 'remote_write 100k'` runs it alone; 'remote_write 1M' the 1M pair.
+  { name: 'exporter process: remote_write 100k series, on and off', run: processRemoteWrite100k },
+  { name: 'exporter process: remote_write 1M series, on and off', run: processRemoteWrite1M },
   // `node dist/bench/run.js discovery` runs it alone.
   { name: 'discovery: 100,000 listed accounts', run: discoveryBenchmarks },
   { name: 'http: reading big answers', run: httpBenchmarks },
@@ -43,6 +48,8 @@ const SUITES: Suite[] = [
   { name: 'exporter process: big DVR and recordings answers', run: processBigAnswers },
   { name: 'parse worker: heap of a 22 MB answer', run: parseWorkerHeapBenchmarks },
   { name: 'web config: HTTPS and basic auth on a scrape', run: webBenchmarks },
+  // `node dist/bench/run.js hostile` runs it alone.
+  { name: 'hostile requests: 16 KB Accept', run: hostileBenchmarks },
   // `node dist/bench/run.js landing` runs it alone.
   { name: 'landing page: traffic at 10k resources x 50 accounts', run: landingBenchmarks },
 ];
