@@ -33,8 +33,10 @@ function sampleName(line: string): string {
 /**
  * Classic text (as prom-client writes it: HELP, TYPE, then samples, families apart by blank lines) to
  * OpenMetrics 1.0 without `# EOF`: no blank lines, a counter family is named without `_total` and its samples
- * carry it, each followed by its `_created` sample (`startedSeconds`: prom-client's counters count from the
- * process start), HELP escapes `"` too.
+ * carry it, each followed by its `_created` sample; a histogram's `_count` sample (prom-client writes it last of
+ * each label set: buckets, `_sum`, `_count`) is followed by the label set's `_created`, as the OpenMetrics spec's
+ * histogram example ends (`startedSeconds`: prom-client's counters and histograms count from the process start);
+ * HELP escapes `"` too.
  */
 export function textToOpenMetrics(text: string, startedSeconds?: number): string {
   const lines = text.split('\n');
@@ -51,6 +53,7 @@ export function textToOpenMetrics(text: string, startedSeconds?: number): string
 
   const out: string[] = [];
   let counterFamily: string | undefined;
+  let histogramCount: string | undefined;
   for (const line of lines) {
     if (line === '') continue;
     if (line.startsWith('# HELP ')) {
@@ -62,6 +65,7 @@ export function textToOpenMetrics(text: string, startedSeconds?: number): string
     } else if (line.startsWith('# TYPE ')) {
       const [, , name = '', type = ''] = line.split(' ');
       counterFamily = type === 'counter' ? familyOf(name) : undefined;
+      histogramCount = type === 'histogram' ? `${name}_count` : undefined;
       out.push(`# TYPE ${familyOf(name)} ${type}`);
     } else if (line.startsWith('#')) {
       // Other comments are not part of OpenMetrics.
@@ -70,6 +74,13 @@ export function textToOpenMetrics(text: string, startedSeconds?: number): string
       out.push(`${counterFamily}_total${rest}`);
       if (startedSeconds !== undefined) {
         out.push(`${counterFamily}_created${rest.slice(0, rest.lastIndexOf(' '))} ${startedSeconds}`);
+      }
+    } else if (histogramCount !== undefined && sampleName(line) === histogramCount) {
+      out.push(line);
+      if (startedSeconds !== undefined) {
+        const rest = line.slice(histogramCount.length);
+        const family = histogramCount.slice(0, -'_count'.length);
+        out.push(`${family}_created${rest.slice(0, rest.lastIndexOf(' '))} ${startedSeconds}`);
       }
     } else {
       out.push(line);
@@ -126,15 +137,22 @@ export interface RenderedMetrics {
   release(written: boolean): void;
 }
 
-/** The registry's part in `format`; its counters start at `startedMs` (the process start). */
+/**
+ * The registry's part in `format`; its counters and histograms start at `startedMs` (the process start), shown
+ * in whole seconds (rounded down) in both formats: OpenMetrics' `_created` and protobuf's `created_timestamp` then
+ * name the same instant, and Prometheus reads both exactly (protobuf's to the millisecond; OpenMetrics' float
+ * seconds times 1000, where a fraction may come out a millisecond off). The series store's counters start on whole
+ * seconds too.
+ */
 async function renderRegistry(
   registry: Registry,
   format: ExpositionFormat,
   startedMs: number,
 ): Promise<Buffer> {
-  if (format === 'protobuf') return registryToProtobuf(registry, startedMs);
+  const startedSeconds = Math.floor(startedMs / 1000);
+  if (format === 'protobuf') return registryToProtobuf(registry, startedSeconds * 1000);
   const text = await registry.metrics();
-  return Buffer.from(format === 'openmetrics' ? textToOpenMetrics(text, Math.floor(startedMs / 1000)) : text);
+  return Buffer.from(format === 'openmetrics' ? textToOpenMetrics(text, startedSeconds) : text);
 }
 
 /**

@@ -288,27 +288,29 @@ describe('golden exposition', () => {
     compareWithGolden(text, OPENMETRICS_GOLDEN);
   });
 
-  it('serves the same samples in protobuf, each counter with the start of its OpenMetrics _created sample', () => {
+  it('serves the same samples in protobuf, each counter and histogram with the start of its OpenMetrics _created sample', () => {
     const families = decodeProtobuf(first.protobuf);
     const key = (s: Sample) => `${s.name}${JSON.stringify(Object.entries(s.labels).sort())}`;
     const fromText = new Map(parseExposition(first.text).map((s) => [key(s), s.value]));
     const fromProtobuf = new Map(parseExposition(protobufToText(families)).map((s) => [key(s), s.value]));
     expect(fromProtobuf).toEqual(fromText);
+    // Keyed by the family's name as OpenMetrics has it (a counter's without `_total`).
     const created = new Map(
       parseExposition(first.openMetrics)
         .filter((s) => s.name.endsWith('_created'))
-        .map((s) => [key({ ...s, name: s.name.replace(/_created$/, '_total') }), s.value]),
+        .map((s) => [key({ ...s, name: s.name.replace(/_created$/, '') }), s.value]),
     );
-    let counters = 0;
-    for (const f of families.filter((f) => f.type === 'counter')) {
+    let started = 0;
+    for (const f of families.filter((f) => f.type === 'counter' || f.type === 'histogram')) {
       for (const m of f.metrics) {
-        counters++;
+        started++;
+        const name = f.type === 'counter' ? f.name.replace(/_total$/, '') : f.name;
         expect(m.created, `${f.name} ${JSON.stringify(m.labels)}`).toBe(
-          created.get(key({ name: f.name, labels: m.labels, value: 0 })),
+          created.get(key({ name, labels: m.labels, value: 0 })),
         );
       }
     }
-    expect(counters).toBe(created.size);
+    expect(started).toBe(created.size);
     // The lookback's traffic counters start at the lookback's first window (30 minutes before the start).
     const responses = families.find((f) => f.name === 'cdn_edge_responses_total')!;
     expect(Math.min(...responses.metrics.map((m) => m.created!))).toBe((START - 30 * 60_000) / 1000);
