@@ -1,10 +1,14 @@
 /**
  * Stops at every step of a traffic window's life (issue 31, item 1), run in process on a FakeClock: two accounts
- * and the simulator, faults drawn, and a process stopped again and again, each time with a window held at one step
- * of its life (Life), by a graceful stop (Exporter.stop, as SIGTERM does: the state file as the stop leaves it,
- * nothing written after it returns, as the process then exits) or a kill (the state file as it was at that moment:
- * a SIGKILL writes nothing). A graceful stop lets what is held go on within its grace, or not (it is then cut, as
- * a stop's bounds cut it), and may be scraped during its grace. The next process starts from the state file.
+ * and the simulator, faults on the metrics API, and a process stopped again and again, each time with a window
+ * held at one step of its life (Life), by a graceful stop (Exporter.stop then the server's close, as SIGTERM does
+ * (src/commands.ts): the state file as they leave it, nothing written after, as the process then exits) or a kill
+ * (the state file as it was at that moment: a SIGKILL writes nothing). A graceful stop lets what is held go on
+ * within its grace, or not (its bounds then cut it), and may be scraped during its grace. The next process starts
+ * from the state file.
+ *
+ * Whether a held answer comes within a stop's grace or after it is cut depends on real time (the simulator's slow
+ * answer, the stop's bounds); what must hold does not: either way is a stop that happens.
  *
  * A window is held with the exporter's real parts only delayed, through a typed view of its private parts (as
  * test/helpers/stack.ts reads them): the simulator holds the answer (`requested`: a `slow` fault), the traffic
@@ -488,6 +492,7 @@ export async function runLifeSchedule(s: LifeSchedule): Promise<LifeOutcome> {
       const where = `stop ${i + 1} (${e.how}${e.how === 'graceful' ? (e.goesOn ? ', goes on' : ', cut') : ''} at ${e.at}${reached ? '' : ', not reached'})`;
       let files: Map<string, Buffer>;
       if (e.how === 'kill') {
+        // What is on disk at this moment is what the next process reads: whatever this one does next is undone.
         files = onDisk(dir);
         const stopping = stopProc(proc, SHORT_GRACE_MS);
         proc.hold.cut();
@@ -498,7 +503,8 @@ export async function runLifeSchedule(s: LifeSchedule): Promise<LifeOutcome> {
         else proc.hold.cut();
         const inGrace = e.scrapeInGrace ? scrape(proc).catch(() => undefined) : undefined;
         await stopping;
-        // The process exits when its stop returns: what is on disk then is what the next one reads.
+        // The process exits once its stop and the server's close return: what is on disk then is what the next one
+        // reads (a write still under way is cut, as the exit cuts it).
         files = onDisk(dir);
         await inGrace;
       }
@@ -513,7 +519,7 @@ export async function runLifeSchedule(s: LifeSchedule): Promise<LifeOutcome> {
       await scrape(p);
       for (let j = before; j < problems.length; j++) problems[j] = `${problems[j]} [after ${where}]`;
     }
-    // The books close: no faults; on until every account is caught up, then one more window.
+    // The books close: no faults; on until every account is caught up (its cursor within a window of now).
     sim.setFaults({});
     const proc = p;
     const horizon = () => floorMinute(clock.now());
