@@ -15,7 +15,7 @@ import {
   REMOTE_WRITE_CEILINGS,
   REMOTE_WRITE_DEFAULTS,
 } from './remote-write-schema.js';
-import { formatSize, parseSize } from './size.js';
+import { formatSize, MAX_EXACT, parseSize, parseVolume } from './size.js';
 
 export { BREAKDOWNS, type Breakdown, METRIC_NAMES };
 
@@ -121,31 +121,61 @@ function shown(value: unknown): string {
   return typeof value === 'object' ? 'a list or mapping' : String(value);
 }
 
-/** A monthly transfer volume: a size (./size.ts) above 0; decimal units are the contract's (`50TB` = 50e12 B). */
+/**
+ * A monthly transfer volume (./size.ts parseVolume) above 0, at most MAX_EXACT bytes; decimal units are the
+ * contract's (`50TB` = 50e12 B), a fraction is read (`1.5TB`).
+ */
 const transferVolume = z.unknown().transform((value, ctx) => {
-  const bytes = typeof value === 'string' || typeof value === 'number' ? parseSize(value) : undefined;
-  if (bytes === undefined || bytes === 0) {
+  const bytes = typeof value === 'string' || typeof value === 'number' ? parseVolume(value) : undefined;
+  if (bytes === undefined || bytes === 0n) {
     ctx.addIssue({
       code: 'custom',
-      message: `must be a volume above 0 like 50TB, 800GB or 2PB (decimal; TiB also read), got ${shown(value)}`,
+      message: `must be a volume above 0 like 50TB, 800GB, 1.5TB or 2PB (decimal; TiB also read), got ${shown(value)}`,
     });
     return z.NEVER;
   }
-  return bytes;
+  if (bytes > BigInt(MAX_EXACT)) {
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        `must be at most ${MAX_EXACT} bytes (${formatExact(MAX_EXACT, 1e15)}PB, Number.MAX_SAFE_INTEGER: the largest ` +
+        `whole number the exporter holds exactly), got ${shown(value)}`,
+    });
+    return z.NEVER;
+  }
+  return Number(bytes);
 });
 
-/** A bandwidth (./bit-rate.ts) above 0, in bits per second. */
+/** A bandwidth (./bit-rate.ts) above 0, in bits per second, at most MAX_EXACT. */
 const bandwidth = z.unknown().transform((value, ctx) => {
   const bits = typeof value === 'string' ? parseBitRate(value) : undefined;
-  if (bits === undefined || bits === 0) {
+  if (bits === undefined || bits === 0n) {
     ctx.addIssue({
       code: 'custom',
       message: `must be a bandwidth above 0 like 2Gbps, 500Mbps or 1.5Tbps (bits per second), got ${shown(value)}`,
     });
     return z.NEVER;
   }
-  return bits;
+  if (bits > BigInt(MAX_EXACT)) {
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        `must be at most ${MAX_EXACT} bits per second (${formatExact(MAX_EXACT, 1e12)}Tbps, Number.MAX_SAFE_INTEGER: ` +
+        `the largest whole number the exporter holds exactly), got ${shown(value)}`,
+    });
+    return z.NEVER;
+  }
+  return Number(bits);
 });
+
+/** `n / unit` written exactly in decimal (`9007199254740991 / 1e15` -> `9.007199254740991`). */
+function formatExact(n: number, unit: number): string {
+  const digits = Math.round(Math.log10(unit));
+  const text = String(n).padStart(digits + 1, '0');
+  const whole = text.slice(0, -digits);
+  const fraction = text.slice(-digits).replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : whole;
+}
 
 /** What the contract commits to per calendar month (src/server/commit.ts exposes it); either or both. */
 const commitSchema = z.strictObject({
