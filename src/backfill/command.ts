@@ -29,7 +29,7 @@ import { settledLabels } from '../settled/index.js';
 import { WindowSeries } from '../settled/window-series.js';
 import { MetricsClient } from '../traffic/client.js';
 import { type BackfillOutputDeps, type BackfillResult, runBackfill } from './backfill.js';
-import { markFilled, pendingGaps } from './gaps.js';
+import { gapsPath, markFilled, pendingGaps } from './gaps.js';
 import { OpenMetricsSpool } from './openmetrics.js';
 import { BackfillError, type BackfillPlan, planBackfill, rangeRuns } from './plan.js';
 import { askedOf, ProgressFile, type RunProgress } from './progress-file.js';
@@ -249,7 +249,13 @@ export async function backfillCommand(o: BackfillCommandOptions): Promise<number
     if (remote && !result) await remote.close(clock.now()).catch(() => {});
   }
 
-  if (result.status === 'done' && plan.mode === 'gaps') await markFilled(config.stateFile!, runs);
+  // A range written covers the gaps listed in it too: marked filled, a later --gaps run does not write them again.
+  if (
+    result.status === 'done' &&
+    config.stateFile !== undefined &&
+    (plan.mode === 'gaps' || existsSync(gapsPath(config.stateFile)))
+  )
+    await markFilled(config.stateFile, runs);
   return summarize(result, plan, o, report, registry, o.signal.reason);
 }
 

@@ -13,7 +13,7 @@ import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { cliTestFolder, runCli } from '../helpers/cli-process.js';
 import { expectExact, expectTiles, metricsRequests, type Range } from '../helpers/ground-truth.js';
-import { closedEnd, type OmSample, readOm, simConfig } from './om.js';
+import { closedEnd, iso, type OmSample, readOm, simConfig } from './om.js';
 
 const dir = cliTestFolder('cdn-backfill-gaps-');
 
@@ -119,6 +119,27 @@ describe('backfill --gaps', () => {
       expect(next.code, next.stderr).toBe(0);
       expect(windowsAsked(sim, 'acme', before)).toEqual([[m(20), m(10)]]);
       expect(metricsRequests(sim, 'demo').length).toBe(4);
+
+      // A range backfilled over a listed gap fills it: --gaps does not write those minutes again.
+      const covered = await GapsRecorder.open(gapsPath(state), { clock: systemClock, log: silentLogger });
+      covered.record('demo', m(60), m(50), 'rejected');
+      await covered.flush();
+      const ranged = await runCli([
+        'backfill',
+        '--config',
+        config,
+        '--accounts',
+        'demo',
+        '--from',
+        iso(m(70)),
+        '--to',
+        iso(m(40)),
+        '--output',
+        join(dir, 'range.om'),
+      ]);
+      expect(ranged.code, ranged.stderr).toBe(0);
+      const last = await runCli(['backfill', '--config', config, '--gaps', '--output', join(dir, 'last.om')]);
+      expect(last.stdout).toBe('backfill: no gap to fill\n');
     } finally {
       await sim.close();
     }
