@@ -82,6 +82,8 @@ export interface SettledWriterDeps {
   persistence?: SettledPersistence;
   /** The acknowledged state a previous run saved. */
   loaded?: SavedSettled;
+  /** A window the writer read itself (a gap no settled window filled): counted for the self-metrics. */
+  readOwn?: (account: string) => void;
 }
 
 type Reader = (start: number, end: number) => Promise<TrafficResponse>;
@@ -286,6 +288,7 @@ export class SettledWriter {
     const reader = a.reader!;
     a.busy = true;
     try {
+      this.d.readOwn?.(account);
       const response = await reader(start, end);
       if (signal.aborted || a.next !== start) return;
       const taken = await this.prepare(a, account, start, end, response);

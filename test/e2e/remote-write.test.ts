@@ -147,6 +147,12 @@ describe.skipIf(!bin)('settled windows through remote write into a real Promethe
       // A window sent again after the kill, that the receiver already held, may be refused as out of order (and
       // counted dropped): the samples below show it is there once.
 
+      // While the receiver was down the queue (400 samples) filled: windows settled meanwhile were not held, the
+      // writer read them again itself once there was room.
+      const reads = (await Scrape.from(url))
+        .all('cdn_exporter_remote_write_reads_total')
+        .reduce((n, s) => n + s.value, 0);
+      expect(reads, 'windows the writer read itself').toBeGreaterThan(0);
       let windows = 0;
       /** Windows whose increase() at their own end, over their own length, is the truth: settled and scraped. */
       const exactAtOwnTime = { settled: 0, scraped: 0, windows: 0 };
