@@ -38,6 +38,8 @@ export interface SettledSink {
   ): void;
   /** The account stopped: no more reads of its own. */
   detach(account: string): void;
+  /** The account was away longer than metrics.counter_retention: its cursor and totals go. */
+  forget(account: string): void;
   settled(account: string, start: number, end: number, response: TrafficResponse): void;
   skipped(account: string, start: number, end: number, reason: string): void;
 }
@@ -273,7 +275,10 @@ export class AccountPollers {
   forgetAway(): void {
     const { d } = this;
     const gone = d.sinks.traffic.forgetAway(d.clock.now() - d.config.metrics.counterRetentionMs);
-    for (const name of gone) d.cursors.forget(name);
+    for (const name of gone) {
+      d.cursors.forget(name);
+      d.settled?.forget(name);
+    }
     if (gone.length > 0) {
       d.log.info(
         { count: gone.length },

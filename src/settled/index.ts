@@ -92,6 +92,10 @@ export async function startSettled(config: Config, d: SettledDeps): Promise<Sett
       ...(file ? { persistence: file } : {}),
       ...(loaded ? { loaded } : {}),
       readOwn: (account) => ownReads.inc({ account }),
+      forgotten: (account) => {
+        ownReads.remove({ account });
+        remote.forget(account);
+      },
     },
   );
   return {

@@ -84,6 +84,8 @@ export interface SettledWriterDeps {
   loaded?: SavedSettled;
   /** A window the writer read itself (a gap no settled window filled): counted for the self-metrics. */
   readOwn?: (account: string) => void;
+  /** An account forgotten: its self-metric series go. */
+  forgotten?: (account: string) => void;
 }
 
 type Reader = (start: number, end: number) => Promise<TrafficResponse>;
@@ -183,6 +185,20 @@ export class SettledWriter {
   detach(account: string): void {
     const a = this.accounts.get(account);
     if (a) a.reader = undefined;
+  }
+
+  /**
+   * The account was away longer than metrics.counter_retention (its scraped counters go too): its cursor and
+   * totals are dropped, here and from the state, unless it came back meanwhile. If it returns later its series
+   * start again from a zero.
+   */
+  forget(account: string): void {
+    const a = this.accounts.get(account);
+    if (a?.reader !== undefined || a?.busy) return;
+    this.accounts.delete(account);
+    this.d.loaded?.accounts.delete(account);
+    this.d.forgotten?.(account);
+    this.save();
   }
 
   settled(account: string, start: number, end: number, response: TrafficResponse): void {

@@ -258,3 +258,57 @@ describe('settled writer: generated schedules of settles, drops, a full queue an
     );
   }, 120_000);
 });
+
+describe('settled writer: an account forgotten', () => {
+  it('drops its cursor and totals from memory and from the saved state, unless it is polled again', async () => {
+    const clock = new FakeClock(T0 + 10 * MINUTE);
+    const { log } = captureLog();
+    const receiver = new FakeReceiver(1000);
+    let saved: SavedSettled | undefined;
+    const forgotten: string[] = [];
+    const writer = new SettledWriter(
+      {
+        finalAfterMs: FINAL_AFTER,
+        graceMs: MINUTE,
+        maxReadMs: 10 * MINUTE,
+        maxHeldRecords: 100,
+        tickMs: MINUTE,
+      },
+      {
+        clock,
+        log,
+        batches: receiver,
+        series: new WindowSeries({ breakdown: 'resource', metrics: [], resources: [], maxLabelLength: 1024 }),
+        retentionMs: 24 * 60 * MINUTE,
+        persistence: {
+          save: async (s) => {
+            saved = {
+              accounts: new Map(
+                [...s.accounts].map(([k, v]) => [k, { cursor: v.cursor, totals: [...v.totals] }]),
+              ),
+            };
+          },
+        },
+        forgotten: (account) => forgotten.push(account),
+      },
+    );
+    const reader = async (start: number, end: number) => answer(7, start, end);
+    writer.attach(ACCOUNT, reader, T0);
+    writer.settled(ACCOUNT, T0, T0 + MINUTE, answer(7, T0, T0 + MINUTE));
+    await settle();
+    receiver.answer(false);
+    await writer.flush();
+    expect(saved?.accounts.get(ACCOUNT)?.cursor).toBe(T0 + MINUTE);
+
+    // Still polled: nothing is forgotten.
+    writer.forget(ACCOUNT);
+    expect(writer.cursor(ACCOUNT)?.acked).toBe(T0 + MINUTE);
+
+    writer.detach(ACCOUNT);
+    writer.forget(ACCOUNT);
+    await writer.flush();
+    expect(writer.cursor(ACCOUNT)).toBeUndefined();
+    expect(saved?.accounts.has(ACCOUNT)).toBe(false);
+    expect(forgotten).toEqual([ACCOUNT]);
+  });
+});
