@@ -22,11 +22,22 @@
  *   with Retry-After, without a check;
  * - failed attempts are limited per client address (server.auth_failure_limit: `burst` at once, then one per
  *   `interval`, as the toolkit's `rate_limit` but per client and for failures only): past it, 429 without a check.
- *   A request served from the success cache is never limited.
+ *   The budget is spent only by a credential that needs a bcrypt run: one with a cached verdict is answered from
+ *   the cache (200 or 401) without spending or checking it, so another client at the same address cannot lock out
+ *   a credential known good, nor drain the budget by repeating a wrong password (issue 33, row 6). Every
+ *   credential not known, right or wrong, still needs the budget for its check: a guesser gets no more checks;
+ * - the successes can be kept in a file (AuthCacheOptions.file, beside state_file), so a credential known good
+ *   stays known across restarts: the scraper is not held back after a restart by a guesser at its address. The
+ *   file holds the cache keys (SHA-256 of user, bcrypt hash and password), never a password or user in clear;
+ *   with the web config's hash, a key allows testing passwords at SHA-256 speed instead of bcrypt's, so it is
+ *   written owner-only (0600), as private as the web config.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { rename, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { basename, dirname, join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { type Clock, systemClock } from '../clock.js';
 import { WorkerChannel } from '../offloop/channel.js';
@@ -76,6 +87,40 @@ export interface AuthCacheOptions {
   /** The password check (default workerCompare()): a test's seam to hold or count checks. */
   compare?: (password: string, hash: string) => Promise<boolean>;
   maxPending?: number;
+  /**
+   * A file that keeps the successful verdicts across restarts (verdictFileBeside(state_file)); absent: memory
+   * only. Read at construction (missing or unreadable: start empty), rewritten after each new success.
+   */
+  file?: string;
+  /** Told when the file cannot be read or written; the cache works on without it. */
+  onFileError?: (err: Error) => void;
+}
+
+/** `state.json` -> `state.auth-verdicts.json`: the verdict file of an exporter with state_file. */
+export function verdictFileBeside(stateFile: string): string {
+  const base = basename(stateFile);
+  const stem = base.endsWith('.json') ? base.slice(0, -'.json'.length) : base;
+  return join(dirname(stateFile), `${stem}.auth-verdicts.json`);
+}
+
+/** The verdict file's format: the success keys, newest last. */
+const VERDICT_FILE_VERSION = 1;
+const KEY = /^[0-9a-f]{64}$/;
+
+function readVerdictFile(file: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const doc = JSON.parse(text) as { version?: unknown; successes?: unknown };
+  if (doc.version !== VERDICT_FILE_VERSION || !Array.isArray(doc.successes))
+    throw new Error(`${file}: not a verdict file of version ${VERDICT_FILE_VERSION}`);
+  return doc.successes
+    .filter((k): k is string => typeof k === 'string' && KEY.test(k))
+    .slice(-AUTH_CACHE_SIZE);
 }
 
 /** A bounded map of verdicts: random eviction of a tenth when full (the toolkit's). */
@@ -89,6 +134,10 @@ class VerdictMap {
 
   has(key: string): boolean {
     return this.map.has(key);
+  }
+
+  keys(): string[] {
+    return [...this.map.keys()];
   }
 
   get size(): number {
@@ -126,6 +175,11 @@ export class AuthCache {
   private readonly maxPending: number;
   /** bcrypt runs so far (for tests and the benchmark: one per distinct credential). */
   bcryptRuns = 0;
+  private readonly file: string | undefined;
+  private readonly onFileError: (err: Error) => void;
+  /** The write of the file under way, and whether another is due after it. */
+  private writing: Promise<void> | undefined;
+  private dirty = false;
 
   constructor(opts: AuthCacheOptions | (() => number) = {}) {
     const o = typeof opts === 'function' ? { random: opts } : opts;
@@ -134,6 +188,45 @@ export class AuthCache {
     this.failures = new VerdictMap(FAILURE_CACHE_SIZE, random);
     this.compare = o.compare ?? workerCompare();
     this.maxPending = o.maxPending ?? MAX_PENDING_CHECKS;
+    this.file = o.file;
+    this.onFileError = o.onFileError ?? (() => {});
+    if (this.file !== undefined) {
+      try {
+        for (const key of readVerdictFile(this.file)) this.successes.add(key);
+      } catch (err) {
+        // Only a cache: a broken file costs one bcrypt run per credential, and is rewritten at the next success.
+        this.onFileError(err as Error);
+      }
+    }
+  }
+
+  /** Resolves once the file holds every success so far (at once without a file). */
+  async saved(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
+  /** Rewrites the file (coalesced: one write at a time, the last state wins), atomically, owner-only. */
+  private persist(): void {
+    if (this.file === undefined) return;
+    this.dirty = true;
+    if (this.writing) return;
+    const file = this.file;
+    const write = async (): Promise<void> => {
+      while (this.dirty) {
+        this.dirty = false;
+        const text = JSON.stringify({ version: VERDICT_FILE_VERSION, successes: this.successes.keys() });
+        const tmp = `${file}.tmp`;
+        try {
+          await writeFile(tmp, `${text}\n`, { mode: 0o600 });
+          await rename(tmp, file);
+        } catch (err) {
+          this.onFileError(err as Error);
+        }
+      }
+    };
+    this.writing = write().finally(() => {
+      this.writing = undefined;
+    });
   }
 
   /** The cached verdict of these credentials (true, false), or undefined when they were not checked yet. */
@@ -175,8 +268,10 @@ export class AuthCache {
     try {
       const ok = await run;
       if (ok) {
+        const fresh = !this.successes.has(key);
         this.successes.add(key);
         this.failures.delete(key);
+        if (fresh) this.persist();
       } else this.failures.add(key);
       return ok ? 'ok' : 'denied';
     } finally {
@@ -328,9 +423,17 @@ export function guard(next: Handler, options: GuardOptions): Handler & { cache: 
       deny();
       return;
     }
-    // The legitimate scraper's verdict is cached: answered at once, never limited, whatever is queued.
-    if (cache.cached(config.users, creds.user, creds.password) === true) {
+    // A cached verdict is answered at once, whatever is queued, and neither spends nor checks the failure
+    // budget: the scraper's known-good credential is never limited by another client at its address, and a
+    // wrong password repeated (a client with a stale one) costs no check, so it does not drain the budget either.
+    // The budget is for checks: every credential not cached needs it, so a guesser gets no more of them.
+    const known = cache.cached(config.users, creds.user, creds.password);
+    if (known === true) {
       next(req, res);
+      return;
+    }
+    if (known === false) {
+      deny();
       return;
     }
     const client = req.socket?.remoteAddress ?? '';
