@@ -2,11 +2,12 @@
  * The settled writer as the exporter runs it (`remote_write` set): the remote writer it sends through
  * (src/remote-write/), its state beside `state_file`, and the sink the account pollers hand settled windows to.
  */
-import { Counter, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { type Clock, MINUTE } from '../clock.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { createRemoteWriter, type RemoteWriter } from '../remote-write/index.js';
+import { createSettledMetrics } from './metrics.js';
 import { SettledStateFile, settledStatePath } from './settled-state.js';
 import { WindowSeries } from './window-series.js';
 import { SettledWriter } from './writer.js';
@@ -65,15 +66,7 @@ export async function startSettled(config: Config, d: SettledDeps): Promise<Sett
     ...(d.random ? { random: d.random } : {}),
   });
   const finalAfterMs = config.metrics.delayMs + config.metrics.revisitMs;
-  const ownReads = new Counter({
-    name: 'cdn_exporter_remote_write_reads_total',
-    help:
-      'Traffic windows the settled writer read from the API itself, because no settled window reached it for that ' +
-      'time: after a restart, while the remote-write queue was full, or for re-reads out of order. Each is one ' +
-      'request at the re-reads priority.',
-    labelNames: ['account'] as const,
-    registers: [d.registry],
-  });
+  const metrics = createSettledMetrics(d.registry);
   const writer = new SettledWriter(
     {
       finalAfterMs,
@@ -91,9 +84,9 @@ export async function startSettled(config: Config, d: SettledDeps): Promise<Sett
       retentionMs: config.metrics.counterRetentionMs,
       ...(file ? { persistence: file } : {}),
       ...(loaded ? { loaded } : {}),
-      readOwn: (account) => ownReads.inc({ account }),
+      readOwn: metrics.readOwn,
       forgotten: (account) => {
-        ownReads.remove({ account });
+        metrics.forget(account);
         remote.forget(account);
       },
     },

@@ -84,7 +84,7 @@ describe('parseCommandLine', () => {
     [['-x'], 'unknown flag -x'],
     [['--config'], 'flag --config needs a value'],
     [['--help=yes'], 'flag --help takes no value'],
-    [['serve'], 'unknown command "serve" (commands: run, simulate, demo, check-config)'],
+    [['serve'], 'unknown command "serve" (commands: run, simulate, demo, check-config, backfill)'],
     [['run', 'now'], 'unexpected argument "now" after run'],
     [['--log.level', 'trace'], '--log.level: must be one of debug, info, warn, error, got "trace"'],
     [['--log.format', 'text'], '--log.format: must be one of json, logfmt, got "text"'],

@@ -18,6 +18,7 @@ import { createRecordingFamilies } from '../../src/recordings/metrics.js';
 import { createRemoteWriteMetrics } from '../../src/remote-write/metrics.js';
 import { CommitMetrics } from '../../src/server/commit-metrics.js';
 import { createSelfMetrics } from '../../src/server/self-metrics.js';
+import { createSettledMetrics } from '../../src/settled/metrics.js';
 import { SeriesStore } from '../../src/store/series-store.js';
 import type { Family } from '../../src/store/types.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
@@ -72,6 +73,7 @@ function exposedFamilies(): FamilyDoc[] {
   createSelfMetrics(registry, { version: 'test', defaultMetrics: false });
   createAuthMetrics(registry);
   createRemoteWriteMetrics(registry);
+  createSettledMetrics(registry);
   // Registered on first use: an account with both kinds of commit makes both families.
   new CommitMetrics(registry).set('x', { monthlyTransferBytes: 1, bandwidthP95BitsPerSecond: 1 });
   for (const m of registry.getMetricsAsArray()) {
