@@ -6,6 +6,7 @@
  * report lands here: the status board, the series refused by limits, the token re-read after a refusal.
  */
 import { LoginToken } from '../auth/login-token.js';
+import type { GapsRecorder } from '../backfill/gaps.js';
 import type { Clock } from '../clock.js';
 import type { AccountConfig, Config } from '../config/index.js';
 import { inSlices } from '../discovery/slices.js';
@@ -70,6 +71,8 @@ export interface AccountPollersDeps {
   history?: Pick<TrafficHistory, 'record' | 'settle' | 'remove'>;
   /** Where settled windows go to be written with their own timestamps (`remote_write`; none when it is off). */
   settled?: SettledSink;
+  /** Where spans skipped for good are listed for `backfill --gaps` (with state_file). */
+  gaps?: Pick<GapsRecorder, 'record'>;
   audit: Pick<AnswerAudit, 'check'>;
   storeChanged: () => void;
   /** The exporter's stop signal: it stops every account's loops. */
@@ -172,7 +175,11 @@ export class AccountPollers {
         d.settled?.settled(name, start, end, response);
       },
       settledSkipped: (start, end, reason) => {
-        if (active) d.settled?.skipped(name, start, end, reason);
+        if (!active) return;
+        d.settled?.skipped(name, start, end, reason);
+        // With remote_write the settled series step over the span with their totals: a gap run of backfill
+        // inside it would not meet them at a reset (docs/backfill.md, "Gaps"). Listed only without it.
+        if (!d.settled) d.gaps?.record(name, start, end, reason);
       },
     });
     const { walker } = poller;

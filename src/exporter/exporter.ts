@@ -10,6 +10,7 @@ import type { Express } from 'express';
 import { Registry } from 'prom-client';
 import type { Agent } from 'undici';
 import { type AuthMetrics, createAuthMetrics } from '../auth/metrics.js';
+import { GapsRecorder, gapsPath } from '../backfill/gaps.js';
 import { type Clock, systemClock } from '../clock.js';
 import {
   type Config,
@@ -94,6 +95,8 @@ export class Exporter {
   private authMetrics: AuthMetrics | undefined;
   /** The settled writer (remote_write); made in start(). */
   private settled: Settled | undefined;
+  /** The spans skipped for good (with state_file); made in start(). */
+  private gaps: GapsRecorder | undefined;
 
   /** The walkers of the accounts now polled, with their cursors. */
   get walkers(): readonly AccountWalker[] {
@@ -210,6 +213,15 @@ export class Exporter {
     });
     this.settled = settled;
     if (settled) this.loops.push(settled.run(signal));
+    // Spans skipped for good, listed beside the state file for `backfill --gaps` (docs/backfill.md). A span the
+    // settled writer reads itself (it has a cursor for the account) is not a gap of the settled series.
+    const gaps = config.stateFile
+      ? await GapsRecorder.open(gapsPath(config.stateFile), { clock: this.clock, log })
+      : undefined;
+    this.gaps = gaps;
+    const ownCursor = settled?.writer.savedState().accounts;
+    for (const [account, { from, to }] of loaded.clamped)
+      if (!ownCursor?.has(account)) gaps?.record(account, from, to, 'catch_up_limit');
     const pollers = new AccountPollers({
       sinks,
       board: this.board,
@@ -224,6 +236,7 @@ export class Exporter {
       commits: new CommitMetrics(this.registry),
       history: this.history,
       ...(settled ? { settled: settled.writer } : {}),
+      ...(gaps ? { gaps } : {}),
       audit: this.audit,
       storeChanged: this.storeChanged,
       signal,
@@ -290,6 +303,7 @@ export class Exporter {
         Math.max(250, until - Date.now() + 250),
       );
     await settledWithin(this.cursors.close(), 250);
+    if (this.gaps) await settledWithin(this.gaps.flush(), 250);
   }
 
   status(): ExporterStatus {

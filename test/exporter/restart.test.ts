@@ -184,6 +184,24 @@ describe('state_file with cursors that cannot be trusted', () => {
       reason: 'catch_up_limit',
     });
     expect(skipped).toBe((firstStart('demo') - Date.UTC(1990, 0, 1)) / 1000);
+    // The span is listed beside the state file for `backfill --gaps` (docs/backfill.md), and only it.
+    const gapsFile = join(dir, 'state.gaps.json');
+    const listed = () => {
+      try {
+        return (JSON.parse(readFileSync(gapsFile, 'utf8')) as { spans: Record<string, string>[] }).spans;
+      } catch {
+        return [];
+      }
+    };
+    await waitFor(() => listed().length > 0, 10_000, 'the gaps file');
+    expect(listed()).toEqual([
+      {
+        account: 'demo',
+        start: '1990-01-01T00:00:00.000Z',
+        end: new Date(firstStart('demo')).toISOString(),
+        reason: 'catch_up_limit',
+      },
+    ]);
     const page = await (await fetch(`${stack.url}/`)).text();
     expect(page).toContain('Problems found at start');
     expect(page).toContain('cursor of account &#34;acme&#34; is in the future (2099-01-01T00:00Z');
