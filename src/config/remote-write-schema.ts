@@ -35,6 +35,8 @@ const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
 /** Labels every written series has from the exporter itself: `external_labels` may not set them. */
 const OWN_LABELS = new Set(['__name__', 'job', 'instance']);
+/** Labels the traffic families carry (docs/metrics.md): an external label of that name would replace them. */
+const FAMILY_LABELS = new Set(['account', 'resource', 'code', 'class', 'size_range']);
 
 /**
  * Headers the remote-write client sets itself (remote write 1.0, credentials, HTTP framing): Prometheus refuses the
@@ -91,6 +93,8 @@ const externalLabels = z.record(z.string(), z.string()).superRefine((labels, ctx
         path: [name],
         message: `is set by the exporter${name === '__name__' ? '' : ` (remote_write.${name})`}`,
       });
+    else if (FAMILY_LABELS.has(name))
+      ctx.addIssue({ code: 'custom', path: [name], message: 'is a label of the traffic series themselves' });
     else if (name.startsWith('__'))
       ctx.addIssue({ code: 'custom', path: [name], message: 'names starting with __ are reserved' });
     else if (value === '')

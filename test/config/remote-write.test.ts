@@ -122,6 +122,7 @@ describe('remote_write configuration', () => {
           instance: 'a',
           __name__: 'a',
           __tenant: 'a',
+          resource: 'a',
           ok: '',
         },
       }),
@@ -132,6 +133,7 @@ describe('remote_write configuration', () => {
       'remote_write.external_labels.instance: is set by the exporter (remote_write.instance)',
       'remote_write.external_labels.__name__: is set by the exporter',
       'remote_write.external_labels.__tenant: names starting with __ are reserved',
+      'remote_write.external_labels.resource: is a label of the traffic series themselves',
       'remote_write.external_labels.ok: must not be empty (an empty value is no label)',
     ]);
     expect(problems({ url: URL, job: '' })).toEqual(['remote_write.job: must not be empty']);
