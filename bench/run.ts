@@ -49,7 +49,10 @@ const SUITES: Suite[] = [
   { name: 'parse worker: heap of a 22 MB answer', run: parseWorkerHeapBenchmarks },
   { name: 'web config: HTTPS and basic auth on a scrape', run: webBenchmarks },
   // `node dist/bench/run.js hostile` runs it alone.
-  { name: 'hostile requests: 16 KB Accept', run: hostileBenchmarks },
+  {
+    name: 'hostile requests: 16 KB Accept, bad escapes, guessing at the scraper address',
+    run: hostileBenchmarks,
+  },
   // `node dist/bench/run.js landing` runs it alone.
   { name: 'landing page: traffic at 10k resources x 50 accounts', run: landingBenchmarks },
 ];
