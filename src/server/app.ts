@@ -4,8 +4,9 @@
  * on a poll, so a slow or failing CDN API never makes a scrape or a probe slow. Listening, signals and shutdown
  * belong to the caller.
  *
- * Routes: GET|HEAD /metrics, /healthz, /readyz, /, /accounts/<name> (an account whose traffic is polled; else
- * 404); other methods on them 405; other paths 404; a parameter with a malformed percent-escape 400.
+ * Routes: GET|HEAD /metrics, /healthz, /readyz, / (`?page=`, `?q=`, `?refresh=off`; a bad one 400), /accounts/<name>
+ * (an account whose traffic is polled; else 404); other methods on them 405; other paths 404; a parameter with a
+ * malformed percent-escape 400.
  */
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
@@ -14,7 +15,7 @@ import type { Logger } from '../log.js';
 import { redactSecrets } from '../redact.js';
 import type { CountedCursors, Exposition } from '../store/types.js';
 import { assertDistinctFamilies, duplicateFamilies, renderMetrics } from './exposition.js';
-import { renderAccountPage, renderLanding, trafficAccounts } from './landing.js';
+import { LandingPages, landingQuery, type RenderedPage } from './landing.js';
 import { DEFAULT_SERVER_LIMITS, scrapeGate } from './limits.js';
 import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from './negotiate.js';
 import { type ExporterStatus, notReadyReason } from './status.js';
@@ -44,7 +45,10 @@ export interface AppDeps {
    */
   secrets?: () => Iterable<string>;
   clock?: Clock;
-  /** /metrics responses being written at most; more get 503 (default 100, server.max_scrapes_in_flight). */
+  /**
+   * /metrics responses being written at most; more get 503 (default 100, server.max_scrapes_in_flight). The HTML
+   * pages (/ and /accounts/<name>) have as many of their own, counted apart.
+   */
   maxScrapesInFlight?: number;
 }
 
@@ -155,37 +159,41 @@ export function createApp(deps: AppDeps): Express {
   const history: HistorySource | undefined = deps.history
     ? (account) => deps.history!.get(account)
     : undefined;
-  const sendPage = (res: Response, html: string): void => {
-    res
-      .status(200)
-      .set('Content-Type', 'text/html; charset=utf-8')
-      .set('Cache-Control', 'no-store')
-      // Each dynamic string was redacted before escaping; the whole page once more, as it leaves.
-      .send(redactSecrets(html, secrets(), 'page'));
+  // Rendered (and redacted) at most once a second, served from their bytes in between (./landing.ts).
+  const pages = new LandingPages({ status: deps.status, ...(history ? { history } : {}), clock, secrets });
+  const pageGate = scrapeGate(
+    deps.maxScrapesInFlight ?? DEFAULT_SERVER_LIMITS.maxScrapesInFlight,
+    'page requests',
+  );
+  const sendPage = (req: Request, res: Response, page: RenderedPage): void => {
+    const gzip = acceptsGzip(req);
+    const body = gzip ? page.gzip() : page.body;
+    res.status(200);
+    res.set('Content-Type', 'text/html; charset=utf-8');
+    res.set('Cache-Control', 'no-store');
+    res.set('Vary', 'Accept-Encoding');
+    if (gzip) res.set('Content-Encoding', 'gzip');
+    res.set('Content-Length', String(body.length));
+    res.end(body);
   };
 
   app
     .route('/')
+    .get(pageGate)
     .get((req, res) => {
-      const html = renderLanding(deps.status(), {
-        now: clock.now(),
-        secrets: secrets(),
-        refresh: req.query.refresh !== 'off',
-        ...(history ? { history } : {}),
-      });
-      sendPage(res, html);
+      const asked = landingQuery(req.query);
+      if ('error' in asked) sendText(res, 400, `bad request: ${asked.error}\n`);
+      else sendPage(req, res, pages.landing(asked.view));
     })
     .all(methodNotAllowed);
 
   app
     .route('/accounts/:name')
+    .get(pageGate)
     .get((req, res) => {
-      const name = String(req.params.name);
-      if (!history || !trafficAccounts(deps.status()).includes(name)) {
-        sendText(res, 404, 'no such account\n');
-        return;
-      }
-      sendPage(res, renderAccountPage(name, { now: clock.now(), secrets: secrets(), history }));
+      const page = pages.account(String(req.params.name));
+      if (page) sendPage(req, res, page);
+      else sendText(res, 404, 'no such account\n');
     })
     .all(methodNotAllowed);
 

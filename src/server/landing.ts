@@ -3,12 +3,20 @@
  * self-contained HTML document (inline CSS, no scripts, no external assets). Every dynamic string is redacted, then
  * escaped; no request header is ever rendered. It reloads itself every REFRESH_SECONDS through a meta refresh,
  * which `?refresh=off` leaves out (a link on the page says so and switches it).
+ *
+ * Bounded at any number of accounts (issue 33): a summary counts every account by state, then one page of
+ * PAGE_ACCOUNTS accounts, the worst first (accountOrder), with paging (`?page=2`) and a search on the name
+ * (`?q=acme`); the table rows, charts and problem rows are those of the page's accounts only. `LandingPages` keeps
+ * the rendered pages, gzipped on demand, for PAGE_TTL_MS.
  */
-import { redactSecrets } from '../redact.js';
+import { gzipSync } from 'node:zlib';
+import type { Clock } from '../clock.js';
+import { redactSecrets, SECRETS } from '../redact.js';
 import { escapeHtml } from './html.js';
 import {
   type AccountStatus,
   accountState,
+  type DvrProblem,
   type ExporterStatus,
   type RecordingProblem,
   type SettingsSummary,
@@ -29,6 +37,29 @@ export const DOC_LINKS = {
 
 /** How often the page reloads itself while the refresh is on. */
 export const REFRESH_SECONDS = 30;
+
+/**
+ * Accounts on one page: their rows in the accounts table (up to one per API), their traffic cards (six charts
+ * each) and their rows in the problem tables. The page's size depends on this, never on the number of accounts.
+ */
+export const PAGE_ACCOUNTS = 50;
+/** Rows at most in each problem table of a page (DVR, recordings, refused series): one per account on it. */
+export const PROBLEM_ROWS = PAGE_ACCOUNTS;
+/**
+ * A text from the status (an error, a name, a problem) is cut to this many characters on the page, with `…`; the
+ * log has it whole. So a row's size is bounded whatever an API answers.
+ */
+export const MAX_TEXT_CHARS = 500;
+/** A search (`?q=`) longer than this is refused (400): no text on the page is longer, a name included. */
+export const MAX_SEARCH_CHARS = MAX_TEXT_CHARS;
+/**
+ * How long a rendered page is served as it is (LandingPages). The page shows ages and lags to the second, and a
+ * poll may change the status as often as that (dvr.interval and recordings.interval go down to 1s; with thousands
+ * of accounts, some account's poll changes it every second anyway), so a copy is at most one second old.
+ */
+export const PAGE_TTL_MS = 1000;
+/** Rendered pages kept at once (pages, searches, refresh on and off, account pages), the least recently used go. */
+export const CACHED_PAGES = 16;
 
 export { escapeHtml };
 
@@ -61,6 +92,9 @@ th{background:#f1f3f7;font-weight:600}td.num{text-align:right;font-variant-numer
 .err{color:#b42318;max-width:40rem;word-break:break-word}.none{color:#5b6578;font-style:italic}
 .failing{color:#b54708;font-weight:600}.settings{background:#fff;box-shadow:0 0 0 1px #dde1e8;padding:.5rem .8rem;display:inline-block}
 .settings b{font-weight:600}.small{color:#5b6578;font-size:.85em}.refresh{color:#5b6578;margin:.25rem 0 1rem}
+.summary{margin:0 0 .5rem}.summary b{font-variant-numeric:tabular-nums}.find{margin:.25rem 0 .5rem}
+.find input{font:inherit;padding:.15rem .3rem;width:16rem;max-width:60vw}.find button{font:inherit}.pages{margin:.25rem 0 .5rem}
+.pages a{margin:0 .25rem}
 `;
 
 export interface LandingOptions {
@@ -72,6 +106,14 @@ export interface LandingOptions {
   refresh?: boolean;
   /** Each account's traffic history (./traffic-history.ts); absent: no traffic section. */
   history?: HistorySource;
+}
+
+/** Which accounts a landing page shows: `?page=` (from 1) and `?q=` (a part of the name, any case). */
+export interface LandingView {
+  /** 1-based; past the last page, the last page is shown. Default 1. */
+  page?: number;
+  /** Only accounts whose name contains this (case-insensitive); '' or absent: every account. */
+  q?: string;
 }
 
 const STATE_TEXT = { pending: 'pending', down: 'down', failing: 'failing', up: 'up' } as const;
@@ -110,10 +152,165 @@ function recordingSource(p: RecordingProblem): string {
   return domain || path;
 }
 
-export function renderLanding(status: ExporterStatus, opts: LandingOptions): string {
+/** How an account ranks on the landing page, worst first: the worst of its rows, or `problems` when it has some. */
+export const ACCOUNT_RANKS = ['down', 'failing', 'problems', 'pending', 'up'] as const;
+export type AccountRank = (typeof ACCOUNT_RANKS)[number];
+
+const RANK_TEXT: Record<AccountRank, string> = {
+  down: 'down',
+  failing: 'failing',
+  problems: 'with problems listed',
+  pending: 'pending',
+  up: 'up',
+};
+
+/** One account as the landing page lists it: its rows (one per API, in the status' order) and its rank. */
+export interface LandingAccount {
+  name: string;
+  rows: AccountStatus[];
+  rank: AccountRank;
+  /** Seconds since the oldest last success of its rows; Infinity when a row never succeeded. */
+  staleSeconds: number;
+  /** The name in lower case, for the search. */
+  key: string;
+}
+
+/** What every landing page of one moment shares: the status, its accounts worst first, the counts. */
+export interface LandingOverview {
+  status: ExporterStatus;
+  now: number;
+  /** Worst first (accountOrder). */
+  accounts: LandingAccount[];
+  /** Accounts per rank. */
+  counts: Record<AccountRank, number>;
+  /** The accounts whose traffic is polled. */
+  traffic: ReadonlySet<string>;
+  dvr: ReadonlyMap<string, DvrProblem[]>;
+  recordings: ReadonlyMap<string, RecordingProblem[]>;
+  /** Accounts with series refused by a limit in their last poll, and their rows (one per API). */
+  refused: number;
+  refusedRows: number;
+}
+
+const RANK_ORDER: Record<AccountRank, number> = { down: 0, failing: 1, problems: 2, pending: 3, up: 4 };
+
+/**
+ * Worst first: down, then failing (the API answers but the last poll failed in part), then with problems listed
+ * (DVR streams, recordings in error, series refused), then pending, then up; in each, the longest since a success
+ * first (never: first of all), then by name.
+ */
+export function accountOrder(a: LandingAccount, b: LandingAccount): number {
+  return (
+    RANK_ORDER[a.rank] - RANK_ORDER[b.rank] ||
+    (a.staleSeconds === b.staleSeconds ? 0 : a.staleSeconds > b.staleSeconds ? -1 : 1) ||
+    (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+  );
+}
+
+function byAccount<T extends { account: string }>(list: readonly T[]): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const x of list) {
+    const rows = out.get(x.account);
+    if (rows) rows.push(x);
+    else out.set(x.account, [x]);
+  }
+  return out;
+}
+
+/** The accounts of `status`, ranked and ordered, and the counts the summary shows: O(rows log rows). */
+export function landingOverview(status: ExporterStatus, now: number): LandingOverview {
+  const dvr = byAccount(status.problems.dvr);
+  const recordings = byAccount(status.problems.recordings);
+  const byName = new Map<string, LandingAccount>();
+  const traffic = new Set<string>();
+  const refusedNames = new Set<string>();
+  let refusedRows = 0;
+  for (const row of status.accounts) {
+    let a = byName.get(row.name);
+    if (!a) {
+      a = { name: row.name, rows: [], rank: 'up', staleSeconds: 0, key: row.name.toLowerCase() };
+      byName.set(row.name, a);
+    }
+    a.rows.push(row);
+    if (row.api === 'metrics') traffic.add(row.name);
+    if (row.refused && Object.keys(row.refused).length > 0) {
+      refusedNames.add(row.name);
+      refusedRows++;
+    }
+    const stale =
+      row.lastSuccess === undefined ? Number.POSITIVE_INFINITY : (now - row.lastSuccess.getTime()) / 1000;
+    if (stale > a.staleSeconds) a.staleSeconds = stale;
+  }
+  const counts: Record<AccountRank, number> = { down: 0, failing: 0, problems: 0, pending: 0, up: 0 };
+  for (const a of byName.values()) {
+    const states = a.rows.map(accountState);
+    a.rank = states.includes('down')
+      ? 'down'
+      : states.includes('failing')
+        ? 'failing'
+        : dvr.has(a.name) || recordings.has(a.name) || refusedNames.has(a.name)
+          ? 'problems'
+          : states.includes('pending')
+            ? 'pending'
+            : 'up';
+    counts[a.rank]++;
+  }
+  const accounts = [...byName.values()].sort(accountOrder);
+  return {
+    status,
+    now,
+    accounts,
+    counts,
+    traffic,
+    dvr,
+    recordings,
+    refused: refusedNames.size,
+    refusedRows,
+  };
+}
+
+/** The accounts a view shows (its page of the search's matches), the page shown and how many pages there are. */
+export function viewAccounts(
+  ov: LandingOverview,
+  view: LandingView,
+): { accounts: LandingAccount[]; matched: number; page: number; pages: number } {
+  const q = (view.q ?? '').toLowerCase();
+  const matching = q === '' ? ov.accounts : ov.accounts.filter((a) => a.key.includes(q));
+  const pages = Math.max(1, Math.ceil(matching.length / PAGE_ACCOUNTS));
+  const page = Math.min(Math.max(1, Math.floor(view.page ?? 1)), pages);
+  const from = (page - 1) * PAGE_ACCOUNTS;
+  return { accounts: matching.slice(from, from + PAGE_ACCOUNTS), matched: matching.length, page, pages };
+}
+
+/** A link to a landing page: relative (`?q=acme&page=2`, `?` for the first page of everything), attribute-safe. */
+export function landingHref(view: LandingView & { refresh?: boolean }): string {
+  const params = new URLSearchParams();
+  if (view.q) params.set('q', view.q);
+  if (view.page !== undefined && view.page > 1) params.set('page', String(view.page));
+  if (view.refresh === false) params.set('refresh', 'off');
+  return escapeHtml(`?${params.toString()}`);
+}
+
+/** `s` cut to MAX_TEXT_CHARS characters (code points, so no surrogate pair is split), `…` marking the cut. */
+export function cutText(s: string): string {
+  if (s.length <= MAX_TEXT_CHARS) return s;
+  const chars = Array.from(s);
+  return chars.length <= MAX_TEXT_CHARS ? s : `${chars.slice(0, MAX_TEXT_CHARS).join('')}…`;
+}
+
+const count = (n: number): string => n.toLocaleString('en-US');
+
+/** The landing page for `status` (every account ranked, then one page of them): see renderLandingView. */
+export function renderLanding(status: ExporterStatus, opts: LandingOptions & LandingView): string {
+  return renderLandingView(landingOverview(status, opts.now), opts);
+}
+
+/** One landing page of an overview: the summary of every account, then `view`'s page of accounts. */
+export function renderLandingView(ov: LandingOverview, opts: LandingOptions & LandingView): string {
+  const { status } = ov;
   const secrets = [...opts.secrets];
   const t = (s: string | undefined): string =>
-    s === undefined || s === '' ? '-' : escapeHtml(redactSecrets(s, secrets));
+    s === undefined || s === '' ? '-' : escapeHtml(cutText(redactSecrets(s, secrets)));
   const ago = (d: Date | undefined): string => {
     if (!d) return '-';
     return `${isoMinute(d)} <span class="none">(${formatDuration((opts.now - d.getTime()) / 1000)} ago)</span>`;
@@ -141,6 +338,13 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
     return `<td class="err">${head ? `<span class="small">${head}</span><br>` : ''}${t(a.lastError)}</td>`;
   };
 
+  const refresh = opts.refresh ?? true;
+  const q = opts.q ?? '';
+  const shown = viewAccounts(ov, { page: opts.page, q });
+  // Every account on one page and no search: the problem tables are whole.
+  const whole = q === '' && shown.pages === 1;
+  const rows = shown.accounts.flatMap((a) => a.rows);
+
   // The account's own page (top resources), from its traffic row, in a last column when traffic is shown.
   const trafficLink = (a: AccountStatus): string =>
     !opts.history
@@ -148,7 +352,7 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
       : a.api === 'metrics'
         ? `<td><a href="${accountHref(a.name)}" aria-label="traffic of ${t(a.name)}">traffic</a></td>`
         : '<td></td>';
-  const accountRows = status.accounts.map(
+  const accountRows = rows.map(
     (a) =>
       `<tr><td>${t(a.name)}${a.discovered ? ' <span class="none">(discovered)</span>' : ''}</td><td>${t(a.api)}</td>${upCell(a)}` +
       `<td class="ts">${a.cursor ? isoMinute(a.cursor) : '-'}</td>` +
@@ -156,17 +360,24 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
       `<td class="num">${windowCell(a)}</td>` +
       `<td>${ago(a.lastSuccess)}</td>${errorCell(a)}${trafficLink(a)}</tr>`,
   );
-  const dvrRows = status.problems.dvr.map(
-    (p) =>
-      `<tr><td>${t(p.account)}</td><td>${t(p.stream)}</td><td>${t(p.host)}</td><td>${t(p.problem)}</td></tr>`,
-  );
-  const recRows = status.problems.recordings.map(
-    (p) =>
-      `<tr><td>${t(p.account)}</td><td>${t(recordingSource(p))}</td><td>${t(p.resourceId)}</td>` +
-      `<td>${t(p.status)}</td><td>${t(p.problem)}</td><td class="small">${t(p.id)}</td></tr>`,
-  );
-  const refusedRows = status.accounts
-    .filter((a) => a.refused && Object.keys(a.refused).length > 0)
+  const pageDvr = shown.accounts.flatMap((a) => ov.dvr.get(a.name) ?? []);
+  const pageRecordings = shown.accounts.flatMap((a) => ov.recordings.get(a.name) ?? []);
+  const dvrRows = pageDvr
+    .slice(0, PROBLEM_ROWS)
+    .map(
+      (p) =>
+        `<tr><td>${t(p.account)}</td><td>${t(p.stream)}</td><td>${t(p.host)}</td><td>${t(p.problem)}</td></tr>`,
+    );
+  const recRows = pageRecordings
+    .slice(0, PROBLEM_ROWS)
+    .map(
+      (p) =>
+        `<tr><td>${t(p.account)}</td><td>${t(recordingSource(p))}</td><td>${t(p.resourceId)}</td>` +
+        `<td>${t(p.status)}</td><td>${t(p.problem)}</td><td class="small">${t(p.id)}</td></tr>`,
+    );
+  const pageRefused = rows.filter((a) => a.refused && Object.keys(a.refused).length > 0);
+  const refusedRows = pageRefused
+    .slice(0, PROBLEM_ROWS)
     .map(
       (a) =>
         `<tr><td>${t(a.name)}</td><td>${t(a.api)}</td><td>${t(Object.keys(a.refused!).sort().join(', '))}</td>` +
@@ -177,22 +388,71 @@ export function renderLanding(status: ExporterStatus, opts: LandingOptions): str
       ? `<p class="none">${escapeHtml(empty)}</p>`
       : `<table aria-label="${escapeHtml(caption)}"><thead><tr>${head.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead>` +
         `<tbody>\n${rows.join('\n')}\n</tbody></table>`;
+  /** Under a problem table: whose rows these are when not every account's, and what was left out. */
+  const problemNote = (listed: number, total: number, where: string): string => {
+    const parts: string[] = [];
+    if (!whole && total > 0)
+      parts.push(`The accounts on this page only (${count(listed)} of ${count(total)} in all)`);
+    if (listed > PROBLEM_ROWS) parts.push(`the first ${PROBLEM_ROWS} shown; ${where} has every one`);
+    return parts.length ? `<p class="small">${escapeHtml(parts.join('; '))}.</p>\n` : '';
+  };
 
   const uptime = formatDuration((opts.now - status.startedAt.getTime()) / 1000);
   const notes = status.notes?.length
     ? `<h2>Problems found at start</h2>\n<ul class="err">${status.notes.map((n) => `<li>${t(n)}</li>`).join('')}</ul>\n`
     : '';
-  const refresh = opts.refresh ?? true;
   // Relative links keep the page working behind a path prefix (a proxy, kubectl proxy).
+  const here = { q, page: shown.page };
   const refreshLine = refresh
-    ? `<p class="refresh" id="refresh">Reloads every ${REFRESH_SECONDS} s · <a href="?refresh=off">stop reloading</a></p>`
-    : `<p class="refresh" id="refresh">Reloading is off · <a href="?">reload every ${REFRESH_SECONDS} s</a></p>`;
+    ? `<p class="refresh" id="refresh">Reloads every ${REFRESH_SECONDS} s · <a href="${landingHref({ ...here, refresh: false })}">stop reloading</a></p>`
+    : `<p class="refresh" id="refresh">Reloading is off · <a href="${landingHref(here)}">reload every ${REFRESH_SECONDS} s</a></p>`;
+  const pageTraffic = shown.accounts.filter((a) => ov.traffic.has(a.name)).map((a) => a.name);
   const traffic = opts.history
-    ? `<h2>Traffic</h2>\n${trafficSection(trafficAccounts(status), opts.history, t, status.startedAt)}\n`
+    ? `<h2>Traffic</h2>\n${whole ? '' : '<p class="small">The accounts on this page.</p>\n'}${trafficSection(pageTraffic, opts.history, t, status.startedAt)}\n`
     : '';
   const settings = status.settings
     ? `<p class="settings" aria-label="settings">${settingsLine(status.settings, t)}</p>`
     : '';
+  const c = ov.counts;
+  const total = ov.accounts.length;
+  const summary =
+    `<p class="summary" aria-label="summary"><b>${count(total)}</b> account${total === 1 ? '' : 's'}: ` +
+    ACCOUNT_RANKS.map((r) => {
+      const text = `${count(c[r])} ${RANK_TEXT[r]}`;
+      return c[r] > 0 && r !== 'problems' && r !== 'pending' ? `<span class="${r}">${text}</span>` : text;
+    }).join(' · ') +
+    ` · DVR streams with problems: ${count(status.problems.dvr.length)} · recordings with problems: ` +
+    `${count(status.problems.recordings.length)} · accounts with series refused: ${count(ov.refused)}</p>`;
+  const link = (page: number, text: string, rel?: string): string =>
+    `<a href="${landingHref({ q, page, refresh })}"${rel ? ` rel="${rel}"` : ''}>${text}</a>`;
+  const first = (shown.page - 1) * PAGE_ACCOUNTS;
+  const range =
+    shown.matched === 0
+      ? q === ''
+        ? 'No accounts'
+        : `No account name contains “${t(q)}”`
+      : `Accounts ${count(first + 1)}–${count(first + shown.accounts.length)} of ${count(shown.matched)}` +
+        (q === '' ? '' : ` whose name contains “${t(q)}” (${count(total)} in all)`);
+  const paging =
+    shown.pages > 1
+      ? [
+          ...(shown.page > 1 ? [link(1, 'first'), link(shown.page - 1, 'previous', 'prev')] : []),
+          `page ${count(shown.page)} of ${count(shown.pages)}`,
+          ...(shown.page < shown.pages
+            ? [link(shown.page + 1, 'next', 'next'), link(shown.pages, 'last')]
+            : []),
+        ]
+          .map((x) => ` · ${x}`)
+          .join('')
+      : '';
+  const search =
+    `<form class="find" method="get" action="" role="search"><label>Find an account by name ` +
+    `<input type="search" name="q" value="${escapeHtml(q)}" maxlength="${MAX_SEARCH_CHARS}"></label>` +
+    `${refresh ? '' : '<input type="hidden" name="refresh" value="off">'} <button type="submit">Search</button>` +
+    `${q === '' ? '' : ` <a href="${landingHref({ refresh })}">every account</a>`}</form>`;
+  const pagesLine =
+    `<p class="pages" aria-label="pages">${range}, worst first (down, failing, with problems, pending, up; ` +
+    `then the longest since a success)${paging}</p>`;
   return (
     `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -201,23 +461,161 @@ ${refresh ? `<meta http-equiv="refresh" content="${REFRESH_SECONDS}">\n` : ''}<t
 <h1>cdn-exporter</h1>
 <p class="meta">version ${t(status.version)} · started ${isoMinute(status.startedAt)} (up ${uptime}) · ${
       status.ready ? '<span class="up">ready</span>' : '<span class="pending">not ready</span>'
-    }</p>
+    } · as of ${isoMinute(new Date(opts.now))}</p>
 ${settings}
 ${refreshLine}
 <nav><a href="/metrics">/metrics</a><a href="/healthz">/healthz</a><a href="/readyz">/readyz</a>` +
     `<a href="${DOC_LINKS.runbook}">Runbook</a><a href="${DOC_LINKS.dashboards}">Dashboards</a>` +
     `<a href="${DOC_LINKS.troubleshooting}">Troubleshooting</a></nav>
-${notes}<h2>Accounts</h2>
-<div class="wrap">${table('accounts', ['Account', 'API', 'State', 'Cursor', 'Lag', 'Window', 'Last success', 'Last error', ...(opts.history ? ['Traffic'] : [])], accountRows, 'No accounts configured.')}</div>
+${notes}<h2>Summary</h2>
+${summary}
+<h2>Accounts</h2>
+${search}
+${pagesLine}
+<div class="wrap">${table('accounts', ['Account', 'API', 'State', 'Cursor', 'Lag', 'Window', 'Last success', 'Last error', ...(opts.history ? ['Traffic'] : [])], accountRows, q === '' ? 'No accounts configured.' : 'No account matches.')}</div>
 ${traffic}<h2>Series refused by limits</h2>
-${table('refused series', ['Account', 'API', 'Reason', 'Series refused in the last poll'], refusedRows, 'None: every resource answered is exported.')}
+${problemNote(pageRefused.length, ov.refusedRows, '/metrics (cdn_series_refused_total)')}${table('refused series', ['Account', 'API', 'Reason', 'Series refused in the last poll'], refusedRows, 'None: every resource answered is exported.')}
 <h2>DVR streams with problems</h2>
-${table('dvr problems', ['Account', 'Stream', 'Host', 'Problem'], dvrRows, 'None.')}
+${problemNote(pageDvr.length, status.problems.dvr.length, '/metrics (cdn_dvr_stream_alive, cdn_dvr_coverage_ratio, cdn_dvr_stream_up)')}${table('dvr problems', ['Account', 'Stream', 'Host', 'Problem'], dvrRows, 'None.')}
 <h2>Recordings with problems</h2>
-${table('recording problems', ['Account', 'Source', 'Resource', 'Status', 'Problem', 'ID'], recRows, 'None.')}
+${problemNote(pageRecordings.length, status.problems.recordings.length, '/metrics (cdn_recording_status)')}${table('recording problems', ['Account', 'Source', 'Resource', 'Status', 'Problem', 'ID'], recRows, 'None.')}
 </body></html>
 `
   );
+}
+
+/** A rendered page as it is sent: its bytes, and the same gzipped (made on the first request that accepts gzip). */
+export interface RenderedPage {
+  body: Buffer;
+  gzip(): Buffer;
+}
+
+export interface LandingPagesDeps {
+  /** The status snapshot (the app's `status()`): read once per PAGE_TTL_MS at most, whatever the requests. */
+  status: () => ExporterStatus;
+  /** Each account's traffic history; absent: no traffic shown, no account page. */
+  history?: HistorySource;
+  clock: Clock;
+  /** Secrets to mask besides those registered in src/redact.ts (the app's `secrets`). */
+  secrets: () => string[];
+}
+
+interface Kept {
+  page: RenderedPage;
+}
+
+function renderedPage(html: string): RenderedPage {
+  const body = Buffer.from(html);
+  let gz: Buffer | undefined;
+  return { body, gzip: () => (gz ??= gzipSync(body)) };
+}
+
+/**
+ * The landing page and the account pages, each rendered at most once per PAGE_TTL_MS (per page, search and
+ * refresh setting): a request within it is served the bytes already made, so twenty browsers reloading the page
+ * cost one render a second, not twenty. The status is read once per PAGE_TTL_MS for every page of that moment
+ * (the ranking of every account is the costly part at 10,000 accounts); then each page renders only its own
+ * accounts. At most CACHED_PAGES pages are kept. Why a lifetime rather than invalidation on change: with
+ * thousands of accounts some poll changes the status every second (10,000 accounts on a 1-minute interval: about
+ * 170 changes a second), and neither the status board nor the history has a change count to read cheaply, so a
+ * copy kept until the next change would hardly ever be served where it matters.
+ *
+ * A page is redacted as it is rendered; a secret registered since (src/redact.ts SECRETS, or one more in
+ * `secrets`) drops every kept page.
+ */
+export class LandingPages {
+  private overview: LandingOverview | undefined;
+  private readonly pages = new Map<string, Kept>();
+  private secretsSeen: { size: number; extra: string[] } = { size: -1, extra: [] };
+
+  constructor(private readonly deps: LandingPagesDeps) {}
+
+  /** The landing page of `view`. Throws what `status()` throws. */
+  landing(view: LandingView & { refresh: boolean }): RenderedPage {
+    const q = view.q ?? '';
+    const key = `landing\u0000${view.refresh ? 1 : 0}\u0000${view.page ?? 1}\u0000${q}`;
+    return this.cached(key, (ov, secrets) =>
+      renderLandingView(ov, {
+        now: ov.now,
+        secrets,
+        refresh: view.refresh,
+        page: view.page,
+        q,
+        ...(this.deps.history ? { history: this.deps.history } : {}),
+      }),
+    );
+  }
+
+  /** `/accounts/<name>`; undefined when the account's traffic is not polled (or no history is kept). */
+  account(name: string): RenderedPage | undefined {
+    const history = this.deps.history;
+    if (!history || !this.current().traffic.has(name)) return undefined;
+    return this.cached(`account\u0000${name}`, (ov, secrets) =>
+      renderAccountPage(name, { now: ov.now, secrets, history }),
+    );
+  }
+
+  private current(): LandingOverview {
+    const now = this.deps.clock.now();
+    const ov = this.overview;
+    // A clock gone back (a system clock set back) makes the copy stale too.
+    if (ov && now >= ov.now && now - ov.now < PAGE_TTL_MS) return ov;
+    this.pages.clear();
+    const next = landingOverview(this.deps.status(), now);
+    this.overview = next;
+    return next;
+  }
+
+  private cached(key: string, render: (ov: LandingOverview, secrets: string[]) => string): RenderedPage {
+    const secrets = this.deps.secrets();
+    const seen = this.secretsSeen;
+    if (
+      seen.size !== SECRETS.size ||
+      seen.extra.length !== secrets.length ||
+      seen.extra.some((s, i) => s !== secrets[i])
+    ) {
+      this.pages.clear();
+      this.secretsSeen = { size: SECRETS.size, extra: secrets };
+    }
+    const ov = this.current();
+    const kept = this.pages.get(key);
+    if (kept) {
+      // Most recently used last: the first key is the one to drop.
+      this.pages.delete(key);
+      this.pages.set(key, kept);
+      return kept.page;
+    }
+    // Each dynamic string was redacted before escaping; the whole page once more, as it leaves.
+    const page = renderedPage(redactSecrets(render(ov, secrets), secrets, 'page'));
+    if (this.pages.size >= CACHED_PAGES) this.pages.delete(this.pages.keys().next().value!);
+    this.pages.set(key, { page });
+    return page;
+  }
+}
+
+/** What a request's query asks of the landing page, or why it cannot be read (the 400's text). */
+export function landingQuery(
+  query: Record<string, unknown>,
+): { view: LandingView & { refresh: boolean } } | { error: string } {
+  const once = (key: string): string | undefined | { error: string } => {
+    const v = query[key];
+    if (v === undefined || typeof v === 'string') return v;
+    return { error: `${key} given more than once` };
+  };
+  const refresh = once('refresh');
+  const page = once('page');
+  const q = once('q');
+  for (const v of [refresh, page, q]) if (typeof v === 'object') return v;
+  let pageNumber = 1;
+  if (typeof page === 'string' && page !== '') {
+    // Past the last page is the last page; a number too long to be a page is refused with the rest.
+    if (!/^[1-9][0-9]{0,8}$/.test(page)) return { error: 'page must be a whole number from 1' };
+    pageNumber = Number(page);
+  }
+  const search = typeof q === 'string' ? q.trim() : '';
+  if (Array.from(search).length > MAX_SEARCH_CHARS)
+    return { error: `q (the search) is longer than ${MAX_SEARCH_CHARS} characters` };
+  return { view: { refresh: refresh !== 'off', page: pageNumber, q: search } };
 }
 
 /** The accounts whose traffic is polled, once each, in the status' order. */

@@ -12,7 +12,8 @@
  *   way for that long is closed. A client that never reads holds only references to the cached /metrics
  *   buffers (they are never copied per client, see ./app.ts), and only until then.
  * - Scrapes: at most `maxScrapesInFlight` /metrics responses are being written; more get 503 with
- *   `Retry-After: 1` (scrapeGate).
+ *   `Retry-After: 1` (scrapeGate). The HTML pages (`/`, `/accounts/<name>`) have a gate of their own with the same
+ *   limit, so browsers reloading them never take a scraper's place (nor the reverse).
  *
  * Applied by `serve` (src/web/server.ts) to whichever server it creates: node:http, node:https or node:http2's
  * secure server (HTTP/2 with HTTP/1.1 fallback). All three are net.Server-based: 'connection' gives the raw TCP
@@ -132,9 +133,9 @@ export function applyServerLimits(
 
 /**
  * An Express middleware admitting at most `max` responses in flight through it; the others get 503 at once
- * (with Retry-After: 1), costing a few hundred bytes each.
+ * (with Retry-After: 1), costing a few hundred bytes each. `what` names them in the 503's text.
  */
-export function scrapeGate(max: number) {
+export function scrapeGate(max: number, what = 'scrapes') {
   let inFlight = 0;
   return (_req: IncomingMessage, res: ServerResponse, next: () => void): void => {
     if (inFlight >= max) {
@@ -142,7 +143,7 @@ export function scrapeGate(max: number) {
       res.setHeader('Retry-After', '1');
       res.setHeader('Content-Type', 'text/plain; charset=utf-8');
       res.setHeader('Cache-Control', 'no-store');
-      res.end(`too many scrapes in flight (server.max_scrapes_in_flight is ${max})\n`);
+      res.end(`too many ${what} in flight (server.max_scrapes_in_flight is ${max})\n`);
       return;
     }
     inFlight++;
