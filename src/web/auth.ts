@@ -34,7 +34,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { rename, writeFile } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { basename, dirname, join } from 'node:path';
@@ -217,6 +217,8 @@ export class AuthCache {
         const text = JSON.stringify({ version: VERDICT_FILE_VERSION, successes: this.successes.keys() });
         const tmp = `${file}.tmp`;
         try {
+          // writeFile's mode applies only to a new file: a leftover of a crash is removed first.
+          await rm(tmp, { force: true });
           await writeFile(tmp, `${text}\n`, { mode: 0o600 });
           await rename(tmp, file);
         } catch (err) {
