@@ -65,7 +65,9 @@ describe('the floor', () => {
     const major = process.versions.node.split('.')[0];
     const nvmrc = readFileSync(join(ROOT, '.nvmrc'), 'utf8').trim();
     const devNode = /^\^?~?(\d+)\./.exec(pkg.devDependencies.node ?? '')?.[1];
-    const image = /^ARG NODE_IMAGE=(?:docker\.io\/library\/)?node:(\d+)\./m.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'))?.[1];
+    const image = /^ARG NODE_IMAGE=(?:docker\.io\/library\/)?node:(\d+)\./m.exec(
+      readFileSync(join(ROOT, 'Dockerfile'), 'utf8'),
+    )?.[1];
     expect([nvmrc, devNode, image]).toEqual([major, major, major]);
     expect(olderThan(process.versions.node)).toBe(false);
   });
