@@ -23,7 +23,13 @@ import { createLogger, type Logger } from './log.js';
 import { boundAddress, handleSignals, serve } from './main.js';
 import { simulatorUsage } from './simulator/options.js';
 import { parseSimulatorArgs, startSimulator } from './simulator/server.js';
-import { WebConfigError, WebConfigSource, webConfigReport } from './web/index.js';
+import {
+  AuthCache,
+  verdictFileBeside,
+  WebConfigError,
+  WebConfigSource,
+  webConfigReport,
+} from './web/index.js';
 
 /**
  * Shutdown is bounded at about 4.5 s, under the 5 s a supervisor may be told to wait (and far under Kubernetes'
@@ -64,6 +70,19 @@ async function runExporter(
     listen: cl.listen,
     limits: config.server,
     ...(web ? { source: web } : {}),
+    // Basic-auth credentials accepted before are known good after a restart (docs/configuration.md, basic auth).
+    ...(web && config.stateFile !== undefined
+      ? {
+          authCache: new AuthCache({
+            file: verdictFileBeside(config.stateFile),
+            onFileError: (err) =>
+              log.warn(
+                { err: err.message },
+                'basic auth verdict file unusable; verdicts kept in memory only',
+              ),
+          }),
+        }
+      : {}),
     openPaths: new Set(cl.healthzOpen ? ['/healthz'] : []),
     log,
   });

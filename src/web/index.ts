@@ -11,7 +11,7 @@
  */
 import type { WebConfigSource } from './source.js';
 
-export { AuthCache, basicCredentials, guard } from './auth.js';
+export { AuthCache, basicCredentials, guard, verdictFileBeside } from './auth.js';
 export { parseWebConfig, type WebConfig, WebConfigError } from './config.js';
 export { startWebServer, type WebServer } from './server.js';
 export { loadWebConfig, WebConfigSource, type WebState } from './source.js';

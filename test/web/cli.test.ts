@@ -4,12 +4,13 @@
  * basic auth, /healthz open only with --web.healthz-open.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makePki } from '../helpers/certs.js';
 import { killAll, requireBuild, runCli, startCli } from '../helpers/cli-process.js';
+import { waitFor } from '../helpers/stack.js';
 import { findTool } from '../helpers/tools.js';
 import { get, htpasswd, writeFile } from './harness.js';
 
@@ -91,5 +92,34 @@ describe('serving with a web config', () => {
     const ok = await get(url, '/metrics', { ca, user: 'alice', password: 'pa55word' });
     expect(ok.status).toBe(200);
     expect(ok.body).toContain('cdn_exporter_build_info');
+  });
+
+  it('with state_file: a credential accepted is kept beside it, hashed and owner-only, for the next run', async () => {
+    const f = writeFile(dir, 'verdicts.yml', `${TLS}basic_auth_users:\n  alice: ${hash}\n`);
+    const state = join(dir, 'verdicts-state.json');
+    const config = writeFile(
+      dir,
+      'verdicts-config.yml',
+      `api: {base_url: "http://127.0.0.1:9", token: tok-abcdef-123456}\naccounts: [{name: acme}]\nstate_file: ${state}\n`,
+    );
+    const ca = readFileSync(join(dir, 'ca.crt'));
+    const p = startCli([
+      'run',
+      '--config',
+      config,
+      '--web.config.file',
+      f,
+      '--web.listen-address',
+      '127.0.0.1:0',
+    ]);
+    const line = await p.logLine((l) => typeof l.address === 'string' && l.tls === true, 20_000);
+    const url = `https://${String(line.address)}`;
+    expect((await get(url, '/metrics', { ca, user: 'alice', password: 'pa55word' })).status).toBe(200);
+    const file = join(dir, 'verdicts-state.auth-verdicts.json');
+    await waitFor(() => existsSync(file), 10_000, 'the verdict file');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const text = readFileSync(file, 'utf8');
+    expect(text).not.toContain('pa55word');
+    expect(text).not.toContain('alice');
   });
 });
