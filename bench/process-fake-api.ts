@@ -4,8 +4,9 @@
  * object keyed by size range; values from the simulator's traffic model for one minute). The data part is
  * rendered once, so an answer costs the API a write and nothing else: the benchmark measures the exporter.
  *
- * workerData: `{ resources, account }`. Posts `{ url, bytes }` once listening, `{ served }` after each answer;
- * a `'close'` message closes it and posts `'closed'`.
+ * workerData: `{ resources, account }`. Posts `{ url, bytes }` once listening, `{ asked }` when a request for an
+ * answer arrives and `{ served }` after each answer (running counts); a `'close'` message closes it and posts
+ * `'closed'`.
  */
 import { createServer } from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -33,6 +34,7 @@ for (let i = 0; i < resources; i++) {
 const data = Buffer.from(`${parts.join(',')}]}`);
 parts.length = 0;
 let served = 0;
+let asked = 0;
 
 const server = createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://x');
@@ -40,6 +42,7 @@ const server = createServer((req, res) => {
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"description":"Not found"}');
     return;
   }
+  port.postMessage({ asked: ++asked });
   const head = Buffer.from(
     JSON.stringify({
       start: url.searchParams.get('start'),
