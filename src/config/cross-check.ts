@@ -26,6 +26,43 @@ function rawDuration(section: Record<string, unknown>, key: string, fallback: st
 const TOKEN_KEYS = ['token', 'token_file'] as const;
 const LOGIN_KEYS = ['username', 'password', 'password_file'] as const;
 
+/**
+ * Most streams one account may list in `dvr_streams`: a round polls each stream once, one request each, and the
+ * account's requests go through its token's gate at `api.requests_per_second` at most, so more streams than
+ * `requests_per_second` x `dvr.interval` can never be polled in one interval (docs/configuration.md). The rate is a
+ * decimal the user wrote, and its product in binary floating point can land a hair under a whole number
+ * (0.29 x 100 = 28.999999999999996): a product within a billionth of a whole number is that number.
+ */
+export function dvrStreamsCap(requestsPerSecond: number, intervalMs: number): number {
+  const exact = (requestsPerSecond * intervalMs) / 1000;
+  const whole = Math.round(exact);
+  return Math.abs(exact - whole) <= 1e-9 * Math.max(1, whole) ? whole : Math.floor(exact);
+}
+
+/** The issue of an account listing more `dvr_streams` than dvrStreamsCap; read tolerantly (the schema reports the rest). */
+function dvrStreamsIssue(raw: Record<string, unknown>, account: Record<string, unknown>, at: string) {
+  const streams = account.dvr_streams;
+  if (!Array.isArray(streams)) return undefined;
+  const api = isRecord(raw.api) ? raw.api : {};
+  const dvr = isRecord(raw.dvr) ? raw.dvr : {};
+  const rps = api.requests_per_second ?? DEFAULTS.api.requests_per_second;
+  const interval = rawDuration(dvr, 'interval', DEFAULTS.interval);
+  if (typeof rps !== 'number' || !(rps > 0) || interval === undefined || !(interval >= 1000))
+    return undefined;
+  const cap = dvrStreamsCap(rps, interval);
+  // The schema drops repeated names: counted once (the Set only when the list is over the cap).
+  if (streams.length <= cap) return undefined;
+  const n = new Set(streams.map((s) => (typeof s === 'string' ? s : JSON.stringify(s)))).size;
+  if (n <= cap) return undefined;
+  return {
+    path: `${at}.dvr_streams`,
+    message:
+      `must list at most ${cap} streams, got ${n}: a round polls each stream once, and at most ${cap} requests ` +
+      `fit in dvr.interval (${formatDuration(interval)}) at api.requests_per_second (${rps}); raise one of them ` +
+      '(if the CDN allows that rate), or list fewer streams',
+  };
+}
+
 function hasCredential(o: Record<string, unknown>): boolean {
   return [...TOKEN_KEYS, ...LOGIN_KEYS].some((k) => hasKey(o, k));
 }
@@ -106,6 +143,8 @@ export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
       seen.add(name);
     }
     issues.push(...credentialIssues(account, `accounts[${i}]`));
+    const streams = dvrStreamsIssue(raw, account, `accounts[${i}]`);
+    if (streams) issues.push(streams);
     if (!hasCredential(account)) withoutToken.push(typeof name === 'string' ? name : `accounts[${i}]`);
   });
   const discovery = isRecord(raw.accounts_discovery) ? raw.accounts_discovery : {};
