@@ -163,7 +163,7 @@ describe('a DVR round over many streams', () => {
       r.fail(
         new ApiError({
           api: 'dvr-net',
-          kind: r.stream === refused ? 'auth' : 'client',
+          kind: r.stream === refused ? 'auth' : 'invalid',
           status: r.stream === refused ? 403 : 404,
           endpoint: `GET /app/dvr-net/v1/acme/streams/${r.stream}`,
           description: r.stream === refused ? 'Invalid token' : 'Stream not found',
