@@ -446,7 +446,7 @@ export function renderLandingView(ov: LandingOverview, opts: LandingOptions & La
           .join('')
       : '';
   const search =
-    `<form class="find" method="get" action="" role="search"><label>Find an account by name ` +
+    `<form class="find" method="get" role="search"><label>Find an account by name ` +
     `<input type="search" name="q" value="${escapeHtml(q)}" maxlength="${MAX_SEARCH_CHARS}"></label>` +
     `${refresh ? '' : '<input type="hidden" name="refresh" value="off">'} <button type="submit">Search</button>` +
     `${q === '' ? '' : ` <a href="${landingHref({ refresh })}">every account</a>`}</form>`;
@@ -616,11 +616,6 @@ export function landingQuery(
   if (Array.from(search).length > MAX_SEARCH_CHARS)
     return { error: `q (the search) is longer than ${MAX_SEARCH_CHARS} characters` };
   return { view: { refresh: refresh !== 'off', page: pageNumber, q: search } };
-}
-
-/** The accounts whose traffic is polled, once each, in the status' order. */
-export function trafficAccounts(status: ExporterStatus): string[] {
-  return [...new Set(status.accounts.filter((a) => a.api === 'metrics').map((a) => a.name))];
 }
 
 /** `/accounts/<name>`: one account's traffic and busiest resources. `name` must be one of trafficAccounts. */

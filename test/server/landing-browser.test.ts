@@ -162,6 +162,15 @@ describe.skipIf(!chromium)('landing page in headless Chromium', () => {
     expect(text).toContain('12× since the last success');
     expect(text).toContain('504: execution timeout');
     expect(text).toContain('configuration: token file /run/secrets/initech: does not exist');
+    // Every account counted by its worst state, and where this page's accounts are among them.
+    expect(text).toContain(
+      '5 accounts: 3 down · 1 failing · 0 with problems listed · 1 pending · 0 up · DVR streams with problems: 2 · ' +
+        'recordings with problems: 1 · accounts with series refused: 0',
+    );
+    expect(text).toContain('Accounts 1–5 of 5, worst first');
+    expect(dom).toMatch(
+      /<form class="find" method="get" role="search">.*<input type="search" name="q" value=""/,
+    );
     // Which replica this is, with what.
     expect(text).toContain(
       'shard 2 of 3 (SHARD=1, SHARDS=3) polls 5 of 12 accounts · API api.cdn.example · ' +
