@@ -19,7 +19,7 @@ const MINUTE = 60_000;
 
 /**
  * The counter part of the state file: the traffic counters' values at the saved cursors, so a restart continues
- * them. Per account, each series as [family index, value, start (created timestamp, Unix seconds), ...label
+ * them. Per account, each series as [family index, value, start (created timestamp, Unix seconds; 0: none), ...label
  * values after the account].
  */
 export interface SavedCounters {
@@ -139,7 +139,10 @@ export class StateFile {
    *   windows that cannot be true (not whole minutes, in the future, older than the catch-up limit, a record that
    *   is not whole 8-byte values or names more series than the account has) are dropped: those minutes keep what
    *   their first read counted, and the file is copied aside as for a bad cursor.
-   * Each problem is logged at error level (the move-up as a warning) and returned.
+   * - a counter's start that cannot be true (see startProblem) is dropped for that series alone: it keeps its
+   *   value and continues without a start (0, none: no `_created`, no `created_timestamp`), one warning says how
+   *   many, and the file is copied aside as for a bad cursor. Other problems of an account's counters drop them all.
+   * Each problem is logged at error level (the move-up and dropped starts as a warning) and returned.
    */
   async load(limits?: CursorLimits, log?: Logger): Promise<LoadedState> {
     const now = limits?.now ?? Date.now();
@@ -251,7 +254,19 @@ export class StateFile {
       'counters',
       'its counters start at 0 (a counter reset)',
     );
-    if (counters) out.counters = counters;
+    if (counters) {
+      out.counters = counters;
+      const dropped = dropBadStarts(counters, Math.floor(now / 1000));
+      if (dropped) {
+        bad = true;
+        const line =
+          `state_file ${this.path}: ${dropped.count} counter start(s) are not Unix seconds from 1970 up to now ` +
+          `(the first: account ${JSON.stringify(dropped.account)}, ${dropped.sample}); those series keep their ` +
+          'values and continue without a start (no _created, no created_timestamp)';
+        out.problems.push(line);
+        log?.warn({ file: this.path, starts: dropped.count, account: dropped.account }, line);
+      }
+    }
     if (bad) {
       await copyFile(this.path, aside);
       out.keptAs = aside;
@@ -417,16 +432,56 @@ function revisitProblem(
 function countersProblem(series: SavedCounters['accounts'][string], families: number): string | undefined {
   for (const s of series as unknown[]) {
     if (!Array.isArray(s)) return 'include a series that is not [family, value, start, ...labels]';
-    const [fi, value, start, ...labels] = s as unknown[];
+    const [fi, value, , ...labels] = s as unknown[];
     if (typeof fi !== 'number' || !Number.isInteger(fi) || fi < 0 || fi >= families)
       return 'name a counter family the file does not list';
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
       return `include a value that is not a number >= 0 (${JSON.stringify(value)})`;
-    if (typeof start !== 'number' || !Number.isInteger(start) || start < 0)
-      return `include a start that is not Unix seconds (${JSON.stringify(start)})`;
+    // The start is checked by dropBadStarts, series by series: a bad one costs that series its start alone.
     if (labels.some((l) => typeof l !== 'string')) return 'include a label value that is not text';
   }
   return undefined;
+}
+
+/**
+ * A counter's saved start can be used when it is whole Unix seconds, not after `latest` (the load time, as for a
+ * cursor: a start in the future is a file from a clock ahead, or not seconds at all, such as milliseconds), and
+ * within what the series store keeps (1 up to 2^32 - 1, in 2106). 0 is the file's "none" (a series saved without
+ * a start). There is no floor but the epoch: a counter continued across restarts keeps the start of the first
+ * window it counted, however long ago (the cursor's catch-up floor is not one for starts). Not checked against the
+ * account's cursor: the bookkeeping counters (cdn_metrics_windows_total, cdn_metrics_skipped_seconds_total) start
+ * when their series was made, after the cursor while a catch-up walks.
+ */
+function goodStart(start: unknown, latest: number): boolean {
+  return typeof start === 'number' && Number.isInteger(start) && start >= 0 && start <= latest;
+}
+
+/**
+ * Sets every start goodStart refuses to 0 (none) in `counters`; returns how many, and the first (account, value as
+ * found), or undefined when every start is good. A start dropped so is written back as 0 by the next save.
+ */
+function dropBadStarts(
+  counters: SavedCounters,
+  latest: number,
+): { count: number; account: string; sample: string } | undefined {
+  let count = 0;
+  let first: { account: string; sample: string } | undefined;
+  for (const [account, series] of Object.entries(counters.accounts)) {
+    for (const s of series) {
+      if (goodStart(s[2], latest)) continue;
+      count++;
+      first ??= { account, sample: sampleOf(s[2]) };
+      s[2] = 0;
+    }
+  }
+  return first ? { count, ...first } : undefined;
+}
+
+/** A value as found, for a log line: a number as written, a text quoted and cut at 40 characters. */
+function sampleOf(v: unknown): string {
+  if (typeof v === 'number') return String(v);
+  if (typeof v !== 'string') return describe(v);
+  return v.length > 40 ? `${JSON.stringify(v.slice(0, 40))}...` : JSON.stringify(v);
 }
 
 /**

@@ -130,7 +130,10 @@ export class SeriesFamily implements Family {
   private hashes = new Uint32Array(INITIAL_CAPACITY);
   /** FREE, IN_BODY or IN_ARENA. */
   private state = new Uint8Array(INITIAL_CAPACITY);
-  /** A counter's start (created timestamp) in whole seconds since the epoch; unused for gauges. */
+  /**
+   * A counter's start (created timestamp) in whole seconds since the epoch, 0 for none (see startSecondsOf);
+   * unused for gauges.
+   */
   private startSeconds = new Uint32Array(INITIAL_CAPACITY);
   /** One past the highest slot ever used. */
   private top = 0;
@@ -262,7 +265,7 @@ export class SeriesFamily implements Family {
     const slot = this.freeSlots.pop() ?? this.top++;
     if (slot >= this.values.length) this.grow();
     this.values[slot] = 0;
-    this.startSeconds[slot] = Math.max(0, Math.floor((startMs ?? this.now()) / 1000));
+    this.startSeconds[slot] = startSecondsOf(startMs ?? this.now());
     this.hashes[slot] = h;
     this.labelLen[slot] = len;
     this.labelAt[slot] = this.toArena(len);
@@ -448,10 +451,13 @@ export class SeriesFamily implements Family {
       buf[pos++] = SPACE;
       pos = writeValue(buf, pos, this.values[slot]!);
       buf[pos++] = NEWLINE;
+      // No start, no `_created` sample: as protobuf leaves created_timestamp out (./protobuf.ts, timestampSize).
+      const start = this.startSeconds[slot]!;
+      if (start === 0) continue;
       pos = copyBytes(created, 0, created.length, buf, pos);
       pos = copyBytes(src, from, from + len, buf, pos);
       buf[pos++] = SPACE;
-      pos = writeValue(buf, pos, this.startSeconds[slot]!);
+      pos = writeValue(buf, pos, start);
       buf[pos++] = NEWLINE;
     }
     r.pos = pos;
@@ -658,6 +664,17 @@ function moved(buf: Buffer, used: number, size: number): Buffer<ArrayBuffer> {
   buf.copy(out, 0, 0, used);
   freeNow(buf);
   return out;
+}
+
+/**
+ * A counter's start as the store keeps it: whole seconds since the epoch, from 1 up to 2^32 - 1 (in 2106), what a
+ * Uint32Array holds; anything else (before 1970-01-01T00:00:01Z, past 2106, not a number) is 0, none, which both
+ * formats leave out (OpenMetrics no `_created` sample, protobuf no created_timestamp). A Uint32Array would wrap a
+ * larger value instead (2^32 + 1000 s became 1970-01-01T00:16:40Z) and make a negative one 0.
+ */
+export function startSecondsOf(startMs: number): number {
+  const seconds = Math.floor(startMs / 1000);
+  return seconds >= 1 && seconds <= 0xffff_ffff ? seconds : 0;
 }
 
 /** `old`'s elements at the start of a new array of `n` (zeros after them); `old` is freed now. */

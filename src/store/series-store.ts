@@ -7,8 +7,9 @@
  *   Buffer of exactly their size, re-rendered only when the family changed (its version moved). They are also the
  *   family's label source (family.ts), so they are rendered whatever the formats asked for;
  * - the bodies a format needs of its own, rendered only while that format is asked for (FORMAT_IDLE_MS): a
- *   counter's OpenMetrics body (each series with its `_created` sample; a gauge's is its text body) and every
- *   family's protobuf body (its Metric messages; the MetricFamily header with the length is made when assembled);
+ *   counter's OpenMetrics body (each series with its `_created` sample when it has a start; a gauge's is its text
+ *   body) and every family's protobuf body (its Metric messages; the MetricFamily header with the length is made
+ *   when assembled);
  * - each format's exposition is the list of those buffers with the format's HELP/TYPE headers between them
  *   (families without series left out), rebuilt only when a family changed. It is never copied into one
  *   buffer: the server writes the list as is to every client (at 1M series one copy is ~85 MB, and it was made
