@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import type { AccountStatus, DvrProblem, ExporterStatus } from '../../src/server/app.js';
 import {
+  CACHED_PAGES,
   MAX_SEARCH_CHARS,
   MAX_TEXT_CHARS,
   PAGE_ACCOUNTS,
@@ -278,6 +279,37 @@ describe('landing page size at any number of accounts', () => {
     expect(page.length).toBeLessThan(
       renderLanding(fleet(3), { now: T0, secrets: [] }).length + MAX_TEXT_CHARS + 10,
     );
+    // At the edge: MAX_TEXT_CHARS characters are shown whole, one more is cut (a character, not a UTF-16 unit).
+    const edge = (text: string) => {
+      status.accounts[0]!.lastError = text;
+      return tableRows(renderLanding(status, { now: T0, secrets: [] }), 'accounts')[0]![7]!
+        .split('\n')
+        .at(-1);
+    };
+    const whole = '😀'.repeat(MAX_TEXT_CHARS);
+    expect(edge(whole)).toBe(whole);
+    expect(edge(`${whole}x`)).toBe(`${whole}…`);
+  });
+
+  it(`each problem table holds at most PROBLEM_ROWS (${PROBLEM_ROWS}) rows, and says when there are more`, () => {
+    const status = fleet(1);
+    const rows = (n: number): DvrProblem[] =>
+      Array.from({ length: n }, (_, i) => ({
+        account: nameOf(0),
+        stream: `s${i}`,
+        host: 'h',
+        problem: 'not alive',
+      }));
+    status.problems.dvr = rows(PROBLEM_ROWS);
+    let page = renderLanding(status, { now: T0, secrets: [] });
+    expect(tableRows(page, 'dvr problems')).toHaveLength(PROBLEM_ROWS);
+    expect(page).not.toContain('has every one');
+    status.problems.dvr = rows(PROBLEM_ROWS + 1);
+    page = renderLanding(status, { now: T0, secrets: [] });
+    expect(tableRows(page, 'dvr problems').map((r) => r[1])).toEqual(rows(PROBLEM_ROWS).map((r) => r.stream));
+    expect(page).toContain(
+      `the first ${PROBLEM_ROWS} shown; /metrics (cdn_dvr_stream_alive, cdn_dvr_coverage_ratio, cdn_dvr_stream_up) has every one.`,
+    );
   });
 });
 
@@ -521,6 +553,23 @@ describe('landing page cache and gzip', () => {
     const row = tableRows(next, 'accounts').find((r) => r[0] === nameOf(150) && r[1] === 'metrics')!;
     expect(row[2]).toBe('down');
     expect(row[7]).toBe('1× since the last success\nnewly down');
+  });
+
+  it(`keeps the ${CACHED_PAGES} pages last asked for, the least recently used dropped first`, async () => {
+    const s = await serve(fleet(1000));
+    const ask = async (page: number): Promise<number> => {
+      const before = s.historyReads();
+      await html(`${s.url}/?page=${page}`);
+      return s.historyReads() - before;
+    };
+    // Each page made reads its accounts' histories; a kept one reads none.
+    for (let p = 1; p <= CACHED_PAGES; p++) expect(await ask(p)).toBe(PAGE_ACCOUNTS);
+    expect(await ask(1)).toBe(0);
+    // One more page: page 2, now the least recently used, goes; page 1 stays.
+    expect(await ask(CACHED_PAGES + 1)).toBe(PAGE_ACCOUNTS);
+    expect(await ask(1)).toBe(0);
+    expect(await ask(2)).toBe(PAGE_ACCOUNTS);
+    expect(s.statusReads()).toBe(1);
   });
 
   it('a secret given after a page was made is masked from the next request on', async () => {
