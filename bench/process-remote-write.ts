@@ -500,8 +500,9 @@ export function processRemoteWrite100k(log: (l: string) => void): Promise<BenchR
 
 /**
  * 1M series (15,000 resources, every metric): opt-in, run only when a word asked for names `1M` (`node
- * dist/bench/run.js 'remote_write 1M'`). The pair took 8.4 minutes here (2 cores, load average 6-12): the
- * exporter with remote_write on took 5.4 minutes to catch up and write 6 windows, not `npm run bench`'s share.
+ * dist/bench/run.js 'remote_write 1M'`). The pair took 4.0 and 8.4 minutes here (2 cores, load average 3-5 and
+ * 6-12): with remote_write on the exporter took 2.3 and 5.4 minutes to catch up and have every window written,
+ * more than `npm run bench`'s share.
  */
 export async function processRemoteWrite1M(
   log: (l: string) => void,
