@@ -6,7 +6,7 @@
  * from increase() (a third of an account's traffic in the issue's runs). Driven on a FakeClock
  * (test/helpers/crash-schedule.ts).
  *
- * Issue 31's: a graceful stop as well as a kill, with a window held at each step of its life in turn (./window-life.ts).
+ * Issue 31's: a graceful stop as well as a kill, with a window held at each step of its life in turn (test/helpers/window-life.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,7 @@ import { startSimulator } from '../../src/simulator/server.js';
 import { runSchedule, type Schedule, type Step } from '../helpers/crash-schedule.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
-import { LIFE, type LifeEvent, runLifeSchedule } from './window-life.js';
+import { LIFE, type LifeEvent, runLifeSchedule } from '../helpers/window-life.js';
 
 const FAULTS = {
   '429': 0.05,
@@ -111,7 +111,7 @@ describe('a restart continues each counter', () => {
   });
 });
 
-describe('a stop at every step of a window’s life (./window-life.ts), then a restart', () => {
+describe('a stop at every step of a window’s life (test/helpers/window-life.ts), then a restart', () => {
   // Issue 31, item 1: SIGTERM with windows in flight, then a restart, read one window too many (the restarted
   // process showed the counters its stop had saved without the cursor they go with).
   const ways: Array<[string, Pick<LifeEvent, 'how' | 'goesOn'>]> = [

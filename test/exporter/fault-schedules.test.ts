@@ -25,7 +25,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FAULT_KINDS, type FaultRates } from '../../src/simulator/faults.js';
 import { type Outcome, runSchedule, type Schedule, type Step } from '../helpers/crash-schedule.js';
-import { LIFE, type LifeSchedule, runLifeSchedule } from './window-life.js';
+import { LIFE, type LifeSchedule, runLifeSchedule } from '../helpers/window-life.js';
 
 const RUNS = Number(process.env.SCHEDULE_RUNS ?? 10);
 const SEED = process.env.SCHEDULE_SEED === undefined ? 2121 : Number(process.env.SCHEDULE_SEED);

@@ -40,11 +40,11 @@ import type { FaultRates } from '../../src/simulator/faults.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { SimAccount } from '../../src/simulator/types.js';
 import type { TrafficBodyParser } from '../../src/traffic/client.js';
-import { DropIsReset } from '../helpers/crash-schedule.js';
-import { parseExposition } from '../helpers/exposition.js';
-import { FakeClock, settle } from '../helpers/fake-clock.js';
-import { truthOver } from '../helpers/ground-truth.js';
-import { configFrom, serveExporter, waitFor } from '../helpers/stack.js';
+import { DropIsReset } from './crash-schedule.js';
+import { parseExposition } from './exposition.js';
+import { FakeClock, settle } from './fake-clock.js';
+import { truthOver } from './ground-truth.js';
+import { configFrom, serveExporter, waitFor } from './stack.js';
 
 /** The steps of a window's life, in order. */
 export const LIFE = [
