@@ -157,7 +157,7 @@ export interface LimitsConfig {
 export interface ServerConfig {
   /** Open connections at most; more are closed at once (file descriptors stay bounded). */
   maxConnections: number;
-  /** /metrics responses being written at most; more get 503 with Retry-After. */
+  /** /metrics responses being written at most (and, counted apart, HTML pages); more get 503 with Retry-After. */
   maxScrapesInFlight: number;
   /** A keep-alive connection with no request for this long is closed. */
   idleTimeoutMs: number;
