@@ -1,6 +1,8 @@
 /**
  * Series admission under limits (issue 15): which new resources of one traffic answer TrafficMapping (./mapping.ts)
- * counts, and which it refuses so that no cap on series is passed.
+ * gives series of their own, and which it does not so that no cap on series is passed. With breakdown `resource`
+ * (issue 35) those are folded into `__other__` (./fold.ts): their traffic is counted all the same; only a resource
+ * id over `max_label_length` is refused. With breakdown `account` (one entry per account) a cap refuses.
  */
 import { overLength, type RefusalReason } from '../store/limits.js';
 import type { TrafficRecord } from './response.js';
@@ -20,12 +22,24 @@ export interface SeriesLimits {
   maxLabelLength: number;
   /** Series the store holds now. */
   storeSize(): number;
+  /** `limits.top_resources` (issue 35): resources with series of their own per account; 0 or absent: no limit. */
+  topResources?: number;
+  /** `limits.top_resources_period` (ms): the trailing period the ranking covers; absent: a day. */
+  topResourcesPeriodMs?: number;
+  /** Per configured account, its `top_resources` (its own, or limits'). */
+  topResourcesByAccount?: Readonly<Record<string, number>>;
+  /** Of a discovered account: `accounts_discovery.top_resources`, or limits'. */
+  topResourcesDiscovered?: number;
 }
 
-/** The resources of an answer refused, and the series they would have created, by reason. */
+/** The resources of an answer refused (not counted) or folded (counted under `__other__`). */
 export interface Admission {
+  /** Refused: not counted at all. */
   ids: Set<string>;
+  /** What the refused would have created, by reason; empty: none refused. */
   refused: Partial<Record<RefusalReason, number>>;
+  /** New resources a full cap sends to `__other__` (breakdown `resource` only). */
+  folded: Set<string>;
 }
 
 /** What admission takes from the mapping's settings (fixed for its life). */
@@ -43,10 +57,11 @@ export interface AdmissionScope {
 }
 
 /**
- * Which new resources of this answer are refused, or undefined when none is. Deterministic for a given
+ * Which new resources of this answer are refused or folded, or undefined when none is. Deterministic for a given
  * answer and store: new resources are taken in the order of their ids (not of their place in the answer, nor
  * of arrival), each with as many series as its record would create, until a cap is reached; the rest are
- * refused. A refused resource is looked at again in the next window, so freed room is used.
+ * folded (breakdown `resource`) or refused. Such a resource is looked at again in the next window, so freed room
+ * is used. `known`: resources not to admit (they have series, or are folded anyway).
  */
 export function admitResources(
   scope: AdmissionScope,
@@ -57,6 +72,7 @@ export function admitResources(
   const limits = scope.limits;
   if (!limits) return undefined;
   const ids = new Set<string>();
+  const folded = new Set<string>();
   const refused: Partial<Record<RefusalReason, number>> = {};
   const fresh: { id: string; cost: number }[] = [];
   const seen = new Set<string>();
@@ -94,12 +110,15 @@ export function admitResources(
           continue;
         }
         full = true;
-        ids.add(r.id);
-        refused[reason] = (refused[reason] ?? 0) + r.cost;
+        if (scope.byResource) folded.add(r.id);
+        else {
+          ids.add(r.id);
+          refused[reason] = (refused[reason] ?? 0) + r.cost;
+        }
       }
     }
   }
-  return ids.size > 0 ? { ids, refused } : undefined;
+  return ids.size > 0 || folded.size > 0 ? { ids, refused, folded } : undefined;
 }
 
 /** Series a record of a new resource creates at most (the allow-list is not looked at: an upper bound). */

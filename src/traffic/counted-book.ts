@@ -37,6 +37,22 @@ function keyOf(family: number, labels: readonly string[]): string {
   return `${family}${SEP}${labels.slice(1).join(SEP)}`;
 }
 
+/**
+ * A window's record with what it counted under number `from` moved to number `to` (grown when `to` is past its
+ * end); undefined when there is nothing to move.
+ */
+export function moveIn(record: Float64Array, from: number, to: number): Float64Array | undefined {
+  if (from < 0 || to < 0 || from >= record.length || record[from] === 0) return undefined;
+  let out = record;
+  if (to >= record.length) {
+    out = new Float64Array(to + 1);
+    out.set(record);
+  }
+  out[to]! += out[from]!;
+  out[from] = 0;
+  return out;
+}
+
 /** A growable Int32Array filled with -1. */
 class SlotMap {
   cids = new Int32Array(64).fill(-1);
@@ -62,6 +78,8 @@ class SlotMap {
 export class CountedBook {
   private readonly families: Family[] = [];
   private readonly maps: SlotMap[] = [];
+  /** The family objects wrap() handed out, by their index. */
+  private readonly wrapped = new Map<Family, number>();
   private readonly accounts = new Map<string, AccountBook>();
   private edgeRequests = -1;
   private mode: Mode = 'off';
@@ -80,7 +98,7 @@ export class CountedBook {
     this.families.push(family);
     this.maps.push(map);
     if (edgeRequests) this.edgeRequests = fi;
-    return {
+    const out: Family = {
       spec: family.spec,
       get size() {
         return family.size;
@@ -111,6 +129,47 @@ export class CountedBook {
       forEach: (fn) => family.forEach(fn),
       startOf: (slot) => family.startOf?.(slot) ?? 0,
     };
+    this.wrapped.set(out, fi);
+    return out;
+  }
+
+  /** The number of a series of a family wrap() handed out; -1: none. */
+  cidOf(family: Family, slot: Slot): number {
+    const fi = this.wrapped.get(family);
+    return fi === undefined ? -1 : this.maps[fi]!.get(slot);
+  }
+
+  /**
+   * What the re-read being counted has as counted for the series (its windows' records summed); 0 when nothing,
+   * when the series has no number, or outside a re-read. Folding reads it to tell where a late part goes.
+   */
+  counted(family: Family, slot: Slot): number {
+    if (this.mode !== 'revisit') return 0;
+    const cid = this.cidOf(family, slot);
+    const v = cid < 0 ? 0 : this.scratch[cid]!;
+    return Number.isNaN(v) ? 0 : v;
+  }
+
+  /** Runs `fn` with adds going straight to the series: a value continued, not counted by the window recorded. */
+  outside(fn: () => void): void {
+    const mode = this.mode;
+    this.mode = 'off';
+    try {
+      fn();
+    } finally {
+      this.mode = mode;
+    }
+  }
+
+  /**
+   * What the window being recorded for `account` counted under number `from` moves to number `to` (folding: a
+   * resource's series go into `__other__`'s; ./entries.ts). Records of windows held are moved with moveIn.
+   */
+  moveRecorded(account: string, from: number, to: number): void {
+    if (this.mode !== 'record' || this.current !== this.accounts.get(account) || from < 0 || to < 0) return;
+    this.ensure(Math.max(from, to) + 1);
+    this.scratch[to]! += this.scratch[from]!;
+    this.scratch[from] = 0;
   }
 
   /** Counter series numbered for this account (live ones, freed ones and ones restored and not yet seen again). */

@@ -5,31 +5,35 @@
  * Stale series (docs/architecture.md): a resource missing from an answer loses its gauges at once; its counters
  * stay until it has been missing for `counterRetentionMs` (a day), so rate() sees no false reset when it returns.
  *
+ * Folding (./fold.ts, issue 35): with `limits.top_resources` an account's resources outside its top N by edge
+ * traffic (./ranking.ts), and with a full series cap its new resources, are counted together as one `__other__`
+ * entry: its counters add exactly what they count. A first read folds by the top N of the ranking with this window
+ * in it; a resource that drops out loses its series at the end of the window (./entries.ts). A re-read (late data)
+ * must put each late part where its first read counted the rest: with `__other__` there, a counter goes to the
+ * resource's own series only when the windows re-read counted something under it (FoldBook.counted), everything
+ * else to `__other__` (so a resource folded then, or whose series went since, adds to `__other__`).
+ *
  * Speed: a poll of 10k resources touches ~700k series. Looking each one up by its label text every window costs
  * more than parsing the answer, so every (account, resource) keeps a small record of the slots it uses (one slot
  * per family, one map per keyed family). Only this class creates or deletes traffic series; every deletion goes
  * through that record, so a cached slot is never one the store has freed (and maybe handed to another series).
  */
-import { type RefusalReason, truncateLabel } from '../store/limits.js';
+import type { RefusalReason } from '../store/limits.js';
 import type { Family } from '../store/types.js';
-import { type AdmissionScope, admitResources, type SeriesLimits } from './admission.js';
+import { type AdmissionScope, admitResources } from './admission.js';
+import { type AccountState, accountSeries, comeBack, dropOut, type EntryOps } from './entries.js';
+import { FoldSum, OTHER } from './fold.js';
+import { type FoldOptions, MappingBase, type MappingOptions } from './mapping-base.js';
 import type { TrafficFamilies } from './metrics.js';
 import type { TrafficRecord, TrafficResponse } from './response.js';
-import { emptySide, isSideCounter, SideSeries, type SideSlots, sideSeries } from './side-series.js';
 
-export interface MappingOptions {
-  /** API metric names to keep; empty: all. Applied before a series exists. */
-  metrics: readonly string[];
-  /** Resource ids to keep; empty: all. */
-  resources: readonly string[];
-  counterRetentionMs?: number;
-  /** Caps on new series (issue 15); none when absent. */
-  limits?: SeriesLimits;
-  /**
-   * Counters of a resource seen at or after this time (ms) are kept past their retention: a window awaiting its
-   * re-read (./revisit.ts) may hold what was counted for them. Default: none kept.
-   */
-  keepSeenSince?: (account: string) => number;
+export type { FoldBook } from './entries.js';
+export type { FoldOptions, MappingOptions } from './mapping-base.js';
+
+/** The fold decisions of one counted answer, for the settled side: the resources kept apart, or those folded. */
+interface FoldMemo {
+  own?: ReadonlySet<string>;
+  folded?: ReadonlySet<string>;
 }
 
 export { REFUSAL_REASONS, type RefusalReason, TRUNCATED_MARKER } from '../store/limits.js';
@@ -43,6 +47,8 @@ export interface ApplyResult {
   refused?: Partial<Record<RefusalReason, number>>;
   /** Label values (resource name, cname) cut to max_label_length in this window; absent: none. */
   truncated?: number;
+  /** Resources counted under `__other__` in this window; absent: none. */
+  folded?: number;
 }
 
 /**
@@ -58,61 +64,22 @@ export interface WindowApply {
   finish(): ApplyResult;
 }
 
-const DAY_MS = 86_400_000;
 /** Reasons of cdn_metrics_skipped_seconds_total made outside skip() (./poller.ts makes `revisit` at start). */
 const SKIP_REASONS = ['rejected', 'revisit', 'catch_up_limit'] as const;
 /** The `direction` values of cdn_metrics_revisions_total (./poller.ts). */
 const REVISION_DIRECTIONS = ['up', 'down', 'none'] as const;
 
-/** What one (account, resource) has in the store. With breakdown `account` the resource id is ''. */
-interface Entry {
-  /** Label values every series of it starts with: [account, resource] or [account]. */
-  base: string[];
-  lastSeen: number;
-  /** Windows of the account counted when it was last in an answer (to find the ones that vanished). */
-  window: number;
-  /** The label values of its cdn_resource_info series, when it has one. */
-  info: string[] | undefined;
-  hasGauges: boolean;
-  edge: SideSlots;
-  origin: SideSlots;
-}
-
-interface AccountState {
-  entries: Map<string, Entry>;
-  /** Windows begun so far: the stamp of the newest. */
-  windows: number;
-}
-
-export class TrafficMapping {
-  private readonly metricAllow: Set<string> | undefined;
-  private readonly resourceAllow: Set<string> | undefined;
-  private readonly retentionMs: number;
-  private readonly keepSeenSince: ((account: string) => number) | undefined;
-  private readonly byResource: boolean;
-  private readonly windowGauges: boolean;
-  private readonly accounts = new Map<string, AccountState>();
+export class TrafficMapping extends MappingBase {
   /** Per account, the reasons skip() was given (their series go with the account). */
   private readonly skipReasons = new Map<string, Set<string>>();
-  /** Every resource's sides: their series and the key indexes they share. */
-  private readonly sides: SideSeries;
-  private readonly limits: SeriesLimits | undefined;
   private readonly admissionScope: AdmissionScope;
-  /** Label values truncated in the window being counted. */
-  private truncated = 0;
+  private readonly fold: FoldOptions | undefined;
+  private readonly ops: EntryOps;
+  /** The fold decisions of each answer counted (weak: they go with the answer), for foldOf. */
+  private readonly memos = new WeakMap<readonly TrafficRecord[], FoldMemo>();
 
-  constructor(
-    private readonly f: TrafficFamilies,
-    opts: MappingOptions,
-  ) {
-    this.metricAllow = opts.metrics.length ? new Set(opts.metrics) : undefined;
-    this.resourceAllow = opts.resources.length ? new Set(opts.resources) : undefined;
-    this.retentionMs = opts.counterRetentionMs ?? DAY_MS;
-    this.limits = opts.limits;
-    this.keepSeenSince = opts.keepSeenSince;
-    this.byResource = f.breakdown === 'resource';
-    this.windowGauges = f.edge.window !== undefined;
-    this.sides = new SideSeries((name) => this.allowed(name), f.edge.responses);
+  constructor(f: TrafficFamilies, opts: MappingOptions) {
+    super(f, opts);
     this.admissionScope = {
       limits: this.limits,
       byResource: this.byResource,
@@ -120,10 +87,47 @@ export class TrafficMapping {
       resourceInfo: f.resourceInfo !== undefined,
       windowGauges: this.windowGauges,
     };
+    this.fold = this.byResource ? opts.fold : undefined;
+    this.ops = {
+      f,
+      sides: this.sides,
+      book: this.fold?.book,
+      other: (account, state) => this.otherOf(account, state),
+      deleteAll: (entry) => {
+        this.deleteGauges(entry);
+        this.deleteCounters(entry);
+      },
+    };
   }
 
-  private allowed(name: string): boolean {
-    return this.metricAllow === undefined || this.metricAllow.has(name);
+  /** The account's top_resources (0: none). */
+  private topOf(account: string): number {
+    return this.fold?.ranking ? this.fold.topResources(account) : 0;
+  }
+
+  /** The account has `__other__` series. */
+  folds(account: string): boolean {
+    return this.accounts.get(account)?.entries.has(OTHER) === true;
+  }
+
+  /** See AccountState.epoch. */
+  foldEpoch(account: string): number {
+    return this.accounts.get(account)?.epoch ?? 0;
+  }
+
+  /**
+   * Whether `resource` of `account` was counted under `__other__` in the answer whose records are `records` (the
+   * settled side folds the same way: src/settled/window-series.ts). For an answer not counted here (the settled
+   * writer's own reads), as the account stands now: folded unless it has series of its own, when it folds at all.
+   */
+  foldOf(account: string, resource: string, records: readonly TrafficRecord[]): boolean {
+    if (resource === OTHER) return true;
+    const memo = this.memos.get(records);
+    if (memo?.own) return !memo.own.has(resource);
+    if (memo?.folded) return memo.folded.has(resource);
+    const state = this.accounts.get(account);
+    if (!state || (this.topOf(account) === 0 && !state.entries.has(OTHER))) return false;
+    return !state.entries.has(resource);
   }
 
   /** Counts one window [startMs, endMs) of one account. Call once per window, in window order. */
@@ -157,13 +161,36 @@ export class TrafficMapping {
     // Taken now, not at finish: a window that failed half-way must not make the next one see repeats.
     const stamp = ++state.windows;
     const list = response.records;
+    const n = this.topOf(account);
+    const ranking = this.fold?.ranking;
+    // The top N with this window in it (a first read); a re-read does not rank.
+    if (n > 0 && gauges) ranking?.observe(account, startMs, endMs, list, (r) => this.rankedId(r));
+    const top = n > 0 ? ranking?.top(account, n) : undefined;
+    const hasOther = state.entries.has(OTHER);
+    // A resource folded before any cap is asked: out of the top N; in a re-read, one without series while
+    // `__other__` is there (it was folded when first read, or its series went since).
+    const foldFirst = (id: string): boolean =>
+      this.byResource &&
+      (id === OTHER ||
+        (gauges
+          ? top !== undefined && !top.has(id)
+          : !state.entries.has(id) && (hasOther || (top !== undefined && !top.has(id)))));
     const admission = admitResources(
       this.admissionScope,
-      (id) => state.entries.has(id),
+      (id) => state.entries.has(id) || foldFirst(id),
       () => accountSeries(state),
       list,
     );
     const refusedIds = admission?.ids;
+    const capFolded = admission?.folded;
+    const book = this.fold?.book;
+    // A re-read with `__other__` there: each counter goes where its first read counted (see the file's comment).
+    const routed = !gauges && hasOther && book !== undefined;
+    const own = (family: Family, slot: number) => book!.counted(family, slot) > 0;
+    const sum = new FoldSum(seconds);
+    const folded = new Set<string>();
+    const kept = n > 0 ? new Set<string>() : undefined;
+    let leftOver = false;
     let dropped = 0;
     let counted = 0;
     let finished = false;
@@ -188,21 +215,49 @@ export class TrafficMapping {
             id = rid;
           }
           if (refusedIds?.has(id)) continue;
+          if (foldFirst(id) || capFolded?.has(id)) {
+            // The same resource twice in one answer is not documented; counting it twice would double its traffic.
+            if (folded.has(id)) dropped++;
+            else {
+              folded.add(id);
+              sum.add(record);
+              counted++;
+            }
+            continue;
+          }
           let entry = state.entries.get(id);
           if (entry === undefined) {
             entry = this.newEntry(account, id);
             state.entries.set(id, entry);
+            if (this.fold) comeBack(this.ops, state, id, entry);
           } else if (entry.window === stamp) {
-            // The same resource twice in one answer is not documented; counting it twice would double its traffic.
             dropped++;
             continue;
           }
           entry.window = stamp;
           entry.lastSeen = nowMs;
           counted++;
+          kept?.add(id);
           if (gauges) {
             if (this.byResource) this.setInfo(entry, record);
             entry.hasGauges = true;
+          }
+          if (routed) {
+            for (const side of ['edge', 'origin'] as const) {
+              const rest = this.sides.applyRouted(
+                side,
+                this.f[side],
+                entry[side],
+                record[side],
+                seconds,
+                own,
+              );
+              if (rest) {
+                sum.addCounter(side, rest);
+                leftOver = true;
+              }
+            }
+            continue;
           }
           this.sides.apply('edge', this.f.edge, entry.edge, entry.base, record.edge, seconds, gauges);
           this.sides.apply('origin', this.f.origin, entry.origin, entry.base, record.origin, seconds, gauges);
@@ -211,17 +266,59 @@ export class TrafficMapping {
       finish: () => {
         if (finished) throw new Error('traffic window already finished');
         finished = true;
-        if (!gauges) return { dropped, resources: counted };
+        if (folded.size > 0 || leftOver)
+          this.countOther(account, state, sum.record(), stamp, nowMs, seconds, gauges);
+        if (this.byResource && (n > 0 || state.entries.has(OTHER)))
+          this.memos.set(list, kept ? { own: kept } : { folded });
+        const result: ApplyResult = { dropped, resources: counted };
+        if (folded.size > 0) result.folded = folded.size;
+        if (!gauges) return result;
+        const foldedGauge = this.f.foldedResources;
+        if (foldedGauge && (n > 0 || state.entries.has(OTHER)))
+          foldedGauge.set(foldedGauge.slot([account]), folded.size);
+        if (top) {
+          for (const id of [...state.entries.keys()])
+            if (id !== OTHER && !top.has(id)) dropOut(this.ops, account, state, id, startMs, nowMs);
+        }
         this.dropVanishedGauges(state, stamp);
         this.sweepCounters(account, state, nowMs);
         this.f.windows.add(this.f.windows.slot([account]), 1);
         this.f.windowEnd.set(this.f.windowEnd.slot([account]), endMs / 1000);
-        const result: ApplyResult = { dropped, resources: counted };
-        if (admission) result.refused = admission.refused;
+        if (admission && Object.keys(admission.refused).length > 0) result.refused = admission.refused;
         if (this.truncated > 0) result.truncated = this.truncated;
         return result;
       },
     };
+  }
+
+  /** The id a record is ranked under, or undefined when it is not counted as a resource of its own kind. */
+  private rankedId(r: TrafficRecord): string | undefined {
+    const id = r.resource;
+    if (id === undefined || id === '' || (this.resourceAllow && !this.resourceAllow.has(id)))
+      return undefined;
+    const max = this.limits?.maxLabelLength;
+    return max !== undefined && Buffer.byteLength(id) > max ? undefined : id;
+  }
+
+  /** `__other__` counts the window's folded sum: counters always, gauges and info with a first read. */
+  private countOther(
+    account: string,
+    state: AccountState,
+    record: TrafficRecord,
+    stamp: number,
+    nowMs: number,
+    seconds: number,
+    gauges: boolean,
+  ): void {
+    const other = this.otherOf(account, state);
+    other.window = stamp;
+    other.lastSeen = nowMs;
+    if (gauges) {
+      this.setInfo(other, record);
+      other.hasGauges = true;
+    }
+    this.sides.apply('edge', this.f.edge, other.edge, other.base, record.edge, seconds, gauges);
+    this.sides.apply('origin', this.f.origin, other.origin, other.base, record.origin, seconds, gauges);
   }
 
   /** Minutes that will never be counted (for example a window the API rejected with 422). */
@@ -251,52 +348,19 @@ export class TrafficMapping {
       this.deleteCounters(entry);
     }
     // By exact labels, not a scan: stopping N discovered accounts must cost O(N), not O(N) per account.
-    for (const family of [this.f.windowEnd, this.f.windows, this.f.windowSize, this.f.revisitEdgeRequests])
+    for (const family of [
+      this.f.windowEnd,
+      this.f.windows,
+      this.f.windowSize,
+      this.f.revisitEdgeRequests,
+      this.f.foldedResources,
+    ])
       family?.delete([account]);
     for (const reason of new Set([...SKIP_REASONS, ...(this.skipReasons.get(account) ?? [])]))
       this.f.skippedSeconds.delete([account, reason]);
     for (const direction of REVISION_DIRECTIONS) this.f.revisions?.delete([account, direction]);
     this.skipReasons.delete(account);
     this.accounts.delete(account);
-  }
-
-  /**
-   * A counter series saved in the state file, at its saved value and start: a restart continues it. A resource's
-   * counter joins that resource's record as if seen at `nowMs`, so a resource that never comes back loses it after
-   * `counterRetentionMs`, as one that vanished does, and a removal keeps or deletes it with the rest. False: left
-   * out, its metric, status code or resource no longer allowed.
-   */
-  restoreCounter(
-    account: string,
-    family: Family,
-    labels: readonly string[],
-    value: number,
-    startMs: number,
-    nowMs: number,
-  ): boolean {
-    const side = isSideCounter(this.f.edge, family)
-      ? 'edge'
-      : isSideCounter(this.f.origin, family)
-        ? 'origin'
-        : undefined;
-    if (side === undefined) {
-      family.add(family.slot(labels, startMs), value);
-      return true;
-    }
-    const id = this.byResource ? (labels[1] ?? '') : '';
-    if (this.byResource && this.resourceAllow && !this.resourceAllow.has(id)) return false;
-    const state = this.stateOf(account);
-    const had = state.entries.get(id);
-    const entry = had ?? this.newEntry(account, id);
-    const slot = this.sides.restore(side, this.f[side], entry[side], family, labels, startMs);
-    if (slot < 0) return false;
-    if (!had) {
-      // Seen now: its retention counts from the restart. Only with a series: an empty record would pass the caps.
-      entry.lastSeen = nowMs;
-      state.entries.set(id, entry);
-    }
-    family.add(slot, value);
-    return true;
   }
 
   /**
@@ -315,85 +379,4 @@ export class TrafficMapping {
       fn(f.skippedSeconds, [account, reason]);
     for (const direction of REVISION_DIRECTIONS) if (f.revisions) fn(f.revisions, [account, direction]);
   }
-
-  /** A descriptive label value (resource name, cname) within max_label_length: cut, with a marker, when longer. */
-  private fit(value: string): string {
-    const max = this.limits?.maxLabelLength;
-    const cut = max === undefined ? undefined : truncateLabel(value, max);
-    if (cut === undefined) return value;
-    this.truncated++;
-    return cut;
-  }
-
-  private stateOf(account: string): AccountState {
-    let state = this.accounts.get(account);
-    if (!state) {
-      state = { entries: new Map(), windows: 0 };
-      this.accounts.set(account, state);
-    }
-    return state;
-  }
-
-  private newEntry(account: string, id: string): Entry {
-    return {
-      base: this.byResource ? [account, id] : [account],
-      lastSeen: 0,
-      window: 0,
-      info: undefined,
-      hasGauges: false,
-      edge: emptySide(this.windowGauges),
-      origin: emptySide(this.windowGauges),
-    };
-  }
-
-  private setInfo(entry: Entry, record: TrafficRecord): void {
-    const info = this.f.resourceInfo;
-    if (!info) return;
-    const name = this.fit(record.resourceName ?? '');
-    const cname = this.fit(record.cname ?? '');
-    const old = entry.info;
-    if (old !== undefined && old[2] === name && old[3] === cname) return;
-    // A renamed resource or a changed cname replaces its info series.
-    if (old !== undefined) info.delete(old);
-    const labels = [entry.base[0]!, entry.base[1]!, name, cname];
-    info.set(info.slot(labels), 1);
-    entry.info = labels;
-  }
-
-  private deleteGauges(entry: Entry): void {
-    for (const side of ['edge', 'origin'] as const)
-      this.sides.deleteGauges(this.f[side], entry[side], entry.base);
-    if (entry.info !== undefined) this.f.resourceInfo?.delete(entry.info);
-    entry.info = undefined;
-    entry.hasGauges = false;
-  }
-
-  private deleteCounters(entry: Entry): void {
-    for (const side of ['edge', 'origin'] as const)
-      this.sides.deleteCounters(this.f[side], entry[side], entry.base);
-  }
-
-  /** Resources that were in an earlier answer but not in this one lose their gauges. */
-  private dropVanishedGauges(state: AccountState, stamp: number): void {
-    for (const entry of state.entries.values()) {
-      if (entry.hasGauges && entry.window !== stamp) this.deleteGauges(entry);
-    }
-  }
-
-  private sweepCounters(account: string, state: AccountState, nowMs: number): void {
-    const keep = this.keepSeenSince?.(account) ?? Number.POSITIVE_INFINITY;
-    for (const [id, entry] of state.entries) {
-      if (nowMs - entry.lastSeen < this.retentionMs || entry.lastSeen >= keep) continue;
-      this.deleteGauges(entry);
-      this.deleteCounters(entry);
-      state.entries.delete(id);
-    }
-  }
-}
-
-/** Traffic series of an account's resources (its per-account series, a handful, are not counted). */
-function accountSeries(state: AccountState): number {
-  let n = 0;
-  for (const e of state.entries.values()) n += sideSeries(e.edge) + sideSeries(e.origin) + (e.info ? 1 : 0);
-  return n;
 }

@@ -31,6 +31,8 @@ export interface TrafficFamilies {
   /** Label names every traffic series starts with: [account] or [account, resource]. */
   base: readonly string[];
   resourceInfo?: Family;
+  /** Breakdown `resource` only: resources folded into `__other__` in the account's newest window (./fold.ts). */
+  foldedResources?: Family;
   edge: SideFamilies;
   origin: SideFamilies;
   windowEnd: Family;
@@ -157,6 +159,15 @@ export function createTrafficFamilies(
             help: 'A CDN resource as /resources describes it; always 1.',
             type: 'gauge',
             labelNames: ['account', 'resource', 'resource_name', 'cname'],
+          })
+        : undefined,
+    foldedResources:
+      opts.breakdown === 'resource'
+        ? store.family({
+            name: 'cdn_folded_resources',
+            help: 'Resources counted under resource="__other__" in the newest window (limits.top_resources, or a full series cap).',
+            type: 'gauge',
+            labelNames: ['account'],
           })
         : undefined,
     edge: sideFamilies(store, 'edge', base, opts.windowGauges),

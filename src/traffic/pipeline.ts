@@ -27,8 +27,17 @@ import type { SeriesLimits } from './admission.js';
 import { TrafficApplier } from './applier.js';
 import { MetricsClient, type TrafficBodyParser } from './client.js';
 import { CountedBook } from './counted-book.js';
+import {
+  anyTopResources,
+  foldBook,
+  KEPT_SUFFIX,
+  mergeable,
+  rankingPeriodMs,
+  topResourcesOf,
+} from './fold-book.js';
 import { type ApplyResult, TrafficMapping } from './mapping.js';
 import { createTrafficFamilies, type TrafficFamilies } from './metrics.js';
+import { ResourceRanking } from './ranking.js';
 import type { TrafficResponse } from './response.js';
 import { type PendingWindow, RevisitQueue } from './revisit.js';
 import {
@@ -129,6 +138,11 @@ function savedWindow(w: PendingWindow): SavedAccountRevisits['windows'][number] 
 
 export class TrafficPipeline {
   readonly mapping: TrafficMapping;
+  /**
+   * With `limits.top_resources` for some account: the ranking of each account's resources (./ranking.ts; its file:
+   * ./ranking-state.ts). The settled side folds through `mapping.foldOf`.
+   */
+  readonly ranking: ResourceRanking | undefined;
   /** With revisit on: what was counted for each window awaiting its re-read. */
   readonly book: CountedBook | undefined;
   private readonly families: TrafficFamilies;
@@ -190,12 +204,25 @@ export class TrafficPipeline {
       this.book = book;
     }
     this.families = f;
+    this.ranking = anyTopResources(opts.limits)
+      ? new ResourceRanking(rankingPeriodMs(opts.limits))
+      : undefined;
+    const pending = (account: string): Set<PendingWindow> =>
+      new Set([
+        ...(this.queues.get(account)?.pending ?? []),
+        ...this.rereadsUnsaved.filter((r) => r.account === account).flatMap((r) => r.windows),
+      ]);
     this.mapping = new TrafficMapping(f, {
       metrics: opts.metrics,
       resources: opts.resources,
       limits: opts.limits,
       ...(opts.counterRetentionMs === undefined ? {} : { counterRetentionMs: opts.counterRetentionMs }),
       keepSeenSince: (account) => this.queues.get(account)?.oldestCountedAt ?? Number.POSITIVE_INFINITY,
+      fold: {
+        topResources: (account) => topResourcesOf(opts.limits, account),
+        ranking: this.ranking,
+        book: this.book ? foldBook(this.book, pending) : undefined,
+      },
     });
     this.applier = new TrafficApplier(this.mapping, { lock });
     this.asked = opts.metrics.length ? opts.metrics : opts.allMetrics;
@@ -274,7 +301,8 @@ export class TrafficPipeline {
                 d.log.error({ error: describeError(err) }, 'counting a traffic window failed');
                 return;
               }
-              if (counted && queue) queue.add({ start, end, counted, countedAt: now });
+              if (counted && queue)
+                queue.add({ start, end, counted, countedAt: now, foldEpoch: mapping.foldEpoch(account) });
               d.audit(response, r.dropped);
               d.limited?.(r);
               d.windowCounted?.(start, end, response);
@@ -402,6 +430,7 @@ export class TrafficPipeline {
         },
         changed: () => d.revisitsChanged?.(),
         authFailed: d.refused,
+        mergeable: mergeable(() => mapping.folds(account)),
       },
     );
     for (const w of this.restored.get(account) ?? []) queue.add(w);
@@ -518,9 +547,15 @@ export class TrafficPipeline {
     let left = 0;
     let off = 0;
     for (const [fi, value, startSeconds, ...labels] of series) {
-      const family = byName.get(saved.families[fi] ?? '');
+      const name = saved.families[fi] ?? '';
+      const kept = name.endsWith(KEPT_SUFFIX);
+      const family = byName.get(kept ? name.slice(0, -KEPT_SUFFIX.length) : name);
       if (!family || labels.length + 1 !== family.spec.labelNames.length) {
         left++;
+        continue;
+      }
+      if (kept) {
+        this.mapping.restoreKept(account, family, [account, ...labels], value, startSeconds * 1000, nowMs);
         continue;
       }
       // Its start too: a created timestamp moved to the restart would be a zero (a reset) for Prometheus'
@@ -554,6 +589,8 @@ export class TrafficPipeline {
   savedCounters(): SavedCounters {
     const families = this.counters();
     const names = families.map((f) => f.spec.name);
+    // Counters of resources out of the top N, kept to continue if they come back (src/traffic/entries.ts).
+    names.push(...names.map((n) => `${n}${KEPT_SUFFIX}`));
     const out: SavedCounters = { version: 1, families: names, accounts: {} };
     const loaded = this.loadedCounters;
     if (loaded) {
@@ -576,6 +613,13 @@ export class TrafficPipeline {
         list.push([fi, value, Math.floor((family.startOf?.(slot) ?? 0) / 1000), ...labels.slice(1)]);
       });
     });
+    for (const account of this.polled) {
+      this.mapping.eachKept(account, (family, labels, value, startMs) => {
+        const fi = families.indexOf(family) + families.length;
+        out.accounts[account] ??= [];
+        out.accounts[account].push([fi, value, Math.floor(startMs / 1000), ...labels.slice(1)]);
+      });
+    }
     return out;
   }
 
@@ -628,6 +672,7 @@ export class TrafficPipeline {
       this.away.delete(account);
       if (this.loadedCounters) delete this.loadedCounters.accounts[account];
       if (this.loaded) delete this.loaded.accounts[account];
+      this.ranking?.forget(account);
       gone.push(account);
     }
     return gone;
@@ -657,12 +702,19 @@ export class TrafficPipeline {
     this.loadedCounters ??= { version: 1, families: kept, accounts: {} };
     const saved = this.loadedCounters;
     const rows: SavedCounters['accounts'][string] = [];
+    const indexOf = (name: string) => {
+      const fi = saved.families.indexOf(name);
+      return fi >= 0 ? fi : saved.families.push(name) - 1;
+    };
     this.mapping.eachCounter(account, (family, labels) => {
       const slot = family.find(labels);
       if (slot === undefined) return;
-      let fi = saved.families.indexOf(family.spec.name);
-      if (fi < 0) fi = saved.families.push(family.spec.name) - 1;
+      const fi = indexOf(family.spec.name);
       rows.push([fi, family.get(slot), Math.floor((family.startOf?.(slot) ?? 0) / 1000), ...labels.slice(1)]);
+    });
+    this.mapping.eachKept(account, (family, labels, value, startMs) => {
+      const fi = indexOf(`${family.spec.name}${KEPT_SUFFIX}`);
+      rows.push([fi, value, Math.floor(startMs / 1000), ...labels.slice(1)]);
     });
     if (rows.length > 0) saved.accounts[account] = rows;
     else delete saved.accounts[account];

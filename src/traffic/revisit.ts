@@ -34,6 +34,11 @@ export interface PendingWindow {
   countedAt: number;
   /** `counted` as the state file holds it (encodeCounted), made once, on the first save that needs it. */
   encoded?: string;
+  /**
+   * The account's fold epoch when it was counted (TrafficMapping.foldEpoch); undefined: read from the state file.
+   * Windows of different epochs are not re-read together (RevisitDeps.mergeable).
+   */
+  foldEpoch?: number;
 }
 
 interface Entry extends PendingWindow {
@@ -64,6 +69,11 @@ export interface RevisitDeps {
   /** The windows awaiting a re-read changed (for the state file). */
   changed(): void;
   authFailed(): void;
+  /**
+   * Whether `next` may be re-read in one request with `prev`, the window before it (default: always). Folding
+   * (src/traffic/fold.ts) says no across a change of where a resource's traffic is counted.
+   */
+  mergeable?(prev: PendingWindow, next: PendingWindow): boolean;
 }
 
 export interface RevisitOptions {
@@ -154,6 +164,7 @@ export class RevisitQueue {
       const e = this.entries[j]!;
       const last = span[span.length - 1]!;
       if (e.start !== last.end || !this.due(e, now) || e.end - span[0]!.start > this.maxSpan * MINUTE) break;
+      if (this.deps.mergeable && !this.deps.mergeable(last, e)) break;
       span.push(e);
     }
     for (const e of span) {

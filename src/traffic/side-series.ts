@@ -12,6 +12,8 @@
  */
 import type { Side } from '../api/vocabulary.js';
 import type { Family, Slot } from '../store/types.js';
+import type { FoldedSide } from './fold.js';
+import { KeyIndex } from './key-index.js';
 import type { SideFamilies } from './metrics.js';
 import type { SideRecord } from './response.js';
 
@@ -19,42 +21,6 @@ import type { SideRecord } from './response.js';
 const NONE = -1;
 /** Never created: the metric is not in the allow-list. */
 const OFF = -2;
-
-/**
- * Small integers for the keys of keyed families (status codes, classes, size ranges): a few dozen in all, shared
- * by every resource, so a resource's slots of a keyed family are an array indexed by them.
- */
-class KeyIndex {
-  private readonly map = new Map<string, number>();
-  readonly keys: string[] = [];
-  /**
-   * The keys of the last map walked, in its order, and their indexes: records of one answer list their keys in
-   * the same order, so `at` is mostly a pointer comparison instead of a hash lookup.
-   */
-  private readonly order: string[] = [];
-  private readonly orderIndex: number[] = [];
-
-  /** The index of the j-th key of a map being walked. */
-  at(j: number, key: string): number {
-    if (this.order[j] === key) return this.orderIndex[j]!;
-    const i = this.of(key);
-    if (j <= this.order.length) {
-      this.order[j] = key;
-      this.orderIndex[j] = i;
-    }
-    return i;
-  }
-
-  of(key: string): number {
-    let i = this.map.get(key);
-    if (i === undefined) {
-      i = this.keys.length;
-      this.keys.push(key);
-      this.map.set(key, i);
-    }
-    return i;
-  }
-}
 
 /** One resource's series of one keyed family: slot by key index (NONE or missing: no series; OFF: not allowed). */
 interface Keyed {
@@ -275,8 +241,10 @@ export class SideSeries {
       }
     }
     if (r.bandwidthBitsPerSecond !== undefined && allow.bandwidth) {
-      // Bandwidth is an average over the window; bytes are whole, so the product is rounded.
-      const bytes = Math.round((r.bandwidthBitsPerSecond * seconds) / 8);
+      // Bandwidth is an average over the window; bytes are whole, so the product is rounded (a folded sum carries
+      // the sum of its records' rounded bytes: ./fold.ts).
+      const bytes =
+        (r as FoldedSide).transferredBytes ?? Math.round((r.bandwidthBitsPerSecond * seconds) / 8);
       if (s.transferred === NONE) s.transferred = f.transferredBytes.slot(base, this.keyedCall.startMs);
       f.transferredBytes.add(s.transferred, bytes);
       if (gauges) {
@@ -311,6 +279,57 @@ export class SideSeries {
       if (s.hitRatio === NONE) s.hitRatio = f.cacheHitRatio.slot(base);
       f.cacheHitRatio.set(s.hitRatio, r.hitRatio);
     }
+  }
+
+  /**
+   * Counts one side of a re-read counter by counter (folding on: ./mapping.ts). A counter goes to this resource's
+   * own series only when `own(family, slot)` says the windows re-read counted something there; every other
+   * counter (no series, nothing counted under it: it was folded then) is returned, to go to `__other__`. Returns
+   * undefined when nothing is left over.
+   */
+  applyRouted(
+    side: Side,
+    f: SideFamilies,
+    s: SideSlots,
+    r: SideRecord,
+    seconds: number,
+    own: (family: Family, slot: Slot) => boolean,
+  ): FoldedSide | undefined {
+    const allow = this.allow[side];
+    let rest: FoldedSide | undefined;
+    const left = (): FoldedSide => {
+      rest ??= { codes: new Map(), classes: new Map(), requestTimeSeconds: new Map() };
+      return rest;
+    };
+    const keyed = (family: Family, k: Keyed, index: KeyIndex, values: ReadonlyMap<string, number>) => {
+      values.forEach((n, key) => {
+        const slot = k.slots[index.of(key)];
+        if (slot === OFF) return;
+        if (slot !== undefined && slot >= 0 && own(family, slot)) family.add(slot, n);
+        else (left()[family === f.responses ? 'codes' : 'classes'] as Map<string, number>).set(key, n);
+      });
+    };
+    keyed(f.responses, s.codes, this.codeIndex, r.codes);
+    keyed(f.responsesByClass, s.classes, this.classIndex, r.classes);
+    if (r.requests !== undefined && allow.requests) {
+      if (s.requests >= 0 && own(f.requests, s.requests)) f.requests.add(s.requests, r.requests);
+      else left().requests = r.requests;
+    }
+    if (r.bandwidthBitsPerSecond !== undefined && allow.bandwidth) {
+      const bytes =
+        (r as FoldedSide).transferredBytes ?? Math.round((r.bandwidthBitsPerSecond * seconds) / 8);
+      if (s.transferred >= 0 && own(f.transferredBytes, s.transferred))
+        f.transferredBytes.add(s.transferred, bytes);
+      else {
+        left().bandwidthBitsPerSecond = r.bandwidthBitsPerSecond;
+        left().transferredBytes = bytes;
+      }
+    }
+    if (f.cacheHitBytes && r.hitBytes !== undefined && allow.hitBytes) {
+      if (s.hitBytes >= 0 && own(f.cacheHitBytes, s.hitBytes)) f.cacheHitBytes.add(s.hitBytes, r.hitBytes);
+      else left().hitBytes = r.hitBytes;
+    }
+    return rest;
   }
 
   /** The reused arguments of addOne/setOne, set for one keyed family of one base. */

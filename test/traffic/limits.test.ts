@@ -1,7 +1,9 @@
 /**
- * Series caps in the traffic mapping (issue 15): which new resources a cap refuses depends on the answer, not
- * on the order of its records; exported resources keep counting exactly; the estimate per resource is never
- * below what a resource creates, so the cap holds.
+ * Series caps in the traffic mapping (issue 15, folding since issue 35): which new resources a cap keeps out of
+ * series of their own depends on the answer, not on the order of its records; they are counted under
+ * `resource="__other__"` instead of refused, so the account's sums stay exact; exported resources keep counting
+ * exactly; the estimate per resource is never below what a resource creates, so the cap holds (up to the one
+ * `__other__` set per account). Only an over-long id is refused.
  */
 import { describe, expect, it } from 'vitest';
 import { SeriesStore } from '../../src/store/series-store.js';
@@ -52,7 +54,7 @@ function setup(maxSeriesPerAccount: number) {
 const PER_RESOURCE = 9;
 
 describe('series caps in the traffic mapping', () => {
-  it('refuses the same new resources whatever their order in the answer, and counts them', () => {
+  it('folds the same new resources whatever their order in the answer, and counts them under __other__', () => {
     const ids = Array.from({ length: 20 }, (_, i) => `r${String(i).padStart(2, '0')}`);
     const shuffled = [...ids].sort(
       (a, b) => ((a.charCodeAt(2) * 7) % 10) - ((b.charCodeAt(2) * 7) % 10) || (a < b ? 1 : -1),
@@ -66,15 +68,16 @@ describe('series caps in the traffic mapping', () => {
         .sort();
       return { r, kept };
     });
-    expect(runs[0]!.kept).toEqual(ids.slice(0, 10));
+    expect(runs[0]!.kept).toEqual(['__other__', ...ids.slice(0, 10)]);
     for (const run of runs) {
       expect(run.kept).toEqual(runs[0]!.kept);
-      expect(run.r.refused).toEqual({ max_series_per_account: 10 * PER_RESOURCE });
-      expect(run.r.resources).toBe(10);
+      expect(run.r.refused).toBeUndefined();
+      expect(run.r.folded).toBe(10);
+      expect(run.r.resources).toBe(20);
     }
   });
 
-  it('keeps counting exported resources exactly while refusing new ones, and admits them when room frees', () => {
+  it('keeps counting exported resources exactly while folding new ones, and gives them series when room frees', () => {
     const { p, store, scrape } = setup(3 * PER_RESOURCE);
     p.apply('acme', T, T + MIN, answer([record('a'), record('b'), record('c')]), T + 2 * MIN);
     expect(store.size - 5).toBeLessThanOrEqual(3 * PER_RESOURCE);
@@ -86,12 +89,16 @@ describe('series caps in the traffic mapping', () => {
         answer([record('0new'), record('a'), record('b'), record('c')]),
         T + (w + 2) * MIN,
       );
-      expect(r.refused).toEqual({ max_series_per_account: PER_RESOURCE });
+      expect(r.refused).toBeUndefined();
+      expect(r.folded).toBe(1);
     }
     const s = scrape();
     for (const id of ['a', 'b', 'c'])
       expect(s.value('cdn_edge_requests_total', { resource: id })).toBe(12 * 6);
     expect(s.value('cdn_edge_requests_total', { resource: '0new' })).toBeUndefined();
+    // Its five windows, under __other__: the account's sum is exact.
+    expect(s.value('cdn_edge_requests_total', { resource: '__other__' })).toBe(12 * 5);
+    expect(s.value('cdn_folded_resources', { account: 'acme' })).toBe(1);
     // A day later c has been gone long enough to lose its counters: 0new fits now.
     const later = T + 2 * 86_400_000;
     p.apply('acme', later, later + MIN, answer([record('a'), record('b')]), later + MIN);
@@ -103,7 +110,9 @@ describe('series caps in the traffic mapping', () => {
       later + 2 * MIN,
     );
     expect(r.refused).toBeUndefined();
+    expect(r.folded).toBeUndefined();
     expect(scrape().value('cdn_edge_requests_total', { resource: '0new' })).toBe(12);
+    expect(scrape().value('cdn_folded_resources', { account: 'acme' })).toBe(0);
   });
 
   it('refuses an id over max_label_length and truncates a long name with the marker', () => {
@@ -126,7 +135,7 @@ describe('series caps in the traffic mapping', () => {
   });
 
   it('a burst of new resources is bounded by the cap, and its series go once the burst is over (gauges at once, counters after a day)', () => {
-    const { p, store } = setup(100_000);
+    const { p, store, scrape } = setup(100_000);
     const steady = ['s1', 's2', 's3'].map((id) => record(id));
     p.apply('acme', T, T + MIN, answer(steady), T + MIN);
     const before = store.size;
@@ -137,11 +146,18 @@ describe('series caps in the traffic mapping', () => {
     }
     const peak = store.size;
     expect(peak).toBeGreaterThan(10 * before);
+    // What the cap kept out is counted under __other__: every window's requests are there, none lost.
+    const all = scrape()
+      .all('cdn_edge_requests_total')
+      .reduce((n, x) => n + x.value, 0);
+    expect(all).toBe(12 * (3 * 11 + 2000 * 10));
     // The burst is over: its gauges go with the next answer, its counters a day after it was last seen.
     p.apply('acme', T + 11 * MIN, T + 12 * MIN, answer(steady), T + 12 * MIN);
     expect(store.size).toBeLessThan(peak);
     const later = T + 11 * MIN + 86_400_000;
     p.apply('acme', later, later + MIN, answer(steady), later + MIN);
-    expect(store.size).toBe(before);
+    // The steady resources' series, and cdn_folded_resources (0 now: nothing folded) once folding began.
+    expect(store.size).toBe(before + 1);
+    expect(scrape().value('cdn_folded_resources', { account: 'acme' })).toBe(0);
   });
 });
