@@ -15,7 +15,7 @@ import type { Logger } from '../log.js';
 import { redactSecrets } from '../redact.js';
 import type { CountedCursors, Exposition } from '../store/types.js';
 import { assertDistinctFamilies, duplicateFamilies, renderMetrics } from './exposition.js';
-import { LandingPages, landingQuery, type RenderedPage } from './landing.js';
+import { LandingPages, landingQuery, type RenderedPage } from './landing-pages.js';
 import { DEFAULT_SERVER_LIMITS, scrapeGate } from './limits.js';
 import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from './negotiate.js';
 import { type ExporterStatus, notReadyReason } from './status.js';
