@@ -6,6 +6,7 @@
 import { isRecord } from '../http/parse.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { DEFAULTS } from './schema.js';
+import { topResourcesIssues } from './top-resources-schema.js';
 
 /** One problem with the configuration: a dotted path (`metrics.window`, `accounts[1].name`) and what is wrong. */
 export interface ConfigIssue {
@@ -163,5 +164,6 @@ export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
         `api.password_file, or give every account its own token or login${which})`,
     });
   }
+  issues.push(...topResourcesIssues(raw));
   return issues;
 }

@@ -10,6 +10,7 @@ import { REDACTED, redactSecrets, redactUrl } from '../redact.js';
 import { formatBitRate } from './bit-rate.js';
 import { formatDuration } from './duration.js';
 import { formatDecimalSize, formatSize } from './size.js';
+import { printLimitsTopResources } from './top-resources-schema.js';
 import type { AccountConfig, CommitConfig, Config, RemoteWriteConfig } from './typed-config.js';
 
 export interface PrintableConfig {
@@ -21,7 +22,10 @@ export interface PrintableConfig {
   accounts_discovery: Record<string, unknown>;
   state_file?: string;
   sharding: { shard: number; shards: number };
-  limits: { max_series: number; max_series_per_account: number; max_label_length: number };
+  limits: { max_series: number; max_series_per_account: number; max_label_length: number } & Record<
+    string,
+    unknown
+  >;
   server: {
     max_connections: number;
     max_scrapes_in_flight: number;
@@ -66,6 +70,7 @@ function account(a: AccountConfig): Record<string, unknown> {
     dvr_streams: [...a.dvrStreams],
     recordings: a.recordings,
     ...commitKeys(a.commit),
+    ...(a.topResources === undefined ? {} : { top_resources: a.topResources }),
   };
 }
 
@@ -139,12 +144,16 @@ export function redactConfig(config: Config): PrintableConfig {
       recordings: config.discovery.recordings,
       max_accounts: config.discovery.maxAccounts,
       ...commitKeys(config.discovery.commit),
+      ...(config.discovery.topResources === undefined
+        ? {}
+        : { top_resources: config.discovery.topResources }),
     },
     sharding: { ...config.sharding },
     limits: {
       max_series: config.limits.maxSeries,
       max_series_per_account: config.limits.maxSeriesPerAccount,
       max_label_length: config.limits.maxLabelLength,
+      ...printLimitsTopResources(config.limits),
     },
     server: {
       max_connections: config.server.maxConnections,

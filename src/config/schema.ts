@@ -16,6 +16,12 @@ import {
   REMOTE_WRITE_DEFAULTS,
 } from './remote-write-schema.js';
 import { formatSize, MAX_EXACT, parseSize, parseVolume } from './size.js';
+import {
+  accountTopResourcesKeys,
+  limitsTopResourcesKeys,
+  TOP_RESOURCES_CEILINGS,
+  TOP_RESOURCES_DEFAULTS,
+} from './top-resources-schema.js';
 
 export { BREAKDOWNS, type Breakdown, METRIC_NAMES };
 
@@ -54,6 +60,7 @@ export const CEILINGS = {
   serverTimeoutMs: 60 * MINUTE,
   maxDiscoveredAccounts: 1_000_000,
   ...REMOTE_WRITE_CEILINGS,
+  ...TOP_RESOURCES_CEILINGS,
 } as const;
 
 interface DurationRule {
@@ -252,7 +259,7 @@ export const DEFAULTS = {
     max_accounts: 10_000,
   },
   sharding: { shard: 0, shards: 1 },
-  limits: { max_series: 2_000_000, max_label_length: 1024 },
+  limits: { max_series: 2_000_000, max_label_length: 1024, ...TOP_RESOURCES_DEFAULTS },
   server: {
     max_connections: 512,
     max_scrapes_in_flight: 100,
@@ -296,6 +303,8 @@ const discoverySchema = z.strictObject({
   recordings: z.boolean().default(DEFAULTS.accounts_discovery.recordings),
   /** The commit of every discovered account. */
   commit: commitSchema.optional(),
+  /** Every discovered account's top_resources; absent: limits.top_resources. */
+  ...accountTopResourcesKeys,
   /**
    * Most discovered accounts one replica polls; the rest are refused (sorted by name, the first kept). The
    * default, 10,000, holds a large reseller's inventory, and is already more than one replica keeps up with at the
@@ -355,6 +364,7 @@ const accountSchema = z.strictObject({
   dvr_streams: z.array(nonEmpty).default([]).transform(unique),
   recordings: z.boolean().default(false),
   commit: commitSchema.optional(),
+  ...accountTopResourcesKeys,
 });
 
 const shardingSchema = z.strictObject({
@@ -374,6 +384,7 @@ const limitsSchema = z.strictObject({
     .min(CEILINGS.minLabelLength)
     .max(CEILINGS.maxLabelLength)
     .default(DEFAULTS.limits.max_label_length),
+  ...limitsTopResourcesKeys(duration),
 });
 
 /** The exporter's own HTTP server under misuse (src/server/limits.ts). */

@@ -5,6 +5,7 @@
  */
 import type { Breakdown } from '../api/vocabulary.js';
 import type { FileConfig } from './schema.js';
+import { resolveTopResources, type TopResourcesLimits } from './top-resources-schema.js';
 
 export interface ApiConfig {
   /** No trailing slash; API paths (`/app/metrics/v1/`, ...) are appended to it. */
@@ -74,6 +75,8 @@ export interface AccountConfig {
   recordings: boolean;
   /** Absent: no commit (no cdn_commit_* series). */
   commit?: CommitConfig;
+  /** `top_resources` of the account; absent: limits.top_resources (resolved in LimitsConfig). */
+  topResources?: number;
 }
 
 export interface DiscoveryConfig {
@@ -89,6 +92,8 @@ export interface DiscoveryConfig {
   commit?: CommitConfig;
   /** Most discovered accounts this replica polls (accounts_discovery.max_accounts). */
   maxAccounts: number;
+  /** `accounts_discovery.top_resources`; absent: limits.top_resources. */
+  topResources?: number;
 }
 
 export interface Config {
@@ -145,7 +150,11 @@ export interface RemoteWriteTls {
   insecureSkipVerify: boolean;
 }
 
-export interface LimitsConfig {
+/**
+ * Caps on series, and (./top-resources-schema.ts) each account's `top_resources` resolved: its fields are absent
+ * unless some account has one above 0.
+ */
+export interface LimitsConfig extends TopResourcesLimits {
   /** Series the store may hold in all; new traffic resources beyond it are refused (counted, logged). */
   maxSeries: number;
   /** Traffic series one account may hold; equals maxSeries unless set. */
@@ -262,6 +271,7 @@ export function toConfig(file: FileConfig, hostname = ''): Config {
           password: a.password,
           passwordFile: a.password_file,
           commit: toCommit(a.commit),
+          topResources: a.top_resources,
         }),
       ),
       discovery: withOptional(
@@ -272,7 +282,11 @@ export function toConfig(file: FileConfig, hostname = ''): Config {
           recordings: file.accounts_discovery.recordings,
           maxAccounts: file.accounts_discovery.max_accounts,
         } as DiscoveryConfig,
-        { exclude: file.accounts_discovery.exclude, commit: toCommit(file.accounts_discovery.commit) },
+        {
+          exclude: file.accounts_discovery.exclude,
+          commit: toCommit(file.accounts_discovery.commit),
+          topResources: file.accounts_discovery.top_resources,
+        },
       ),
       sharding: { shard: file.sharding.shard, shards: file.sharding.shards },
       limits: {
@@ -282,6 +296,7 @@ export function toConfig(file: FileConfig, hostname = ''): Config {
           file.limits.max_series,
         ),
         maxLabelLength: file.limits.max_label_length,
+        ...resolveTopResources(file.limits, file.accounts ?? [], file.accounts_discovery.top_resources),
       },
       server: {
         maxConnections: file.server.max_connections,
