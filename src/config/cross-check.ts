@@ -97,6 +97,9 @@ function credentialIssues(o: Record<string, unknown>, at: string): ConfigIssue[]
   return issues;
 }
 
+/** Control characters: no account name may hold one (a header, a path and a log line carry it). */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
 /** Rules spanning several keys, read tolerantly from the raw document so they run even when other keys are bad. */
 export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
@@ -139,6 +142,13 @@ export function crossCheck(raw: Record<string, unknown>): ConfigIssue[] {
     if (!isRecord(account)) return;
     const { name } = account;
     if (typeof name === 'string' && name !== '') {
+      // As discovered names are (src/discovery/discovery.ts): encodeURIComponent leaves dots alone, so `..` as a
+      // path segment would send the token outside the API's prefix, and the landing page's link would be `/`.
+      if (name === '.' || name === '..' || CONTROL.test(name))
+        issues.push({
+          path: `accounts[${i}].name`,
+          message: `must not be . or .. nor hold control characters, got ${JSON.stringify(name)}`,
+        });
       if (seen.has(name))
         issues.push({ path: `accounts[${i}].name`, message: `duplicate account ${JSON.stringify(name)}` });
       seen.add(name);

@@ -164,6 +164,16 @@ const INVALID: Array<[string, (r: Raw) => void, string]> = [
   ['account without a name', (r) => (r.accounts = [{ recordings: true }]), 'accounts[0].name: required'],
   ['empty account name', (r) => (r.accounts = [{ name: '' }]), 'accounts[0].name: must not be empty'],
   [
+    'account named ..',
+    (r) => (r.accounts = [{ name: '..' }]),
+    'accounts[0].name: must not be . or .. nor hold control characters, got ".."',
+  ],
+  [
+    'account name with a newline',
+    (r) => (r.accounts = [{ name: 'a\nb' }]),
+    'accounts[0].name: must not be . or .. nor hold control characters, got "a\\nb"',
+  ],
+  [
     'shard not below shards',
     (r) => (r.sharding = { shard: 2, shards: 2 }),
     'sharding.shard: must be less than sharding.shards (2), got 2',
