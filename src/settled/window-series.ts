@@ -6,9 +6,15 @@
  * under breakdown `resource` dropped, a resource listed twice in one answer counted once, a resource id longer
  * than `limits.max_label_length` left out (the scraped side refuses its series: `label_too_long`), bytes
  * transferred as bandwidth x seconds / 8 rounded to whole bytes.
+ *
+ * Folding (issue 35, src/traffic/fold.ts): with a `fold` hook, the resources it names are written as one
+ * `resource="__other__"` series per family, as on /metrics: counters the sum of theirs, bandwidth the sum, the hit
+ * ratio from the byte sums, no median. The hook is asked with the answer's records, the very answer the scraped
+ * side counted (a window start alone cannot tell a first read from the re-read of a span that starts there).
  */
 import type { Breakdown, Side } from '../api/vocabulary.js';
 import { overLength } from '../store/limits.js';
+import { type FoldedSide, FoldSum, OTHER } from '../traffic/fold.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from '../traffic/response.js';
 
 export interface WindowSeriesOptions {
@@ -21,6 +27,11 @@ export interface WindowSeriesOptions {
   maxLabelLength: number;
   /** Labels every series ends with (job, instance, external labels). */
   extraLabels?: readonly (readonly [string, string])[];
+  /**
+   * Whether `resource` of `account` is counted under `__other__` in the answer of `records` (the scraped side's
+   * decision: TrafficMapping.foldOf); absent: nothing is folded. Breakdown `resource` only.
+   */
+  fold?: (account: string, resource: string, records: readonly TrafficRecord[]) => boolean;
 }
 
 export type PointKind = 'counter' | 'gauge';
@@ -45,6 +56,8 @@ const SEP = '\u0000';
 export class WindowSeries {
   private readonly metricAllow: ReadonlySet<string> | undefined;
   private readonly resourceAllow: ReadonlySet<string> | undefined;
+  /** The folded records of a window taken in parts, by its `seen` set: written once its last part is taken. */
+  private readonly folded = new WeakMap<Set<string>, FoldSum>();
 
   constructor(private readonly o: WindowSeriesOptions) {
     this.metricAllow = o.metrics.length ? new Set(o.metrics) : undefined;
@@ -75,6 +88,7 @@ export class WindowSeries {
   ): WindowPoint[] {
     const out: WindowPoint[] = [];
     const byResource = this.o.breakdown === 'resource';
+    const fold = byResource ? this.o.fold : undefined;
     const end = Math.min(to, records.length);
     for (let i = from; i < end; i++) {
       const record = records[i]!;
@@ -85,6 +99,15 @@ export class WindowSeries {
         if (this.resourceAllow && !this.resourceAllow.has(id)) continue;
         if (overLength(id, this.o.maxLabelLength) || seen.has(id)) continue;
         seen.add(id);
+        if (fold && (id === OTHER || fold(account, id, records))) {
+          let sum = this.folded.get(seen);
+          if (!sum) {
+            sum = new FoldSum(seconds);
+            this.folded.set(seen, sum);
+          }
+          sum.add(record);
+          continue;
+        }
         base = [
           ['account', account],
           ['resource', id],
@@ -96,6 +119,17 @@ export class WindowSeries {
       }
       this.side(out, 'edge', base, record.edge, seconds);
       this.side(out, 'origin', base, record.origin, seconds);
+    }
+    const sum = end >= records.length ? this.folded.get(seen) : undefined;
+    if (sum) {
+      this.folded.delete(seen);
+      const other = sum.record();
+      const base: [string, string][] = [
+        ['account', account],
+        ['resource', OTHER],
+      ];
+      this.side(out, 'edge', base, other.edge, seconds);
+      this.side(out, 'origin', base, other.origin, seconds);
     }
     return out;
   }
@@ -129,7 +163,7 @@ export class WindowSeries {
       push(
         `cdn_${side}_transferred_bytes_total`,
         'counter',
-        Math.round((r.bandwidthBitsPerSecond * seconds) / 8),
+        (r as FoldedSide).transferredBytes ?? Math.round((r.bandwidthBitsPerSecond * seconds) / 8),
       );
       push(`cdn_${side}_bandwidth_bytes_per_second`, 'gauge', r.bandwidthBitsPerSecond / 8);
     }

@@ -12,6 +12,12 @@ import type { PendingWindow } from './revisit.js';
 
 const DAY_MS = 86_400_000;
 
+/** The top_resources fields of the limits (the typed configuration's LimitsConfig has them too). */
+type TopLimits = Pick<
+  SeriesLimits,
+  'topResources' | 'topResourcesPeriodMs' | 'topResourcesByAccount' | 'topResourcesDiscovered'
+>;
+
 /**
  * The counter part of the state file lists a kept counter (a resource out of the top N, ./entries.ts) under its
  * family's name with this ending: a space, which no metric name has, so an older version leaves it out (it does
@@ -20,13 +26,13 @@ const DAY_MS = 86_400_000;
 export const KEPT_SUFFIX = ' kept';
 
 /** The `top_resources` of `account` (0: no limit): a configured account's own, a discovered one's, or limits'. */
-export function topResourcesOf(limits: SeriesLimits | undefined, account: string): number {
+export function topResourcesOf(limits: TopLimits | undefined, account: string): number {
   if (!limits) return 0;
   return limits.topResourcesByAccount?.[account] ?? limits.topResourcesDiscovered ?? limits.topResources ?? 0;
 }
 
 /** Whether any account may have a limit (the ranking is kept only then). */
-export function anyTopResources(limits: SeriesLimits | undefined): boolean {
+export function anyTopResources(limits: TopLimits | undefined): boolean {
   if (!limits) return false;
   return (
     (limits.topResources ?? 0) > 0 ||
@@ -36,7 +42,7 @@ export function anyTopResources(limits: SeriesLimits | undefined): boolean {
 }
 
 /** The ranking's trailing period (ms). */
-export function rankingPeriodMs(limits: SeriesLimits | undefined): number {
+export function rankingPeriodMs(limits: TopLimits | undefined): number {
   return limits?.topResourcesPeriodMs ?? DAY_MS;
 }
 

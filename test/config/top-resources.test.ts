@@ -26,7 +26,11 @@ function problems(doc: unknown): string {
 describe('top_resources', () => {
   it('is off by default: nothing of it in the limits the traffic pipeline reads', () => {
     const config = load({ api: API, accounts: [{ name: 'acme' }] });
-    expect(config.limits).toEqual({ maxSeries: 2_000_000, maxSeriesPerAccount: 2_000_000, maxLabelLength: 1024 });
+    expect(config.limits).toEqual({
+      maxSeries: 2_000_000,
+      maxSeriesPerAccount: 2_000_000,
+      maxLabelLength: 1024,
+    });
     expect(topResourcesOf(config.limits, 'acme')).toBe(0);
   });
 
