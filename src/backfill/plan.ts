@@ -23,9 +23,6 @@ export const MIN_WINDOW_MS = MINUTE;
 export const MAX_WINDOW_MS = 10 * MINUTE;
 export const DEFAULT_WINDOW_MS = 10 * MINUTE;
 
-/** The labels every series the exporter writes carries from the window itself (src/settled/window-series.ts). */
-const SERIES_LABELS = new Set(['account', 'resource', 'code', 'class', 'size_range']);
-
 export type BackfillOutput = { kind: 'file'; path: string } | { kind: 'remote' };
 
 export interface BackfillPlan {
@@ -134,13 +131,6 @@ export function planBackfill(flags: BackfillFlags, config: Config, now: number):
     }
     plan.from = from;
     plan.to = to;
-  }
-  for (const name of Object.keys(config.remoteWrite?.externalLabels ?? {})) {
-    if (SERIES_LABELS.has(name)) {
-      throw new BackfillError(
-        `remote_write.external_labels.${name}: every series already has a label ${name}; rename the external label`,
-      );
-    }
   }
   if (plan.output.kind === 'file') plan.progressPath = `${plan.output.path}.progress`;
   else if (flags.progress !== undefined) plan.progressPath = flags.progress;

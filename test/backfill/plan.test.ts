@@ -138,16 +138,6 @@ describe('planBackfill', () => {
     );
   });
 
-  it('refuses an external label that every series already has', () => {
-    const rw = configFrom({
-      ...base,
-      remote_write: { url: 'http://127.0.0.1:2/api/v1/write', external_labels: { resource: 'x' } },
-    });
-    expect(refused([...range, '--output', 'x.om'], rw)).toMatch(
-      /remote_write.external_labels.resource: every series already has a label resource/,
-    );
-  });
-
   it('without --accounts, takes the accounts of this shard, and says so when it owns none', () => {
     const names = ['a', 'b', 'c', 'd', 'e', 'f'];
     for (const shard of [0, 1]) {
