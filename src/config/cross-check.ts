@@ -98,6 +98,7 @@ function credentialIssues(o: Record<string, unknown>, at: string): ConfigIssue[]
 }
 
 /** Control characters: no account name may hold one (a header, a path and a log line carry it). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** Rules spanning several keys, read tolerantly from the raw document so they run even when other keys are bad. */
