@@ -37,22 +37,6 @@ function keyOf(family: number, labels: readonly string[]): string {
   return `${family}${SEP}${labels.slice(1).join(SEP)}`;
 }
 
-/**
- * A window's record with what it counted under number `from` moved to number `to` (grown when `to` is past its
- * end); undefined when there is nothing to move.
- */
-export function moveIn(record: Float64Array, from: number, to: number): Float64Array | undefined {
-  if (from < 0 || to < 0 || from >= record.length || record[from] === 0) return undefined;
-  let out = record;
-  if (to >= record.length) {
-    out = new Float64Array(to + 1);
-    out.set(record);
-  }
-  out[to]! += out[from]!;
-  out[from] = 0;
-  return out;
-}
-
 /** A growable Int32Array filled with -1. */
 class SlotMap {
   cids = new Int32Array(64).fill(-1);
@@ -148,28 +132,6 @@ export class CountedBook {
     const cid = this.cidOf(family, slot);
     const v = cid < 0 ? 0 : this.scratch[cid]!;
     return Number.isNaN(v) ? 0 : v;
-  }
-
-  /** Runs `fn` with adds going straight to the series: a value continued, not counted by the window recorded. */
-  outside(fn: () => void): void {
-    const mode = this.mode;
-    this.mode = 'off';
-    try {
-      fn();
-    } finally {
-      this.mode = mode;
-    }
-  }
-
-  /**
-   * What the window being recorded for `account` counted under number `from` moves to number `to` (folding: a
-   * resource's series go into `__other__`'s; ./entries.ts). Records of windows held are moved with moveIn.
-   */
-  moveRecorded(account: string, from: number, to: number): void {
-    if (this.mode !== 'record' || this.current !== this.accounts.get(account) || from < 0 || to < 0) return;
-    this.ensure(Math.max(from, to) + 1);
-    this.scratch[to]! += this.scratch[from]!;
-    this.scratch[from] = 0;
   }
 
   /** Counter series numbered for this account (live ones, freed ones and ones restored and not yet seen again). */

@@ -108,33 +108,6 @@ export abstract class MappingBase {
     return true;
   }
 
-  /** Every counter kept aside for a resource out of the top N (./entries.ts): what a checkpoint saves of it. */
-  eachKept(
-    account: string,
-    fn: (family: Family, labels: readonly string[], value: number, startMs: number) => void,
-  ): void {
-    for (const k of this.accounts.get(account)?.kept.values() ?? [])
-      for (const row of k.rows) fn(row.family, row.labels, row.value, row.startMs);
-  }
-
-  /** A kept counter saved in the state file: kept aside again, as if its resource dropped out at `nowMs`. */
-  restoreKept(
-    account: string,
-    family: Family,
-    labels: readonly string[],
-    value: number,
-    startMs: number,
-    nowMs: number,
-  ): void {
-    if (!this.byResource || (!isSideCounter(this.f.edge, family) && !isSideCounter(this.f.origin, family)))
-      return;
-    const state = this.stateOf(account);
-    const id = labels[1] ?? '';
-    const k = state.kept.get(id) ?? { at: nowMs, rows: [] };
-    k.rows.push({ family, labels, value, startMs });
-    state.kept.set(id, k);
-  }
-
   /** A descriptive label value (resource name, cname) within max_label_length: cut, with a marker, when longer. */
   protected fit(value: string): string {
     const max = this.limits?.maxLabelLength;
@@ -147,7 +120,7 @@ export abstract class MappingBase {
   protected stateOf(account: string): AccountState {
     let state = this.accounts.get(account);
     if (!state) {
-      state = { entries: new Map(), windows: 0, kept: new Map(), epoch: 0 };
+      state = { entries: new Map(), windows: 0, epoch: 0 };
       this.accounts.set(account, state);
     }
     return state;
@@ -207,7 +180,6 @@ export abstract class MappingBase {
       this.deleteCounters(entry);
       state.entries.delete(id);
     }
-    for (const [id, k] of state.kept) if (nowMs - k.at >= this.retentionMs) state.kept.delete(id);
   }
   /** The account's `__other__` entry, made when missing. */
   protected otherOf(account: string, state: AccountState): Entry {

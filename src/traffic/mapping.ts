@@ -8,10 +8,10 @@
  * Folding (./fold.ts, issue 35): with `limits.top_resources` an account's resources outside its top N by edge
  * traffic (./ranking.ts), and with a full series cap its new resources, are counted together as one `__other__`
  * entry: its counters add exactly what they count. A first read folds by the top N of the ranking with this window
- * in it; a resource that drops out loses its series at the end of the window (./entries.ts). A re-read (late data)
- * must put each late part where its first read counted the rest: with `__other__` there, a counter goes to the
- * resource's own series only when the windows re-read counted something under it (FoldBook.counted), everything
- * else to `__other__` (so a resource folded then, or whose series went since, adds to `__other__`).
+ * in it; a resource that drops out keeps its counters at their last value (gone a counter retention later) and loses
+ * its gauges (./entries.ts). A re-read (late data) must put each late part where its first read counted the rest:
+ * with `__other__` there, a counter goes to the resource's own series only when the windows re-read counted
+ * something under it (FoldBook.counted), everything else to `__other__` (a resource folded then adds there).
  *
  * Speed: a poll of 10k resources touches ~700k series. Looking each one up by its label text every window costs
  * more than parsing the answer, so every (account, resource) keeps a small record of the slots it uses (one slot
@@ -21,7 +21,7 @@
 import type { RefusalReason } from '../store/limits.js';
 import type { Family } from '../store/types.js';
 import { type AdmissionScope, admitResources } from './admission.js';
-import { type AccountState, accountSeries, comeBack, dropOut, type EntryOps } from './entries.js';
+import { type AccountState, accountSeries } from './entries.js';
 import { FoldSum, OTHER } from './fold.js';
 import { type FoldOptions, MappingBase, type MappingOptions } from './mapping-base.js';
 import type { TrafficFamilies } from './metrics.js';
@@ -74,7 +74,6 @@ export class TrafficMapping extends MappingBase {
   private readonly skipReasons = new Map<string, Set<string>>();
   private readonly admissionScope: AdmissionScope;
   private readonly fold: FoldOptions | undefined;
-  private readonly ops: EntryOps;
   /** The fold decisions of each answer counted (weak: they go with the answer), for foldOf. */
   private readonly memos = new WeakMap<readonly TrafficRecord[], FoldMemo>();
 
@@ -88,16 +87,6 @@ export class TrafficMapping extends MappingBase {
       windowGauges: this.windowGauges,
     };
     this.fold = this.byResource ? opts.fold : undefined;
-    this.ops = {
-      f,
-      sides: this.sides,
-      book: this.fold?.book,
-      other: (account, state) => this.otherOf(account, state),
-      deleteAll: (entry) => {
-        this.deleteGauges(entry);
-        this.deleteCounters(entry);
-      },
-    };
   }
 
   /** The account's top_resources (0: none). */
@@ -222,6 +211,9 @@ export class TrafficMapping extends MappingBase {
               folded.add(id);
               sum.add(record);
               counted++;
+              // Out of the top N: its counters stay at their last value, its gauges go at the finish.
+              const out = state.entries.get(id);
+              if (out && gauges) out.folded = true;
             }
             continue;
           }
@@ -229,10 +221,15 @@ export class TrafficMapping extends MappingBase {
           if (entry === undefined) {
             entry = this.newEntry(account, id);
             state.entries.set(id, entry);
-            if (this.fold) comeBack(this.ops, state, id, entry);
+            // It may have been folded in the windows before (a full cap, or out of the top N).
+            if (state.entries.has(OTHER)) state.epoch++;
           } else if (entry.window === stamp) {
             dropped++;
             continue;
+          } else if (entry.folded && gauges) {
+            // Back in the top N: counted on its own again, after windows counted under `__other__`.
+            entry.folded = false;
+            state.epoch++;
           }
           entry.window = stamp;
           entry.lastSeen = nowMs;
@@ -276,10 +273,6 @@ export class TrafficMapping extends MappingBase {
         const foldedGauge = this.f.foldedResources;
         if (foldedGauge && (n > 0 || state.entries.has(OTHER)))
           foldedGauge.set(foldedGauge.slot([account]), folded.size);
-        if (top) {
-          for (const id of [...state.entries.keys()])
-            if (id !== OTHER && !top.has(id)) dropOut(this.ops, account, state, id, startMs, nowMs);
-        }
         this.dropVanishedGauges(state, stamp);
         this.sweepCounters(account, state, nowMs);
         this.f.windows.add(this.f.windows.slot([account]), 1);

@@ -27,14 +27,7 @@ import type { SeriesLimits } from './admission.js';
 import { TrafficApplier } from './applier.js';
 import { MetricsClient, type TrafficBodyParser } from './client.js';
 import { CountedBook } from './counted-book.js';
-import {
-  anyTopResources,
-  foldBook,
-  KEPT_SUFFIX,
-  mergeable,
-  rankingPeriodMs,
-  topResourcesOf,
-} from './fold-book.js';
+import { anyTopResources, foldBook, mergeable, rankingPeriodMs, topResourcesOf } from './fold-book.js';
 import { type ApplyResult, TrafficMapping } from './mapping.js';
 import { createTrafficFamilies, type TrafficFamilies } from './metrics.js';
 import { ResourceRanking } from './ranking.js';
@@ -207,11 +200,6 @@ export class TrafficPipeline {
     this.ranking = anyTopResources(opts.limits)
       ? new ResourceRanking(rankingPeriodMs(opts.limits))
       : undefined;
-    const pending = (account: string): Set<PendingWindow> =>
-      new Set([
-        ...(this.queues.get(account)?.pending ?? []),
-        ...this.rereadsUnsaved.filter((r) => r.account === account).flatMap((r) => r.windows),
-      ]);
     this.mapping = new TrafficMapping(f, {
       metrics: opts.metrics,
       resources: opts.resources,
@@ -221,7 +209,7 @@ export class TrafficPipeline {
       fold: {
         topResources: (account) => topResourcesOf(opts.limits, account),
         ranking: this.ranking,
-        book: this.book ? foldBook(this.book, pending) : undefined,
+        book: this.book ? foldBook(this.book) : undefined,
       },
     });
     this.applier = new TrafficApplier(this.mapping, { lock });
@@ -547,15 +535,9 @@ export class TrafficPipeline {
     let left = 0;
     let off = 0;
     for (const [fi, value, startSeconds, ...labels] of series) {
-      const name = saved.families[fi] ?? '';
-      const kept = name.endsWith(KEPT_SUFFIX);
-      const family = byName.get(kept ? name.slice(0, -KEPT_SUFFIX.length) : name);
+      const family = byName.get(saved.families[fi] ?? '');
       if (!family || labels.length + 1 !== family.spec.labelNames.length) {
         left++;
-        continue;
-      }
-      if (kept) {
-        this.mapping.restoreKept(account, family, [account, ...labels], value, startSeconds * 1000, nowMs);
         continue;
       }
       // Its start too: a created timestamp moved to the restart would be a zero (a reset) for Prometheus'
@@ -589,8 +571,6 @@ export class TrafficPipeline {
   savedCounters(): SavedCounters {
     const families = this.counters();
     const names = families.map((f) => f.spec.name);
-    // Counters of resources out of the top N, kept to continue if they come back (src/traffic/entries.ts).
-    names.push(...names.map((n) => `${n}${KEPT_SUFFIX}`));
     const out: SavedCounters = { version: 1, families: names, accounts: {} };
     const loaded = this.loadedCounters;
     if (loaded) {
@@ -613,13 +593,6 @@ export class TrafficPipeline {
         list.push([fi, value, Math.floor((family.startOf?.(slot) ?? 0) / 1000), ...labels.slice(1)]);
       });
     });
-    for (const account of this.polled) {
-      this.mapping.eachKept(account, (family, labels, value, startMs) => {
-        const fi = families.indexOf(family) + families.length;
-        out.accounts[account] ??= [];
-        out.accounts[account].push([fi, value, Math.floor(startMs / 1000), ...labels.slice(1)]);
-      });
-    }
     return out;
   }
 
@@ -702,19 +675,12 @@ export class TrafficPipeline {
     this.loadedCounters ??= { version: 1, families: kept, accounts: {} };
     const saved = this.loadedCounters;
     const rows: SavedCounters['accounts'][string] = [];
-    const indexOf = (name: string) => {
-      const fi = saved.families.indexOf(name);
-      return fi >= 0 ? fi : saved.families.push(name) - 1;
-    };
     this.mapping.eachCounter(account, (family, labels) => {
       const slot = family.find(labels);
       if (slot === undefined) return;
-      const fi = indexOf(family.spec.name);
+      let fi = saved.families.indexOf(family.spec.name);
+      if (fi < 0) fi = saved.families.push(family.spec.name) - 1;
       rows.push([fi, family.get(slot), Math.floor((family.startOf?.(slot) ?? 0) / 1000), ...labels.slice(1)]);
-    });
-    this.mapping.eachKept(account, (family, labels, value, startMs) => {
-      const fi = indexOf(`${family.spec.name}${KEPT_SUFFIX}`);
-      rows.push([fi, value, Math.floor(startMs / 1000), ...labels.slice(1)]);
     });
     if (rows.length > 0) saved.accounts[account] = rows;
     else delete saved.accounts[account];
