@@ -13,6 +13,7 @@ import { process1M, process100k } from './process.js';
 import { processBigAnswers } from './process-big-answers.js';
 import { processRemoteWrite1M, processRemoteWrite100k } from './process-remote-write.js';
 import { processShrink } from './process-shrink.js';
+import { rankingBenchmarks } from './ranking.js';
 import { redactBenchmarks } from './redact.js';
 import { type BenchRow, formatTable, verdict } from './report.js';
 import { revisitBenchmarks } from './revisit.js';
@@ -36,6 +37,8 @@ const SUITES: Suite[] = [
   // `node dist/bench/run.js shrink` runs it alone.
   { name: 'exporter process: burst and shrink', run: processShrink },
   { name: 'revisit: records of late data, state file', run: revisitBenchmarks },
+  // `node dist/bench/run.js ranking` runs it alone.
+  { name: 'ranking: top_resources at 15,000 resources, and the ranking per 10,000', run: rankingBenchmarks },
   // `node dist/bench/run.js settled` runs it alone.
   { name: 'settled: writing a window of 1M series (remote_write)', run: settledBenchmarks },
   // `node dist/bench/run.js 'remote_write 100k'` runs it alone; the 1M pair runs only when a word names 1M

@@ -1,0 +1,145 @@
+/**
+ * Bounded series (issue 35): one account of 15,000 resources (the simulator's answers, every metric) counted through
+ * the real TrafficMapping with `limits.top_resources: 100` against no limit: the series the store holds and the
+ * bytes of its /metrics text (plain and gzipped); and what the ranking costs in memory per 10,000 resources seen,
+ * with a full day of slices filled (V8 heap and array buffers after a full GC, the ranking made and dropped).
+ *
+ * Run alone: `npm run build && node dist/bench/run.js ranking`.
+ */
+import { gzipSync } from 'node:zlib';
+import { METRIC_NAMES } from '../src/api/vocabulary.js';
+import { MINUTE } from '../src/clock.js';
+import { formatApiTime, metricValues, TrafficModel } from '../src/simulator/traffic.js';
+import { SeriesStore } from '../src/store/series-store.js';
+import { TrafficMapping } from '../src/traffic/mapping.js';
+import { createTrafficFamilies } from '../src/traffic/metrics.js';
+import { parseMetricsResponse } from '../src/traffic/parse.js';
+import { BUCKETS, ResourceRanking } from '../src/traffic/ranking.js';
+import type { TrafficRecord, TrafficResponse } from '../src/traffic/response.js';
+import { fullGc } from './measure.js';
+import type { BenchRow } from './report.js';
+
+const ACCOUNT = 'bench';
+const RESOURCES = Number(process.env.RANKING_BENCH_RESOURCES ?? 15_000);
+const TOP = 100;
+const WINDOW = 5 * MINUTE;
+const T0 = Date.UTC(2026, 0, 1, 18, 0);
+const DAY = 86_400_000;
+
+/** The simulator's answer for one window of every resource, read as the exporter reads it. */
+function answer(model: TrafficModel, startMs: number): TrafficResponse {
+  const data: Record<string, unknown>[] = [];
+  for (let i = 0; i < RESOURCES; i++) {
+    const id = String(100_000 + i);
+    const totals = model.totals(ACCOUNT, [id], startMs, startMs + WINDOW);
+    data.push({
+      cname: `r${i}.cdn.example`,
+      resource: id,
+      resource_name: `resource-${i}`,
+      ...metricValues(totals, WINDOW / 1000, METRIC_NAMES, 'object'),
+    });
+  }
+  const raw = {
+    start: formatApiTime(startMs),
+    end: formatApiTime(startMs + WINDOW),
+    account: ACCOUNT,
+    metrics: METRIC_NAMES,
+    data,
+  };
+  return parseMetricsResponse(JSON.parse(JSON.stringify(raw)), { account: ACCOUNT });
+}
+
+/** Two windows counted with `top` (0: no limit): the store's series and /metrics text. */
+function exposed(
+  answers: readonly TrafficResponse[],
+  top: number,
+): { series: number; bytes: number; gz: number } {
+  const store = new SeriesStore();
+  const mapping = new TrafficMapping(
+    createTrafficFamilies(store, { breakdown: 'resource', windowGauges: false }),
+    {
+      metrics: [],
+      resources: [],
+      fold: { topResources: () => top, ranking: top > 0 ? new ResourceRanking(DAY) : undefined },
+    },
+  );
+  answers.forEach((a, i) => {
+    const start = T0 + i * WINDOW;
+    mapping.apply(ACCOUNT, start, start + WINDOW, a, start + WINDOW);
+  });
+  const text = store.render('text');
+  return { series: store.size, bytes: text.length, gz: gzipSync(text).length };
+}
+
+/** Heap and array buffers in use after a full GC. */
+function used(): number {
+  fullGc();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+/** A day of windows of `n` resources (one window per slice), fed to `r`; the records go with the call. */
+function feedDay(r: ResourceRanking, n: number): void {
+  const records: TrafficRecord[] = [];
+  for (let i = 0; i < n; i++) {
+    const side = { codes: new Map(), classes: new Map(), requestTimeSeconds: new Map() };
+    records.push({
+      resource: String(1_000_000 + i),
+      edge: { ...side, bandwidthBitsPerSecond: 1000 + i },
+      origin: side,
+    });
+  }
+  for (let b = 0; b < BUCKETS; b++) {
+    const start = T0 + b * (DAY / BUCKETS);
+    r.observe(ACCOUNT, start, start + WINDOW, records, (x) => x.resource);
+  }
+}
+
+/**
+ * What a ranking of `n` resources seen over a whole day (every slice filled) holds, in bytes per resource: its rows,
+ * its index, and the id strings it keeps alive once the answers that brought them are gone.
+ */
+function rankingBytesPerResource(n: number): number {
+  const before = used();
+  const r = new ResourceRanking(DAY);
+  feedDay(r, n);
+  r.top(ACCOUNT, TOP);
+  const after = used();
+  if (r.size(ACCOUNT) !== n) throw new Error(`ranked ${r.size(ACCOUNT)} of ${n}`);
+  return (after - before) / n;
+}
+
+export async function rankingBenchmarks(log: (line: string) => void): Promise<BenchRow[]> {
+  const model = new TrafficModel(7);
+  log(`ranking: answers of ${RESOURCES} resources`);
+  const answers = [answer(model, T0), answer(model, T0 + WINDOW)];
+  const none = exposed(answers, 0);
+  log(`ranking: no limit: ${none.series} series, ${none.bytes} bytes`);
+  const top = exposed(answers, TOP);
+  log(`ranking: top_resources ${TOP}: ${top.series} series, ${top.bytes} bytes`);
+  const perResource = rankingBytesPerResource(10_000);
+  const rows: BenchRow[] = [
+    {
+      name: `series of one account of ${RESOURCES} resources, top_resources: ${TOP} (baseline: no limit)`,
+      unit: 'series',
+      value: top.series,
+      baseline: none.series,
+    },
+    {
+      name: `/metrics text of that account, top_resources: ${TOP} (baseline: no limit)`,
+      unit: 'MB',
+      value: top.bytes / 1e6,
+      baseline: none.bytes / 1e6,
+    },
+    {
+      name: `/metrics gzipped, top_resources: ${TOP} (baseline: no limit)`,
+      unit: 'MB',
+      value: top.gz / 1e6,
+      baseline: none.gz / 1e6,
+    },
+    { name: 'ranking memory per resource seen (a day of slices filled)', unit: 'B', value: perResource },
+    { name: 'ranking memory per 10,000 resources', unit: 'MB', value: (perResource * 10_000) / 1e6 },
+  ];
+  await Promise.resolve();
+  return rows;
+}
