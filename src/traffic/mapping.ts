@@ -232,7 +232,8 @@ export class TrafficMapping extends MappingBase {
             state.epoch++;
           }
           entry.window = stamp;
-          entry.lastSeen = nowMs;
+          // A re-read does not keep the counters of a resource out of the top N alive (see ./entries.ts).
+          if (gauges || !entry.folded) entry.lastSeen = nowMs;
           counted++;
           kept?.add(id);
           if (gauges) {

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import { SeriesStore } from '../../src/store/series-store.js';
 import { CountedBook } from '../../src/traffic/counted-book.js';
-import { foldBook } from '../../src/traffic/fold-book.js';
+import { foldBook, mergeable } from '../../src/traffic/fold-book.js';
 import { TrafficMapping } from '../../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
 import { ResourceRanking } from '../../src/traffic/ranking.js';
@@ -242,5 +242,23 @@ describe('folding with late data (metrics.revisit)', () => {
     expect(s.value('cdn_edge_requests_total', { resource: 'b' })).toBe(1005);
     expect(s.value('cdn_edge_requests_total', { resource: '__other__' })).toBe(10 + 100 + 5);
     expect(total(s, 'cdn_edge_requests_total')).toBe(135 + 1105);
+  });
+
+  it('merges re-reads of neighbours only within one fold epoch, and never of windows read from the state file, while the account folds', () => {
+    const w = (foldEpoch?: number) => ({
+      start: T,
+      end: T + W,
+      counted: new Float64Array(),
+      countedAt: T,
+      foldEpoch,
+    });
+    let folds = false;
+    const may = mergeable(() => folds);
+    expect(may(w(0), w(1))).toBe(true);
+    expect(may(w(), w())).toBe(true);
+    folds = true;
+    expect(may(w(2), w(2))).toBe(true);
+    expect(may(w(2), w(3))).toBe(false);
+    expect(may(w(), w())).toBe(false);
   });
 });
