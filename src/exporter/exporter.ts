@@ -11,7 +11,7 @@ import { Registry } from 'prom-client';
 import type { Agent } from 'undici';
 import { type AuthMetrics, createAuthMetrics } from '../auth/metrics.js';
 import { GapsRecorder, gapsPath } from '../backfill/gaps.js';
-import { type Clock, systemClock } from '../clock.js';
+import { type Clock, MINUTE, systemClock } from '../clock.js';
 import {
   type Config,
   type TokenFs,
@@ -31,6 +31,7 @@ import { TrafficHistory } from '../server/traffic-history.js';
 import { type Settled, startSettled } from '../settled/index.js';
 import { accountsForShard } from '../sharding.js';
 import { SeriesStore } from '../store/series-store.js';
+import { RankingSaver, RankingStateFile, rankingStatePath } from '../traffic/ranking-state.js';
 import type { AccountWalker } from '../traffic/walker.js';
 import { AccountPollers } from './account-pollers.js';
 import { CursorBook } from './cursor-book.js';
@@ -97,6 +98,8 @@ export class Exporter {
   private settled: Settled | undefined;
   /** The spans skipped for good (with state_file); made in start(). */
   private gaps: GapsRecorder | undefined;
+  /** The ranking of limits.top_resources, written beside the state file (src/traffic/ranking-state.ts). */
+  private rankingSaver: RankingSaver | undefined;
 
   /** The walkers of the accounts now polled, with their cursors. */
   get walkers(): readonly AccountWalker[] {
@@ -203,6 +206,18 @@ export class Exporter {
       parseTraffic: this.parser.traffic,
     });
     this.sinks = sinks;
+    // The ranking of limits.top_resources continues from its file, before any window is counted.
+    const ranking = sinks.traffic.ranking;
+    if (ranking && config.stateFile) {
+      const file = new RankingStateFile(rankingStatePath(config.stateFile));
+      const saved = await file.load(ranking.periodMs, this.clock.now(), log);
+      if (saved) ranking.restore(saved);
+      this.rankingSaver = new RankingSaver(file, () => ranking.saved(), {
+        everyMs: MINUTE,
+        now: () => this.clock.now(),
+        log,
+      });
+    }
     // Settled windows written with their own timestamps (remote_write): started before the pollers hand any over.
     const settled = await startSettled(config, {
       clock: this.clock,
@@ -210,6 +225,7 @@ export class Exporter {
       registry: this.registry,
       version: this.opts.version,
       random: this.opts.random,
+      fold: (account, resource, records) => sinks.traffic.mapping.foldOf(account, resource, records),
     });
     this.settled = settled;
     if (settled) this.loops.push(settled.run(signal));
@@ -238,7 +254,10 @@ export class Exporter {
       ...(settled ? { settled: settled.writer } : {}),
       ...(gaps ? { gaps } : {}),
       audit: this.audit,
-      storeChanged: this.storeChanged,
+      storeChanged: () => {
+        this.storeChanged();
+        this.rankingSaver?.changed();
+      },
       signal,
       track: (loop) => this.loops.push(loop),
       sliceMs: this.opts.sliceMs,
@@ -304,6 +323,7 @@ export class Exporter {
       );
     await settledWithin(this.cursors.close(), 250);
     if (this.gaps) await settledWithin(this.gaps.flush(), 250);
+    if (this.rankingSaver) await settledWithin(this.rankingSaver.flush(), 250);
   }
 
   status(): ExporterStatus {

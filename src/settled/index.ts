@@ -9,7 +9,7 @@ import type { Logger } from '../log.js';
 import { createRemoteWriter, type RemoteWriter } from '../remote-write/index.js';
 import { createSettledMetrics } from './metrics.js';
 import { SettledStateFile, settledStatePath } from './settled-state.js';
-import { WindowSeries } from './window-series.js';
+import { WindowSeries, type WindowSeriesOptions } from './window-series.js';
 import { SettledWriter } from './writer.js';
 
 /** The API's longest window: the writer's own reads are at most this long. */
@@ -21,6 +21,8 @@ export interface SettledDeps {
   registry: Registry;
   version: string;
   random?: () => number;
+  /** Folding (limits.top_resources, a full cap): the scraped side's decision per answer (TrafficMapping.foldOf). */
+  fold?: WindowSeriesOptions['fold'];
 }
 
 /** What the exporter holds of a running settled writer. */
@@ -42,13 +44,17 @@ export function settledLabels(config: Pick<Config, 'remoteWrite'>): [string, str
 }
 
 /** The series of the settled side, from the same keys the scraped side reads, with job, instance and more. */
-export function settledSeries(config: Pick<Config, 'metrics' | 'limits' | 'remoteWrite'>): WindowSeries {
+export function settledSeries(
+  config: Pick<Config, 'metrics' | 'limits' | 'remoteWrite'>,
+  fold?: WindowSeriesOptions['fold'],
+): WindowSeries {
   return new WindowSeries({
     breakdown: config.metrics.breakdown,
     metrics: config.metrics.metrics,
     resources: config.metrics.resources,
     maxLabelLength: config.limits.maxLabelLength,
     extraLabels: settledLabels(config),
+    ...(fold ? { fold } : {}),
   });
 }
 
@@ -80,7 +86,7 @@ export async function startSettled(config: Config, d: SettledDeps): Promise<Sett
       clock: d.clock,
       log: d.log,
       batches: remote,
-      series: settledSeries(config),
+      series: settledSeries(config, d.fold),
       retentionMs: config.metrics.counterRetentionMs,
       ...(file ? { persistence: file } : {}),
       ...(loaded ? { loaded } : {}),
