@@ -1,29 +1,10 @@
 /**
- * Small file helpers of the backfill: a whole-file write that is atomic (a temporary file in the same folder,
- * flushed, renamed over the target, as src/settled/settled-state.ts does), and a JSON read that tells a missing file
- * from an unreadable one.
+ * Small file helpers of the backfill: a JSON read that tells a missing file from an unreadable one, and the atomic
+ * whole-file write (src/atomic-file.ts) the backfill's files use.
  */
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { readFile } from 'node:fs/promises';
 
-/** Writes `text` to `path` so that a reader sees the old file or the new one, never a part. */
-export async function writeAtomic(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
-  const handle = await open(tmp, 'w');
-  try {
-    await handle.write(text);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(tmp, path);
-  } catch (err) {
-    await unlink(tmp).catch(() => {});
-    throw err;
-  }
-}
+export { writeAtomic } from '../atomic-file.js';
 
 /** The parsed JSON of `path`; undefined when there is no file. Throws with `what` and the path otherwise. */
 export async function readJson(path: string, what: string): Promise<unknown> {

@@ -7,8 +7,9 @@
  * or a total that is not a finite number >= 0, drops that account's part with a warning (its series start again
  * from a zero, which a receiver reads as a counter reset); a file that is not this format is refused at start.
  */
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { writeAtomic } from '../atomic-file.js';
 import { floorMinute, MINUTE } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { SavedTotal } from './running-totals.js';
@@ -17,9 +18,6 @@ export interface SavedSettled {
   /** Totals are read as the save writes them: the writer changes none of them until the save is done. */
   accounts: Map<string, { cursor: number; totals: Iterable<SavedTotal> }>;
 }
-
-/** Characters written at once: the text of a million totals is made and written in pieces, the loop free between. */
-const CHUNK = 1 << 20;
 
 interface FileFormat {
   version: 1;
@@ -77,29 +75,7 @@ export class SettledStateFile {
   }
 
   async save(state: SavedSettled): Promise<void> {
-    await mkdir(dirname(this.path), { recursive: true });
-    const tmp = `${this.path}.${process.pid}.tmp`;
-    const handle = await open(tmp, 'w');
-    try {
-      let piece = '';
-      for (const text of fileText(state)) {
-        piece += text;
-        if (piece.length >= CHUNK) {
-          await handle.write(piece);
-          piece = '';
-        }
-      }
-      await handle.write(piece);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    try {
-      await rename(tmp, this.path);
-    } catch (err) {
-      await unlink(tmp).catch(() => {});
-      throw err;
-    }
+    await writeAtomic(this.path, fileText(state));
   }
 }
 

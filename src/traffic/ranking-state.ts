@@ -10,8 +10,9 @@
  * number >= 0, a slice in the future) is dropped with a warning, and a file that is not this format, or one of
  * another `top_resources_period`, is ignored with a warning and overwritten by the next save.
  */
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { writeAtomic } from '../atomic-file.js';
 import type { Logger } from '../log.js';
 import { BUCKETS, type SavedAccountRanking, type SavedRanking } from './ranking.js';
 
@@ -75,21 +76,7 @@ export class RankingStateFile {
   }
 
   async save(ranking: SavedRanking): Promise<void> {
-    await mkdir(dirname(this.path), { recursive: true });
-    const tmp = `${this.path}.${process.pid}.tmp`;
-    const handle = await open(tmp, 'w');
-    try {
-      await handle.write(JSON.stringify(ranking));
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    try {
-      await rename(tmp, this.path);
-    } catch (err) {
-      await unlink(tmp).catch(() => {});
-      throw err;
-    }
+    await writeAtomic(this.path, JSON.stringify(ranking));
   }
 }
 
