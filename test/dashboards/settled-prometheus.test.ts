@@ -6,13 +6,12 @@
  * to either job, parses and shows data (bar the allow-listed, each with its reason). Real time: Prometheus stamps
  * scrapes with its own clock.
  */
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SCRAPED_JOB, SETTLED_JOB } from '../../grafana/dashboards-src/traffic.js';
 import { interpolate, loadDashboards } from '../e2e/dashboards.js';
 import { perTest } from '../helpers/per-test.js';
-import { type Prometheus, type QueryAnswer, startPrometheus } from '../helpers/prometheus.js';
+import { freePort, type Prometheus, type QueryAnswer, startPrometheus } from '../helpers/prometheus.js';
 import { waitFor } from '../helpers/stack.js';
 import { findTool } from '../helpers/tools.js';
 
@@ -33,18 +32,6 @@ const MAY_BE_EMPTY: Record<string, string> = {
   'Late traffic share per account':
     'revisit is off here (no re-reads), and on the settled job it is empty by design (scraped job only)',
 };
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const hasData = (a: QueryAnswer) => a.result.some((s) => Number.isFinite(Number(s.value[1])));
 
