@@ -10,19 +10,28 @@
  *   by a full queue, a window that straddles `next`, a held window over the bound) is read by the writer itself,
  *   through the account's upstream at the re-reads' priority, once its minutes are final (delay + revisit old).
  *   A gap that may still be filled (a re-read out of order) waits `graceMs` first.
- * - The cursor saved (./settled-state.ts) is the acknowledged one: every window before it was accepted by the
- *   receiver or dropped by it for good (counted), with the running totals as they were there. A restart resumes
- *   there, so a window in the queue at a crash is read and written again, with the same timestamps and values:
- *   a receiver takes an identical sample twice as once. Nothing is skipped and nothing counts twice.
+ * - The cursor saved (./settled-state.ts) is the acknowledged one (./acknowledgements.ts): every window before it
+ *   was accepted by the receiver or dropped by it for good (counted), with the running totals as they were there.
+ *   A restart resumes there, so a window in the queue at a crash is read and written again, with the same
+ *   timestamps and values: a receiver takes an identical sample twice as once. Nothing is skipped and nothing
+ *   counts twice.
  */
 import { type Clock, floorMinute, MINUTE } from '../clock.js';
-import { SLICE_MS } from '../discovery/slices.js';
 import { describeError, isApiError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { TrafficResponse } from '../traffic/response.js';
+import {
+  type AcknowledgedAccount,
+  Acknowledgements,
+  type InFlight,
+  type SettledPersistence,
+} from './acknowledgements.js';
 import { RunningTotals, type SettledSeries, type TakenWindow } from './running-totals.js';
 import type { SavedSettled } from './settled-state.js';
 import type { WindowSeries } from './window-series.js';
+import { commitInSlices, takeInSlices } from './window-slices.js';
+
+export type { SettledPersistence } from './acknowledgements.js';
 
 export type WriteOutcome = 'sent' | 'dropped';
 
@@ -35,11 +44,6 @@ export interface BatchWriter {
   ): boolean;
   /** Resolves once `samples` more would fit. */
   room(samples: number, signal?: AbortSignal): Promise<void>;
-}
-
-/** Where the acknowledged state goes (./settled-state.ts); the writer asks for a save after each acknowledgement. */
-export interface SettledPersistence {
-  save(state: SavedSettled): Promise<void>;
 }
 
 export interface SettledWriterOptions {
@@ -61,17 +65,9 @@ export interface SettledWriterOptions {
    * are as long): a window of a million series is taken in pieces, and scrapes are served between them.
    */
   sliceMs?: number;
-  /** Records turned into points between two looks at the time (default PART). */
+  /** Records turned into points between two looks at the time (./window-slices.ts has the default). */
   partRecords?: number;
 }
-
-/** Records turned into points between two looks at the time (a record is about 70 series with every metric). */
-const PART = 4;
-
-/** Totals applied between two looks at the time. */
-const COMMIT_PART = 2048;
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface SettledWriterDeps {
   clock: Clock;
@@ -98,14 +94,7 @@ interface Held {
   records: number;
 }
 
-/** A window handed over or skipped, waiting for the ones before it to be acknowledged. */
-interface InFlight {
-  end: number;
-  taken: TakenWindow | undefined;
-  done: boolean;
-}
-
-class AccountState {
+class AccountState implements AcknowledgedAccount {
   next: number | undefined;
   acked: number | undefined;
   queued: RunningTotals;
@@ -135,16 +124,19 @@ class AccountState {
 export class SettledWriter {
   private readonly accounts = new Map<string, AccountState>();
   private wake: (() => void) | undefined;
-  /** The acknowledgement worker (kick), while it runs. */
-  private worker: Promise<void> | undefined;
-  /** Acknowledgements arrived since the worker last looked. */
-  private ackArrived = false;
-  private saveAsked = false;
+  private readonly acks: Acknowledgements;
 
   constructor(
     private readonly o: SettledWriterOptions,
     private readonly d: SettledWriterDeps,
-  ) {}
+  ) {
+    this.acks = new Acknowledgements(this.accounts, {
+      log: d.log,
+      ...(d.persistence ? { persistence: d.persistence } : {}),
+      ...(d.loaded ? { loaded: d.loaded } : {}),
+      ...(o.sliceMs !== undefined ? { sliceMs: o.sliceMs } : {}),
+    });
+  }
 
   private state(account: string): AccountState {
     let a = this.accounts.get(account);
@@ -387,28 +379,14 @@ export class SettledWriter {
   }
 
   /** The window's series and totals, made in slices of the event loop. */
-  private async prepare(
+  private prepare(
     a: AccountState,
     account: string,
     start: number,
     end: number,
     response: TrafficResponse,
   ): Promise<TakenWindow> {
-    const taken = a.queued.begin(start, end);
-    const records = response.records;
-    const seen = new Set<string>();
-    const seconds = (end - start) / 1000;
-    const sliceMs = this.o.sliceMs ?? SLICE_MS;
-    const part = this.o.partRecords ?? PART;
-    let sliceStart = performance.now();
-    for (let i = 0; i < records.length; i += part) {
-      a.queued.add(taken, this.d.series.pointsOf(account, seconds, records, i, i + part, seen));
-      if (performance.now() - sliceStart >= sliceMs && i + part < records.length) {
-        await nextTurn();
-        sliceStart = performance.now();
-      }
-    }
-    return taken;
+    return takeInSlices(a.queued, this.d.series, account, start, end, response, this.o);
   }
 
   /** Hands a window over; false when the queue is full (nothing changed). */
@@ -430,17 +408,8 @@ export class SettledWriter {
   }
 
   /** Applies a window's totals in slices of the event loop (the account stays busy meanwhile). */
-  private async commitSliced(totals: RunningTotals, taken: TakenWindow): Promise<void> {
-    const sliceMs = this.o.sliceMs ?? SLICE_MS;
-    let sliceStart = performance.now();
-    for (let i = 0; i < taken.keys.length; i += COMMIT_PART) {
-      totals.commitRange(taken, i, i + COMMIT_PART);
-      if (performance.now() - sliceStart >= sliceMs && i + COMMIT_PART < taken.keys.length) {
-        await nextTurn();
-        sliceStart = performance.now();
-      }
-    }
-    totals.committed(taken.endMs);
+  private commitSliced(totals: RunningTotals, taken: TakenWindow): Promise<void> {
+    return commitInSlices(totals, taken, this.o.sliceMs);
   }
 
   /** Moves `next` over a window with nothing to write. */
@@ -451,68 +420,20 @@ export class SettledWriter {
   }
 
   private acknowledge(): void {
-    this.ackArrived = true;
-    this.kick();
+    this.acks.arrived();
   }
 
-  /**
-   * The one worker that moves the acknowledged cursors and totals and saves them: acknowledgements applied (in
-   * slices), then a save of every account, then again while more came. Nothing else changes the acknowledged
-   * totals, so each save is one consistent moment.
-   */
-  private kick(): void {
-    if (this.worker) return;
-    // Reset after the promise is stored, even when the work ends without waiting on anything; an acknowledgement
-    // that came after the work's last look starts it again.
-    this.worker = this.work().finally(() => {
-      this.worker = undefined;
-      if (this.ackArrived || (this.saveAsked && this.d.persistence)) this.kick();
-    });
-  }
-
-  private async work(): Promise<void> {
-    do {
-      this.ackArrived = false;
-      let moved = false;
-      for (const a of this.accounts.values()) {
-        while (a.inFlight.length > 0 && a.inFlight[0]!.done) {
-          const w = a.inFlight.shift()!;
-          if (w.taken) await this.commitSliced(a.acknowledged, w.taken);
-          a.acked = w.end;
-          moved = true;
-        }
-      }
-      const p = this.d.persistence;
-      if (p && (moved || this.saveAsked)) {
-        this.saveAsked = false;
-        try {
-          await p.save(this.savedState());
-        } catch (err) {
-          this.d.log.error({ error: describeError(err) }, 'saving the settled writer state failed');
-        }
-      }
-    } while (this.ackArrived || (this.saveAsked && this.d.persistence));
+  private save(): void {
+    this.acks.save();
   }
 
   /** The acknowledged state of every account (its totals read as the save writes them). */
   savedState(): SavedSettled {
-    const accounts: SavedSettled['accounts'] = new Map();
-    for (const [account, a] of this.accounts)
-      if (a.acked !== undefined) accounts.set(account, { cursor: a.acked, totals: a.acknowledged.entries() });
-    // Accounts a previous run saved and this one has not polled (yet): kept as they were.
-    for (const [account, s] of this.d.loaded?.accounts ?? [])
-      if (!accounts.has(account)) accounts.set(account, s);
-    return { accounts };
-  }
-
-  /** Asks the worker for a save (one at a time; one asked meanwhile writes the newest state after it). */
-  private save(): void {
-    this.saveAsked = true;
-    this.kick();
+    return this.acks.savedState();
   }
 
   /** Resolves once the acknowledgements so far are applied and the state asked to be saved is on disk. */
-  async flush(): Promise<void> {
-    for (let i = 0; i < 1000 && this.worker; i++) await this.worker;
+  flush(): Promise<void> {
+    return this.acks.flush();
   }
 }
