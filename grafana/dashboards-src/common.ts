@@ -344,5 +344,22 @@ export const YES_NO = {
   '1': { text: 'yes', color: 'text' },
 } as const satisfies Record<string, { text: string; color: string }>;
 
+/**
+ * The `resource` label of the folded series (docs/metrics.md, "Bounded series: top resources and `__other__`"):
+ * the resources without series of their own, counted together. Never shown as a resource: OTHER_TEXT instead.
+ */
+export const OTHER = '__other__';
+/** What the dashboards show for OTHER: the same words as the exporter's own pages. */
+export const OTHER_TEXT = 'other resources';
+
+/**
+ * `expr` with `resource="__other__"` shown as OTHER_TEXT (label_replace matches the whole value), so a table or a
+ * legend by resource names the folded resources for what they are. Every query of one table must be wrapped
+ * alike, so that the table's merge joins their rows.
+ */
+export function otherNamed(expr: string): string {
+  return `label_replace(\n${expr},\n"resource", "${OTHER_TEXT}", "resource", "${OTHER}"\n)`;
+}
+
 /** Labels that tables never show: the scrape's own and the metric name. */
 export const SCRAPE_LABELS = ['__name__', 'job', 'instance'] as const;

@@ -11,6 +11,8 @@ import {
   type Dashboard,
   dashboard,
   labelVariable,
+  OTHER_TEXT,
+  otherNamed,
   SCRAPE_LABELS,
   stat,
   table,
@@ -130,13 +132,16 @@ export function build(): Dashboard {
       title: 'Top resources by volume',
       description:
         'The 20 resources with the most edge bytes over the dashboard range, from the hourly per-resource figures ' +
-        '(an estimate: increase() extrapolates within each hour; the account totals above are exact).',
+        '(an estimate: increase() extrapolates within each hour; the account totals above are exact). With ' +
+        `limits.top_resources, the resources without series of their own are one row, "${OTHER_TEXT}", where ` +
+        'their total puts them.',
       unit: 'decbytes',
       queries: [
         {
-          expr:
+          expr: otherNamed(
             'topk(20, sum by (account, resource) ' +
-            `(sum_over_time(cdn_resource:edge_transferred_bytes:increase1h${SEL}[$__range])))`,
+              `(sum_over_time(cdn_resource:edge_transferred_bytes:increase1h${SEL}[$__range])))`,
+          ),
         },
       ],
       columns: [{ name: 'Volume', unit: 'decbytes' }],

@@ -22,6 +22,9 @@ import {
   type Dashboard,
   dashboard,
   labelVariable,
+  OTHER,
+  OTHER_TEXT,
+  otherNamed,
   SCRAPE_LABELS,
   stat,
   table,
@@ -188,15 +191,21 @@ function sideRow(side: Side) {
   return { title: Side, panels };
 }
 
+/**
+ * The folded resources of an account (`resource="__other__"`) rank as one row, where their total puts them, named
+ * OTHER_TEXT: the same choice as the account page (docs/metrics.md, "Where `__other__` shows").
+ */
+const FOLDED_ROW = ` With limits.top_resources, the resources without series of their own are one row, "${OTHER_TEXT}", where their total puts them.`;
+
 function topTable(title: string, description: string, rank: string, columns: [string, string, string][]) {
   const top = `topk(10, ${rank})`;
   return table({
     title,
-    description,
+    description: description + FOLDED_ROW,
     unit: 'none',
     w: 8,
     queries: columns.map(([, , expr], i) => ({
-      expr: i === 0 ? top : `${expr}\nand on (account, resource)\n${top}`,
+      expr: otherNamed(i === 0 ? top : `${expr}\nand on (account, resource)\n${top}`),
     })),
     columns: columns.map(([name, unit]) => ({ name, unit })),
     hide: [...SCRAPE_LABELS],
@@ -306,12 +315,13 @@ export function build(): Dashboard {
     table({
       title: 'Resources',
       description:
-        'Resources as the /resources API describes them: id, name and CNAME (breakdown: resource only). From the ' +
+        'Resources as the /resources API describes them: id, name and CNAME (breakdown: resource only), those with ' +
+        `series of their own (with limits.top_resources, not the ${OTHER_TEXT}). From the ` +
         'scraped job whatever the Job variable says (resource info is not written to the settled series).',
       unit: 'none',
       queries: [
         {
-          expr: `max by (account, resource, resource_name, cname) (cdn_resource_info{${SCRAPED_SEL}})`,
+          expr: `max by (account, resource, resource_name, cname) (cdn_resource_info{${SCRAPED_SEL},resource!="${OTHER}"})`,
         },
       ],
       columns: [{ name: 'Info', unit: 'none' }],
@@ -368,8 +378,11 @@ export function build(): Dashboard {
       labelVariable(
         'resource',
         'resource',
-        'cdn_edge_requests_total{job=~"$job",account=~"$account"}',
+        `cdn_edge_requests_total{job=~"$job",account=~"$account",resource!="${OTHER}"}`,
         'Resource',
+      ).description(
+        `The resources with series of their own. All also counts the ${OTHER_TEXT}: with limits.top_resources, ` +
+          "those without series of their own, counted together (so All adds up to the accounts' traffic).",
       ),
       windowRangeVariable(),
     ],

@@ -34,6 +34,16 @@ function query(uid: string, title: string, refId = 'A', vars: Record<string, str
   return expr.replace(/\$\{?(\w+)\}?/g, (_m, name: string) => values[name] ?? '.*');
 }
 
+/** The series selector of a dashboard's `label_values(selector, label)` variable, variables replaced as in `query`. */
+function variableSelector(uid: string, name: string): string {
+  const d = renderAll().find((g) => g.file === `${uid}.json`);
+  const list = (JSON.parse(d!.text) as { templating: { list: { name: string; definition?: string }[] } })
+    .templating.list;
+  const inner = /^label_values\((.*),\s*\w+\)$/s.exec(list.find((v) => v.name === name)?.definition ?? '');
+  if (!inner) throw new Error(`no label_values variable ${name} in ${uid}`);
+  return inner[1]!.replace(/\$\{?(\w+)\}?/g, '.*');
+}
+
 /** Five-minute steps of `per` each, flat in between, scraped every minute: how the traffic counters move. */
 function steps(per: number, windows = 8): string {
   return Array.from({ length: windows }, (_, i) => `${i * per}+0x4`).join(' ');
@@ -153,6 +163,71 @@ const CASES: Case[] = [
     expr: query('cdn-traffic', 'Late traffic share per account', 'A', { job: 'cdn-exporter-settled' }),
     at: '33m',
     expect: [],
+  },
+  {
+    // limits.top_resources: the folded resources are one row named "other resources", ranked by their total.
+    name: 'top resources by edge traffic: __other__ is one row, "other resources", where its bytes put it',
+    series: {
+      'cdn_edge_transferred_bytes_total{account="acme",resource="r1"}': '0+3e8x60',
+      'cdn_edge_transferred_bytes_total{account="acme",resource="r2"}': '0+1e8x60',
+      'cdn_edge_transferred_bytes_total{account="acme",resource="__other__"}': '0+2e8x60',
+    },
+    expr: query('cdn-traffic', 'Top resources by edge traffic'),
+    at: '60m',
+    expect: [
+      { labels: '{account="acme",resource="r1"}', value: 1.8e10 },
+      { labels: '{account="acme",resource="other resources"}', value: 1.2e10 },
+      { labels: '{account="acme",resource="r2"}', value: 6e9 },
+    ],
+  },
+  {
+    name: 'top resources by edge 5xx: a column query names __other__ as the rank does, so the rows merge',
+    series: {
+      'cdn_edge_requests_total{account="acme",resource="r1"}': '0+100x60',
+      'cdn_edge_responses_by_class_total{account="acme",resource="r1",class="5xx"}': '0+1x60',
+      'cdn_edge_requests_total{account="acme",resource="__other__"}': '0+1000x60',
+      'cdn_edge_responses_by_class_total{account="acme",resource="__other__",class="5xx"}': '0+50x60',
+    },
+    expr: query('cdn-traffic', 'Top resources by edge 5xx', 'C'),
+    at: '60m',
+    expect: [
+      { labels: '{account="acme",resource="r1"}', value: 6000 },
+      { labels: '{account="acme",resource="other resources"}', value: 60000 },
+    ],
+  },
+  {
+    name: 'top resources by volume (cost): __other__ is named "other resources"',
+    series: {
+      'cdn_resource:edge_transferred_bytes:increase1h{account="acme",resource="r1"}': '5e9x60',
+      'cdn_resource:edge_transferred_bytes:increase1h{account="acme",resource="__other__"}': '7e9x60',
+    },
+    // A range of 3m holds four of these 1-minute samples (both ends included).
+    expr: query('cdn-cost', 'Top resources by volume', 'A', { __range: '3m' }),
+    at: '60m',
+    expect: [
+      { labels: '{account="acme",resource="r1"}', value: 2e10 },
+      { labels: '{account="acme",resource="other resources"}', value: 2.8e10 },
+    ],
+  },
+  {
+    name: 'the resource variable lists resources, not __other__ (its All still counts it)',
+    series: {
+      'cdn_edge_requests_total{job="cdn-exporter",account="acme",resource="r1"}': '0+100x10',
+      'cdn_edge_requests_total{job="cdn-exporter",account="acme",resource="__other__"}': '0+100x10',
+    },
+    expr: `group by (resource) (${variableSelector('cdn-traffic', 'resource')})`,
+    at: '5m',
+    expect: [{ labels: '{resource="r1"}', value: 1 }],
+  },
+  {
+    name: 'the resources table lists resources with series of their own, not __other__',
+    series: {
+      'cdn_resource_info{account="acme",resource="r1",resource_name="Main",cname="cdn.example"}': '1x10',
+      'cdn_resource_info{account="acme",resource="__other__",resource_name="",cname=""}': '1x10',
+    },
+    expr: query('cdn-traffic', 'Resources'),
+    at: '5m',
+    expect: [{ labels: '{account="acme",resource="r1",resource_name="Main",cname="cdn.example"}', value: 1 }],
   },
   {
     name: 'a stream is down only when no host has it',
