@@ -17,13 +17,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { MINUTE } from '../src/clock.js';
-import { StateFile } from '../src/exporter/state-file.js';
+import { encodeCounted, type SavedRevisits } from '../src/state-file/saved-revisits.js';
+import { StateFile } from '../src/state-file/state-file.js';
 import { SeriesStore } from '../src/store/series-store.js';
 import { CountedBook } from '../src/traffic/counted-book.js';
 import { TrafficMapping } from '../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../src/traffic/metrics.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from '../src/traffic/response.js';
-import { encodeCounted, type SavedRevisits } from '../src/traffic/saved-revisits.js';
 import { fullGc } from './measure.js';
 import type { BenchRow } from './report.js';
 

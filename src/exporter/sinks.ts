@@ -1,6 +1,6 @@
 /**
- * What every account's pollers write into: the traffic pipeline (tied to the cursor book's revisit part), the DVR
- * and the recordings mappings, all writing the one series store.
+ * What every account's pollers write into: the traffic pipeline (tied to the state file: src/state-file/checkpoints.ts),
+ * the DVR and the recordings mappings, all writing the one series store.
  */
 import { MINUTE } from '../clock.js';
 import { type Config, METRIC_NAMES } from '../config/index.js';
@@ -9,11 +9,11 @@ import { createDvrFamilies } from '../dvr/metrics.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
 import { RecordingsMapping } from '../recordings/mapping.js';
 import { createRecordingFamilies } from '../recordings/metrics.js';
+import { tieStateFile } from '../state-file/checkpoints.js';
+import type { CursorBook } from '../state-file/cursor-book.js';
 import type { SeriesStore } from '../store/series-store.js';
-import type { CountedCursors } from '../store/types.js';
 import type { TrafficBodyParser } from '../traffic/client.js';
 import { TrafficPipeline } from '../traffic/pipeline.js';
-import type { Checkpoint, CursorBook } from './cursor-book.js';
 
 export interface Sinks {
   traffic: TrafficPipeline;
@@ -68,40 +68,6 @@ export function createSinks(d: SinksDeps): Sinks {
       storeSize: () => store.size,
     }),
   };
-  const { traffic } = sinks;
-  traffic.restoreRevisits(cursors.loadedRevisits, d.now);
-  // After the revisit part: a restored series takes its saved number (CountedBook.restore) when it is made.
-  traffic.restoreCounters(cursors.loadedCounters);
-  if (traffic.book) {
-    traffic.shownCursor = (account) => cursors.shown(account);
-    cursors.revisits = {
-      part: (saved, rereads) => traffic.savedRevisits(saved, rereads),
-      shown: (rereads) => traffic.rereadsShown(rereads),
-    };
-  }
-  // Every write of the state file is one moment of the counting state: cursors, counters, re-reads pending. It is
-  // copied when the exposition's bodies are rendered from that moment (SeriesStore.settled), so a scrape never
-  // waits for a window being counted: what it serves is that moment or an older one, never newer than the copy.
-  if (d.stateFile) {
-    let latest: Checkpoint | undefined;
-    const take = (counted: CountedCursors): Checkpoint => {
-      const rereads = counted.rereads ?? 0;
-      return {
-        cursors: counted,
-        rereads,
-        revisit: traffic.savedRevisits(counted, rereads),
-        counters: traffic.savedCounters(),
-      };
-    };
-    store.settled = (counted) => {
-      latest = take(counted);
-    };
-    cursors.checkpoints = {
-      take: async () => latest ?? (await store.whole(take)),
-      // Kept as the newest too: a write of `take` queued behind this one (a scrape's) then holds this state or a
-      // newer one, so the file never goes back to an older state, and a stop's last checkpoint stays the last.
-      now: () => store.whole((counted) => (latest = take(counted))),
-    };
-  }
+  tieStateFile({ store, traffic: sinks.traffic, cursors, now: d.now, stateFile: d.stateFile });
   return sinks;
 }

@@ -6,8 +6,9 @@
  * small dense number (its `cid`), so a window's record is one Float64Array indexed by cid: 8 bytes per counter
  * series per window held.
  */
+
+import type { SavedAccountRevisits } from '../state-file/saved-revisits.js';
 import type { Family, Slot } from '../store/types.js';
-import type { SavedAccountRevisits } from './saved-revisits.js';
 
 /** What a re-read found, series by series. */
 export interface RevisitOutcome {
@@ -313,7 +314,7 @@ export class CountedBook {
 
   /**
    * A counter series was deleted. Its number is free again at once: TrafficMapping deletes counters only of
-   * resources not seen since before the oldest window awaiting a re-read (ProcessOptions.keepSeenSince), so no
+   * resources not seen since before the oldest window awaiting a re-read (MappingOptions.keepSeenSince, ./mapping-base.ts), so no
    * record held has a count under it.
    */
   private release(map: SlotMap, slot: Slot, account: string): void {

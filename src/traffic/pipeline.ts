@@ -14,7 +14,6 @@
  */
 import type { Breakdown } from '../api/vocabulary.js';
 import { type Clock, MINUTE } from '../clock.js';
-import type { SavedCounters } from '../exporter/state-file.js';
 import type { ParsedAnswer } from '../http/answers.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
@@ -22,6 +21,10 @@ import type { BackoffPolicy } from '../poll/backoff.js';
 import type { Poller } from '../poll/poller.js';
 import { REVISIT_PRIORITY } from '../poll/request-gate.js';
 import type { Requester } from '../poll/upstream.js';
+import { DepartedAccounts } from '../state-file/departed.js';
+import { RevisitKeep } from '../state-file/revisit-keep.js';
+import { CounterKeep, type SavedCounters } from '../state-file/saved-counters.js';
+import type { SavedRevisits } from '../state-file/saved-revisits.js';
 import type { CountingLock, Family, SeriesStoreApi } from '../store/types.js';
 import type { SeriesLimits } from './admission.js';
 import { TrafficApplier } from './applier.js';
@@ -32,13 +35,7 @@ import { type ApplyResult, TrafficMapping } from './mapping.js';
 import { createTrafficFamilies, type TrafficFamilies } from './metrics.js';
 import { ResourceRanking } from './ranking.js';
 import type { TrafficResponse } from './response.js';
-import { type PendingWindow, RevisitQueue } from './revisit.js';
-import {
-  decodeCounted,
-  encodeCounted,
-  type SavedAccountRevisits,
-  type SavedRevisits,
-} from './saved-revisits.js';
+import { RevisitQueue } from './revisit.js';
 import { AccountWalker, type WalkerStatus } from './walker.js';
 
 export interface TrafficPipelineOptions {
@@ -123,12 +120,6 @@ export interface TrafficPoller extends Poller {
   readFinal(start: number, end: number): Promise<TrafficResponse>;
 }
 
-/** A window awaiting a re-read as the state file holds it; its record is encoded once, however often it is saved. */
-function savedWindow(w: PendingWindow): SavedAccountRevisits['windows'][number] {
-  w.encoded ??= encodeCounted(w.counted);
-  return { start: new Date(w.start).toISOString(), end: new Date(w.end).toISOString(), counted: w.encoded };
-}
-
 export class TrafficPipeline {
   readonly mapping: TrafficMapping;
   /**
@@ -143,26 +134,18 @@ export class TrafficPipeline {
   private readonly asked: readonly string[];
   private readonly onlyResource: string | undefined;
   private readonly queues = new Map<string, RevisitQueue>();
-  /** Windows read from the state file, until the account's poller takes them. */
-  private readonly restored = new Map<string, PendingWindow[]>();
-  /** The revisit part as loaded: kept on save for accounts this replica does not poll (another shard's). */
-  private loaded: SavedRevisits | undefined;
-  /**
-   * Re-reads counted (and gone from their queue) with their number (CountingLock.reread), until an exposition
-   * that includes them is given to a scrape (`rereadsShown`): a state file for an older exposition still lists their windows
-   * as pending, with what their first read counted, so a restart re-reads the late part that exposition lacked.
-   */
-  private rereadsUnsaved: { account: string; n: number; windows: readonly PendingWindow[] }[] = [];
   private readonly lock: CountingLock | undefined;
   /**
-   * The counter part of the state file as loaded: each account's series are set to their saved values when its
-   * poller is made (the counters continue across a restart), the rest kept on save (another shard's accounts).
+   * The state file's counter part: each account's series are set to their saved values when its poller is made
+   * (the counters continue across a restart), the rest kept on save (another shard's accounts, departed ones).
    */
-  private loadedCounters: SavedCounters | undefined;
+  private readonly counterKeep: CounterKeep;
+  /** With revisit on: the state file's revisit part, from the file to the queues and back. */
+  private readonly revisitKeep: RevisitKeep | undefined;
+  /** Accounts stopped in this process and not back: what was kept for them (forgetAway). */
+  private readonly departed: DepartedAccounts;
   /** Accounts with a poller (their series are in the families). */
   private readonly polled = new Set<string>();
-  /** Accounts stopped in this process and not back, with when they stopped (what was kept for them: forgetAway). */
-  private readonly away = new Map<string, number>();
   /**
    * Per account, the counted cursor of the newest exposition a scrape was given (the state file's: CursorBook);
    * -Infinity: none. Set by the exporter; a scrape hands its exposition's cursors over in the turn it renders it.
@@ -200,6 +183,11 @@ export class TrafficPipeline {
     this.ranking = anyTopResources(opts.limits)
       ? new ResourceRanking(rankingPeriodMs(opts.limits))
       : undefined;
+    this.counterKeep = new CounterKeep(() => this.counters());
+    this.revisitKeep = this.book ? new RevisitKeep(this.book) : undefined;
+    this.departed = new DepartedAccounts(
+      [this.counterKeep, this.revisitKeep, this.ranking].filter((p) => p !== undefined),
+    );
     this.mapping = new TrafficMapping(f, {
       metrics: opts.metrics,
       resources: opts.resources,
@@ -225,11 +213,16 @@ export class TrafficPipeline {
     const { opts, mapping, applier, book } = this;
     mapping.initAccount(account, 10);
     this.polled.add(account);
-    this.away.delete(account);
+    this.departed.back(account);
     // Back after a stop in this process: its windows awaiting a re-read, numbered before its series come back.
-    const kept = this.loaded?.accounts[account];
-    if (book && kept && !this.restored.has(account)) this.restoreAccount(book, account, kept, d.clock.now());
-    this.continueCounters(account, d.log, d.clock.now());
+    this.revisitKeep?.returning(account, d.clock.now());
+    const nowMs = d.clock.now();
+    this.counterKeep.continueAccount(
+      account,
+      (family, labels, value, startMs) =>
+        mapping.restoreCounter(account, family, labels, value, startMs, nowMs),
+      d.log,
+    );
     // The span the state file's cursor was moved over at start: counted as skipped at once. The counted cursor
     // starts past it (startAt below), at the walker's first cursor.
     if (d.givenUp) mapping.skip(account, (d.givenUp.to - d.givenUp.from) / MINUTE, 'catch_up_limit');
@@ -375,7 +368,7 @@ export class TrafficPipeline {
               // from now on includes this re-read, and one given before without its first read needs nothing.
               const shown = this.shownCursor(account);
               const held = windows.filter((w) => w.end <= shown);
-              if (n !== undefined && held.length > 0) this.rereadsUnsaved.push({ account, n, windows: held });
+              if (n !== undefined && held.length > 0) this.revisitKeep?.rereadCounted(account, n, held);
               if (!r) {
                 book.abort();
                 d.log.error({ error: describeError(err) }, 'counting a re-read of late data failed');
@@ -421,61 +414,22 @@ export class TrafficPipeline {
         mergeable: mergeable(() => mapping.folds(account)),
       },
     );
-    for (const w of this.restored.get(account) ?? []) queue.add(w);
-    this.restored.delete(account);
+    for (const w of this.revisitKeep?.take(account) ?? []) queue.add(w);
     this.queues.set(account, queue);
     return queue;
   }
 
   /**
-   * The revisit part of the state file: every account's windows awaiting a re-read; undefined with revisit off.
-   *
-   * Given the counted cursors and re-read number of an exposition (what a scrape was given), it is the part that
-   * goes with that exposition and nothing newer: a window whose first read that exposition does not include (its
-   * end past the account's cursor; no cursor: none of the account's) is left out, a restart reads it from scratch;
-   * a window whose re-read the exposition does not include is listed as pending, with what its first read counted.
+   * The revisit part of the state file (undefined with revisit off): for the exposition of these counted cursors
+   * and re-read number, nothing newer (RevisitKeep.save).
    */
   savedRevisits(cursors?: ReadonlyMap<string, number>, rereads?: number): SavedRevisits | undefined {
-    const book = this.book;
-    if (!book) return undefined;
-    const out: SavedRevisits = { version: 1, families: book.familyNames(), accounts: {} };
-    const loaded = this.loaded;
-    if (loaded && loaded.families.join() === out.families.join()) {
-      for (const [account, a] of Object.entries(loaded.accounts))
-        if (!this.queues.has(account)) out.accounts[account] = a;
-    }
-    const shown = (account: string, w: PendingWindow) =>
-      cursors === undefined || w.end <= (cursors.get(account) ?? Number.NEGATIVE_INFINITY);
-    const byAccount = new Map<string, PendingWindow[]>();
-    for (const [account, queue] of this.queues) {
-      const ws = queue.pending.filter((w) => shown(account, w));
-      if (ws.length > 0) byAccount.set(account, ws);
-    }
-    if (rereads !== undefined) {
-      for (const r of this.rereadsUnsaved) {
-        if (r.n <= rereads || !this.queues.has(r.account)) continue;
-        const ws = byAccount.get(r.account) ?? [];
-        ws.push(...r.windows.filter((w) => shown(r.account, w)));
-        if (ws.length > 0) byAccount.set(r.account, ws);
-      }
-    }
-    const series = book.save([...byAccount.keys()]);
-    for (const [account, windows] of byAccount) {
-      windows.sort((a, b) => a.start - b.start);
-      out.accounts[account] = {
-        series: series.get(account)!,
-        windows: windows.map(savedWindow),
-      };
-    }
-    return out;
+    return this.revisitKeep?.save(this.queues, cursors, rereads);
   }
 
-  /**
-   * A scrape was given an exposition that includes re-reads up to number `rereads`: no later write of the state
-   * file is for an older one, so they are held no more.
-   */
+  /** A scrape was given an exposition that includes re-reads up to number `rereads` (RevisitKeep.shown). */
   rereadsShown(rereads: number): void {
-    this.rereadsUnsaved = this.rereadsUnsaved.filter((r) => r.n > rereads);
+    this.revisitKeep?.shown(rereads);
   }
 
   /**
@@ -483,25 +437,7 @@ export class TrafficPipeline {
    * are dropped: their late part is not read.
    */
   restoreRevisits(saved: SavedRevisits | undefined, now: number): void {
-    const book = this.book;
-    if (!book || !saved) return;
-    this.loaded = saved;
-    for (const [account, a] of Object.entries(saved.accounts)) this.restoreAccount(book, account, a, now);
-  }
-
-  /** One account's saved windows awaiting a re-read, numbered as they were, for its queue to take. */
-  private restoreAccount(book: CountedBook, account: string, a: SavedAccountRevisits, now: number): void {
-    book.restore(account, this.loaded!.families, a.series);
-    this.restored.set(
-      account,
-      a.windows.map((w) => ({
-        start: Date.parse(w.start),
-        end: Date.parse(w.end),
-        counted: decodeCounted(w.counted),
-        encoded: w.counted,
-        countedAt: now,
-      })),
-    );
+    this.revisitKeep?.restore(saved, now);
   }
 
   /** Every counter family of the pipeline (what the state file's counter part holds). */
@@ -519,81 +455,15 @@ export class TrafficPipeline {
 
   /** Takes the counter part of the state file (before any poller is made). */
   restoreCounters(saved: SavedCounters | undefined): void {
-    this.loadedCounters = saved;
-  }
-
-  /**
-   * The account's counters start where the state file left them, at its saved cursor: a restart continues them.
-   * A series of a family this version does not have, or with other labels, is left out (logged once).
-   */
-  private continueCounters(account: string, log: Logger, nowMs: number): void {
-    const saved = this.loadedCounters;
-    const series = saved?.accounts[account];
-    if (!saved || !series) return;
-    delete saved.accounts[account];
-    const byName = new Map(this.counters().map((f) => [f.spec.name, f]));
-    let left = 0;
-    let off = 0;
-    for (const [fi, value, startSeconds, ...labels] of series) {
-      const family = byName.get(saved.families[fi] ?? '');
-      if (!family || labels.length + 1 !== family.spec.labelNames.length) {
-        left++;
-        continue;
-      }
-      // Its start too: a created timestamp moved to the restart would be a zero (a reset) for Prometheus'
-      // created-timestamp zero ingestion, under a value that goes on.
-      const restored = this.mapping.restoreCounter(
-        account,
-        family,
-        [account, ...labels],
-        value,
-        startSeconds * 1000,
-        nowMs,
-      );
-      if (!restored) off++;
-    }
-    if (left > 0)
-      log.warn(
-        { series: left },
-        'state_file: saved counters of families or labels this version does not have; they start at 0',
-      );
-    if (off > 0)
-      log.info(
-        { series: off },
-        'state_file: saved counters of metrics, status codes or resources no longer configured are left out',
-      );
+    this.counterKeep.restore(saved);
   }
 
   /**
    * The counter part of the state file: every counter series' value now (call it with no window half counted,
-   * SeriesStore.whole), and the loaded part of accounts not polled here.
+   * SeriesStore.whole), and the kept part of accounts not polled here.
    */
   savedCounters(): SavedCounters {
-    const families = this.counters();
-    const names = families.map((f) => f.spec.name);
-    const out: SavedCounters = { version: 1, families: names, accounts: {} };
-    const loaded = this.loadedCounters;
-    if (loaded) {
-      for (const [account, series] of Object.entries(loaded.accounts)) {
-        if (this.polled.has(account)) continue;
-        out.accounts[account] = series.flatMap(([fi, value, start, ...labels]) => {
-          const at = names.indexOf(loaded.families[fi] ?? '');
-          return at < 0 ? [] : [[at, value, start, ...labels] as [number, number, number, ...string[]]];
-        });
-      }
-    }
-    families.forEach((family, fi) => {
-      family.forEach((labels, value, slot) => {
-        const account = labels[0]!;
-        let list = out.accounts[account];
-        if (!list) {
-          list = [];
-          out.accounts[account] = list;
-        }
-        list.push([fi, value, Math.floor((family.startOf?.(slot) ?? 0) / 1000), ...labels.slice(1)]);
-      });
-    });
-    return out;
+    return this.counterKeep.save(this.polled);
   }
 
   /**
@@ -614,76 +484,30 @@ export class TrafficPipeline {
     // Its windows awaiting a re-read are kept with its counters: if it comes back they are read again then.
     const pending = this.queues.get(account)?.pending ?? [];
     this.queues.delete(account);
-    this.restored.delete(account);
-    this.rereadsUnsaved = this.rereadsUnsaved.filter((r) => r.account !== account);
-    if (this.loaded) delete this.loaded.accounts[account];
+    this.revisitKeep?.leave(account);
     this.polled.delete(account);
     // In the counting lock: the counters kept and the cursor are of one moment, and an exposition either shows
     // the account's series with its cursor or neither. `left` runs there too: no checkpoint can be taken between
     // the counters kept and the cursor they go with.
     await this.applier.remove(account, () => {
       const cursor = this.lock?.countedOf?.(account);
-      this.keepRevisits(account, pending);
-      this.keepCounters(account);
+      const each = (fn: (family: Family, labels: readonly string[]) => void) =>
+        this.mapping.eachCounter(account, fn);
+      this.revisitKeep?.keep(account, pending, each);
+      this.counterKeep.keep(account, each);
       this.mapping.removeAccount(account);
       this.book?.forget(account);
       left?.(cursor);
     });
-    if (atMs !== undefined) this.away.set(account, atMs);
+    if (atMs !== undefined) this.departed.left(account, atMs);
   }
 
   /**
-   * Forgets what was kept for the accounts that stopped before `beforeMs` and are not back (their counter values
-   * and windows awaiting a re-read): after `metrics.counter_retention`, as for a resource gone that long. One
-   * that comes back later starts afresh; its series were gone from /metrics that long, Prometheus sees new ones.
-   * Returns their names (their cursors go too: CursorBook.forget).
+   * Forgets what was kept for the accounts that stopped before `beforeMs` and are not back (DepartedAccounts):
+   * after `metrics.counter_retention`. Returns their names (their cursors go too: CursorBook.forget).
    */
   forgetAway(beforeMs: number): string[] {
-    const gone: string[] = [];
-    for (const [account, at] of this.away) {
-      if (at >= beforeMs) continue;
-      this.away.delete(account);
-      if (this.loadedCounters) delete this.loadedCounters.accounts[account];
-      if (this.loaded) delete this.loaded.accounts[account];
-      this.ranking?.forget(account);
-      gone.push(account);
-    }
-    return gone;
-  }
-
-  /**
-   * The account's windows awaiting a re-read, with the numbers of the series their records refer to, where
-   * savedRevisits() (the state file) and a return (`poller`) find them, as for an account loaded from the file.
-   */
-  private keepRevisits(account: string, pending: readonly PendingWindow[]): void {
-    const book = this.book;
-    if (this.loaded) delete this.loaded.accounts[account];
-    if (!book || pending.length === 0) return;
-    const families = book.familyNames();
-    // A part of another version (other families) is not carried by savedRevisits() anyway.
-    if (this.loaded?.families.join() !== families.join())
-      this.loaded = { version: 1, families, accounts: {} };
-    this.loaded.accounts[account] = {
-      series: book.saveOne(account, (fn) => this.mapping.eachCounter(account, fn)),
-      windows: [...pending].sort((a, b) => a.start - b.start).map(savedWindow),
-    };
-  }
-
-  /** The account's counter series now, where savedCounters() and continueCounters() find them. */
-  private keepCounters(account: string): void {
-    const kept = this.counters().map((f) => f.spec.name);
-    this.loadedCounters ??= { version: 1, families: kept, accounts: {} };
-    const saved = this.loadedCounters;
-    const rows: SavedCounters['accounts'][string] = [];
-    this.mapping.eachCounter(account, (family, labels) => {
-      const slot = family.find(labels);
-      if (slot === undefined) return;
-      let fi = saved.families.indexOf(family.spec.name);
-      if (fi < 0) fi = saved.families.push(family.spec.name) - 1;
-      rows.push([fi, family.get(slot), Math.floor((family.startOf?.(slot) ?? 0) / 1000), ...labels.slice(1)]);
-    });
-    if (rows.length > 0) saved.accounts[account] = rows;
-    else delete saved.accounts[account];
+    return this.departed.forgetAway(beforeMs);
   }
 
   /** Resolves once every window handed over so far has been counted. */

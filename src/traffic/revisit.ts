@@ -11,7 +11,7 @@
  * - RevisitQueue: one account's windows awaiting their re-read, and the loop that re-reads them when due, merging
  *   neighbours into one request of up to 10 minutes (what was counted for exactly the merged span is the sum of
  *   their records), one request at a time, behind every other request of the token (REVISIT_PRIORITY).
- * The state file's revisit part, and the codec of its records, are in ./saved-revisits.ts.
+ * The state file's revisit part, and the codec of its records, are in src/state-file/saved-revisits.ts.
  *
  * Contracts: a counter never goes down (a re-read that reports less adds nothing for that series and is counted as
  * a revision `down`); gauges keep showing the newest first read; a re-read changes counters only. Each minute is

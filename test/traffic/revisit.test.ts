@@ -5,11 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
+import { decodeCounted, encodeCounted } from '../../src/state-file/saved-revisits.js';
 import { SeriesStore } from '../../src/store/series-store.js';
 import type { TrafficMapping } from '../../src/traffic/mapping.js';
 import { TrafficPipeline } from '../../src/traffic/pipeline.js';
 import type { SideRecord, TrafficResponse } from '../../src/traffic/response.js';
-import { decodeCounted, encodeCounted } from '../../src/traffic/saved-revisits.js';
 
 const T = Date.UTC(2026, 0, 1, 12, 0);
 

@@ -17,8 +17,9 @@ import { type Clock, systemClock } from '../clock.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { CountedCursors } from '../store/types.js';
-import type { SavedRevisits } from '../traffic/saved-revisits.js';
-import { type CursorLimits, type LoadedState, type SavedCounters, StateFile } from './state-file.js';
+import type { SavedCounters } from './saved-counters.js';
+import type { SavedRevisits } from './saved-revisits.js';
+import { type CursorLimits, type LoadedState, StateFile } from './state-file.js';
 
 /**
  * The revisit part's owner (the traffic pipeline). `part` gives the part that goes with an exposition of these
@@ -30,7 +31,7 @@ export interface RevisitSource {
   shown(rereads: number): void;
 }
 
-/** What a write takes from the counting state at once, with no window half counted (./sinks.ts). */
+/** What a write takes from the counting state at once, with no window half counted (./checkpoints.ts). */
 export interface Checkpoint {
   /** Every polled account's counted cursor. */
   cursors: ReadonlyMap<string, number>;

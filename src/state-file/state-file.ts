@@ -13,21 +13,11 @@ import { copyFile, mkdir, open, readdir, readFile, rename, unlink } from 'node:f
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { Logger } from '../log.js';
-import type { SavedRevisits } from '../traffic/saved-revisits.js';
-import { countersProblem, describe, dropBadStarts, iso, revisitProblem } from './state-file-checks.js';
+import { countersProblem, describe, dropBadStarts, iso, revisitProblem } from './checks.js';
+import type { SavedCounters } from './saved-counters.js';
+import type { SavedRevisits } from './saved-revisits.js';
 
 const MINUTE = 60_000;
-
-/**
- * The counter part of the state file: the traffic counters' values at the saved cursors, so a restart continues
- * them. Per account, each series as [family index, value, start (created timestamp, Unix seconds; 0: none), ...label
- * values after the account].
- */
-export interface SavedCounters {
-  version: 1;
-  families: string[];
-  accounts: Record<string, Array<[number, number, number, ...string[]]>>;
-}
 
 /** What save() writes: `2026-06-01T12:00:00.000Z`; seconds and milliseconds optional on reading. */
 const CURSOR_TEXT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?Z$/;
@@ -62,7 +52,7 @@ export interface LoadedState {
 
 /**
  * The revisit part of the state file (`revisit`, versioned on its own, so the cursor part can change without it):
- * what was counted for each window awaiting its re-read, per counter series. See src/traffic/saved-revisits.ts.
+ * what was counted for each window awaiting its re-read, per counter series. See ./saved-revisits.ts.
  */
 const revisitsSchema = z.strictObject({
   version: z.literal(1),

@@ -1,7 +1,7 @@
 /**
- * The state file's revisit part (src/exporter/state-file.ts stores it beside the cursors, and checks it on load):
- * the windows awaiting a re-read (./revisit.ts) and what was counted for each (./counted-book.ts), and the codec of
- * those records.
+ * The state file's revisit part (./state-file.ts stores it beside the cursors, and checks it on load): the windows
+ * awaiting a re-read (src/traffic/revisit.ts) and what was counted for each (src/traffic/counted-book.ts), and the
+ * codec of those records. How the pipeline keeps it between saves: ./revisit-keep.ts.
  */
 
 export interface SavedRevisits {

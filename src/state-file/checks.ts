@@ -2,8 +2,8 @@
  * The checks the state file's parts pass on load (./state-file.ts): one account's saved re-reads, its saved
  * counters, and the counters' start timestamps; each names what is wrong, or drops what cannot be true.
  */
-import type { SavedRevisits } from '../traffic/saved-revisits.js';
-import type { SavedCounters } from './state-file.js';
+import type { SavedCounters } from './saved-counters.js';
+import type { SavedRevisits } from './saved-revisits.js';
 
 const MINUTE = 60_000;
 

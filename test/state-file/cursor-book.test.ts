@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Checkpoint, CursorBook } from '../../src/exporter/cursor-book.js';
+import { type Checkpoint, CursorBook } from '../../src/state-file/cursor-book.js';
 import { captureLog } from '../helpers/log-capture.js';
 
 const T = Date.UTC(2026, 5, 1, 12, 0);

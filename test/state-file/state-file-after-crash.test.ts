@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StateFile } from '../../src/exporter/state-file.js';
+import { StateFile } from '../../src/state-file/state-file.js';
 import { captureLog } from '../helpers/log-capture.js';
 
 const T = Date.UTC(2026, 5, 1, 12, 0);
