@@ -52,6 +52,8 @@ import { PanelBuilder as StatPanelBuilder } from '@grafana/grafana-foundation-sd
 import { PanelBuilder as StateTimelinePanelBuilder } from '@grafana/grafana-foundation-sdk/statetimeline';
 import { PanelBuilder as TablePanelBuilder } from '@grafana/grafana-foundation-sdk/table';
 import { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries';
+import { OTHER_TEXT } from '../../src/server/other-resources.js';
+import { OTHER } from '../../src/traffic/fold.js';
 
 export type { Dashboard };
 
@@ -344,16 +346,12 @@ export const YES_NO = {
   '1': { text: 'yes', color: 'text' },
 } as const satisfies Record<string, { text: string; color: string }>;
 
-/**
- * The `resource` label of the folded series (docs/metrics.md, "Bounded series: top resources and `__other__`"):
- * the resources without series of their own, counted together. Never shown as a resource: OTHER_TEXT instead.
- */
-export const OTHER = '__other__';
-/** What the dashboards show for OTHER: the same words as the exporter's own pages. */
-export const OTHER_TEXT = 'other resources';
+/** The folded series' `resource` label, and the words the dashboards show for it. */
+export { OTHER, OTHER_TEXT };
 
 /**
- * `expr` with `resource="__other__"` shown as OTHER_TEXT (label_replace matches the whole value), so a table or a
+ * `expr` with `resource="__other__"` (OTHER: the folded resources of an account, counted together) shown as
+ * OTHER_TEXT (label_replace matches the whole value), so a table or a
  * legend by resource names the folded resources for what they are. Every query of one table must be wrapped
  * alike, so that the table's merge joins their rows.
  */

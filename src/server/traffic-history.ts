@@ -23,7 +23,14 @@
  * 5xx ratio (`*_status_5xx`, or the exact 5xx codes summed, over requests); the edge cache hit ratio (hit bytes over
  * transferred bytes, or the byte-weighted mean of `edge_hit_ratio` when no hit bytes came); bandwidth in bit/s
  * (the sum of the resources' averages). A figure the answer did not have is NaN, shown as "-".
+ *
+ * Folded resources (limits.top_resources or a full series cap, docs/metrics.md "Bounded series: top resources and
+ * `__other__`"): the top lists show what /metrics shows. A resource the `fold` decision (TrafficMapping.foldOf)
+ * says was counted under `resource="__other__"` is never listed on its own: the folded resources of the window are
+ * one entry (`folded`: how many), ranked by their sums like any resource. Without a decision only a record the API
+ * itself names `__other__` is folded (the mapping folds it too). The window's figures count every record alike.
  */
+import { OTHER } from '../traffic/fold.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from '../traffic/response.js';
 
 /** Windows kept per account: 96 is 8 hours of 5-minute windows. */
@@ -49,12 +56,24 @@ export const HISTORY_BYTES_PER_ACCOUNT =
   HISTORY_WINDOWS * (8 * (FIGURES.length + 2) + 1) + 2 * TOP_RESOURCES * 200;
 
 export interface TopResource {
+  /** The resource id; '' for the folded entry. */
   resource: string;
   name: string;
   bandwidthBitsPerSecond: number;
   requests: number;
   errors5xx: number;
+  /** Present on the one entry that stands for the window's folded resources: how many they are (> 0). */
+  folded?: number;
 }
+
+/**
+ * Whether `resource` of `account` was counted under `resource="__other__"` in the answer whose records are
+ * `records` (TrafficMapping.foldOf, asked after the answer was counted).
+ */
+export type FoldDecision = (account: string, resource: string, records: readonly TrafficRecord[]) => boolean;
+
+/** Without a decision: only what the API itself names `__other__`. */
+const API_OTHER: FoldDecision = (_account, resource) => resource === OTHER;
 
 /** One account's history, oldest first. */
 export interface AccountHistory {
@@ -69,6 +88,8 @@ export interface AccountHistory {
   topBy5xx: TopResource[];
   /** Resources in the newest window. */
   resources: number;
+  /** Of them, those counted under `__other__` (0: none). */
+  folded: number;
 }
 
 interface Ring {
@@ -83,6 +104,7 @@ interface Ring {
   topByTraffic: TopResource[];
   topBy5xx: TopResource[];
   resources: number;
+  folded: number;
   /**
    * The newest `record`'s bounds and answer (held weakly: never kept alive for this), so that its `settle` with
    * the same answer, right after it, only clears the flag instead of reading the answer a second time.
@@ -96,6 +118,7 @@ interface Summary {
   topByTraffic: TopResource[];
   topBy5xx: TopResource[];
   resources: number;
+  folded: number;
 }
 
 function requestsOf(s: SideRecord): number | undefined {
@@ -121,14 +144,17 @@ function errorsOf(s: SideRecord): number | undefined {
   return any || s.codes.size > 0 ? n : undefined;
 }
 
-/** The `n` records with the largest keys (over 0; ties: the first seen), kept sorted as they are offered. */
+/** A top list's item: a record (made a TopResource only if it stays in the list), or the folded entry. */
+type Ranked = TrafficRecord | TopResource;
+
+/** The `n` items with the largest keys (over 0; ties: the first seen), kept sorted as they are offered. */
 class TopList {
   private readonly keys: number[] = [];
-  private readonly items: TrafficRecord[] = [];
+  private readonly items: Ranked[] = [];
 
   constructor(private readonly n: number) {}
 
-  offer(key: number, record: TrafficRecord): void {
+  offer(key: number, record: Ranked): void {
     const { keys, items, n } = this;
     if (!(key > 0) || (keys.length === n && key <= keys[n - 1]!)) return;
     let i = keys.length;
@@ -141,8 +167,8 @@ class TopList {
     }
   }
 
-  get records(): readonly TrafficRecord[] {
-    return this.items;
+  get list(): TopResource[] {
+    return this.items.map((x) => ('edge' in x ? topResource(x) : x));
   }
 }
 
@@ -160,8 +186,8 @@ function topResource(r: TrafficRecord): TopResource {
   };
 }
 
-/** The figures of `response` as the answer for a window of `seconds` (> 0), in one pass over its records. */
-function summarize(response: TrafficResponse, seconds: number): Summary {
+/** The figures of `response` as `account`'s answer for a window of `seconds` (> 0), in one pass over its records. */
+function summarize(account: string, response: TrafficResponse, seconds: number, fold: FoldDecision): Summary {
   const records = response.records;
   let edgeRequests = Number.NaN;
   let edgeErrors = Number.NaN;
@@ -174,6 +200,11 @@ function summarize(response: TrafficResponse, seconds: number): Summary {
   let ratioBytes = 0;
   const byTraffic = new TopList(TOP_RESOURCES);
   const by5xx = new TopList(TOP_RESOURCES);
+  // The folded resources' sums: one entry of the top lists.
+  let folded = 0;
+  let foldedBits: number | undefined;
+  let foldedRequests = 0;
+  let foldedErrors: number | undefined;
   // One pass; objects only for the resources that make a top list.
   for (const r of records) {
     const requests = requestsOf(r.edge);
@@ -193,9 +224,29 @@ function summarize(response: TrafficResponse, seconds: number): Summary {
       ratioBytes += bits;
     }
     if (r.resource !== undefined && r.resource !== '') {
+      if (fold(account, r.resource, records)) {
+        folded++;
+        if (bits !== undefined) foldedBits = (foldedBits ?? 0) + bits;
+        foldedRequests += requests ?? 0;
+        if (errors !== undefined) foldedErrors = (foldedErrors ?? 0) + errors;
+        continue;
+      }
       if (bits !== undefined) byTraffic.offer(bits, r);
       if (errors !== undefined) by5xx.offer(errors, r);
     }
+  }
+  if (folded > 0) {
+    // Offered last: a resource with the same figure ranks before it.
+    const entry: TopResource = {
+      resource: '',
+      name: '',
+      bandwidthBitsPerSecond: foldedBits ?? 0,
+      requests: foldedRequests,
+      errors5xx: foldedErrors ?? 0,
+      folded,
+    };
+    if (foldedBits !== undefined) byTraffic.offer(foldedBits, entry);
+    if (foldedErrors !== undefined) by5xx.offer(foldedErrors, entry);
   }
   const bytes = (bandwidth * seconds) / 8;
   const hitRatio =
@@ -214,22 +265,32 @@ function summarize(response: TrafficResponse, seconds: number): Summary {
   };
   return {
     values: FIGURES.map((f) => byName[f]),
-    topByTraffic: byTraffic.records.map(topResource),
-    topBy5xx: by5xx.records.map(topResource),
+    topByTraffic: byTraffic.list,
+    topBy5xx: by5xx.list,
     resources: records.length,
+    folded,
   };
 }
 
 export class TrafficHistory {
   private readonly rings = new Map<string, Ring>();
+  private fold: FoldDecision = API_OTHER;
 
   constructor(private readonly capacity = HISTORY_WINDOWS) {}
+
+  /**
+   * Where the exporter counted each resource (TrafficMapping.foldOf), so that the top lists show the folded
+   * resources as /metrics does: as one entry. Asked for the windows recorded or settled from then on.
+   */
+  foldBy(decision: FoldDecision): void {
+    this.fold = (account, resource, records) => resource === OTHER || decision(account, resource, records);
+  }
 
   /** Records a counted window of `account` (its first read): a new provisional entry, the newest. */
   record(account: string, startMs: number, endMs: number, response: TrafficResponse): void {
     const seconds = (endMs - startMs) / 1000;
     if (!(seconds > 0)) return;
-    const summary = summarize(response, seconds);
+    const summary = summarize(account, response, seconds, this.fold);
     const ring = this.ringOf(account);
     const i = ring.next;
     this.write(ring, i, startMs, endMs, summary.values, true);
@@ -274,7 +335,7 @@ export class TrafficHistory {
       ring.provisional[only] = 0;
       return;
     }
-    const summary = summarize(response, seconds);
+    const summary = summarize(account, response, seconds, this.fold);
     this.write(ring, only, startMs, endMs, summary.values, false);
     // The other covered entries go: the entries after them move down by as many.
     const gone = to - from;
@@ -303,6 +364,7 @@ export class TrafficHistory {
       topByTraffic: ring.topByTraffic,
       topBy5xx: ring.topBy5xx,
       resources: ring.resources,
+      folded: ring.folded,
     };
   }
 
@@ -343,6 +405,7 @@ export class TrafficHistory {
     ring.topByTraffic = s.topByTraffic;
     ring.topBy5xx = s.topBy5xx;
     ring.resources = s.resources;
+    ring.folded = s.folded;
   }
 
   private ringOf(account: string): Ring {
@@ -360,6 +423,7 @@ export class TrafficHistory {
         topByTraffic: [],
         topBy5xx: [],
         resources: 0,
+        folded: 0,
       };
       this.rings.set(account, ring);
     }

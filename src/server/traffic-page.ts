@@ -7,9 +7,14 @@
  * Each window shows its final figures once settled; until then it is provisional (its first read, still open to
  * late data with metrics.revisit): drawn dashed with a hollow newest point (./charts.ts), and said in words in the
  * tile, the card's window line and the windows table (issue 32).
+ *
+ * Folded resources (limits.top_resources, a full series cap: docs/metrics.md, "Where `__other__` shows") are never
+ * shown as a resource: the top tables have one row "other resources (N)" where their sums rank it, and the card
+ * and the account page say how many resources the newest window folded.
  */
 import { CHART_CSS, type ChartSeries, PROVISIONAL_COLOUR, PROVISIONAL_TEXT, sparkline } from './charts.js';
 import { escapeHtml } from './html.js';
+import { otherResources } from './other-resources.js';
 import {
   type AccountHistory,
   FIGURES,
@@ -56,7 +61,7 @@ export const TRAFFIC_CSS = `
 .acct h3{font-size:1rem;margin:0 0 .4rem}.tiles{display:flex;flex-wrap:wrap;gap:.5rem}
 .tile{margin:0;min-width:8.5rem}.tile figcaption{font-size:.8rem;color:#5b6578}.tile b{display:block;font-size:1rem;color:#1d2330;font-variant-numeric:tabular-nums}
 .spark{display:block}.wrap{overflow-x:auto;max-width:100%}
-.prov{color:${PROVISIONAL_COLOUR};font-style:italic;font-weight:400;font-size:.75rem}${CHART_CSS}
+.prov{color:${PROVISIONAL_COLOUR};font-style:italic;font-weight:400;font-size:.75rem}tr.other td:first-child{font-style:italic}${CHART_CSS}
 @media (max-width:40rem){body{margin:1rem}table{min-width:0}}
 `;
 
@@ -99,14 +104,23 @@ function windowText(start: number, end: number): { span: string; minutes: number
   return { span: `${from}–${to}`, minutes: Math.round((end - start) / 60_000) };
 }
 
+/** ` · 15,000 resources, other resources (14,900) among them` when the newest window folded some; else ''. */
+function foldedText(h: AccountHistory): string {
+  if (h.folded === 0) return '';
+  return (
+    ` · ${h.resources.toLocaleString('en-US')} resources, ${escapeHtml(otherResources(h.folded))} among them ` +
+    '(without series of their own, counted together)'
+  );
+}
+
 function windowLine(h: AccountHistory): string {
   const n = h.ends.length;
   const { span, minutes } = windowText(h.starts[n - 1]!, h.ends[n - 1]!);
   const open = provisionalCount(h);
   const newestOpen = h.provisional[n - 1] === true;
   return (
-    `<p class="small">Newest window ${escapeHtml(span)} UTC (${minutes} min)${newestOpen ? ', provisional' : ''} · ` +
-    `${n} window${n === 1 ? '' : 's'} charted` +
+    `<p class="small">Newest window ${escapeHtml(span)} UTC (${minutes} min)${newestOpen ? ', provisional' : ''}` +
+    `${foldedText(h)} · ${n} window${n === 1 ? '' : 's'} charted` +
     (open > 0
       ? `, <span class="prov">${open} of them ${escapeHtml(PROVISIONAL_TEXT)}</span>, drawn dashed` +
         (newestOpen ? ', the newest point hollow' : '')
@@ -158,6 +172,8 @@ function resourceRows(list: readonly TopResource[], t: (s: string) => string, by
       const figures = by5xx
         ? `<td class="num">${r.errors5xx.toLocaleString('en-US')}</td><td class="num">${ratio}</td><td class="num">${r.requests.toLocaleString('en-US')}</td>`
         : `<td class="num">${escapeHtml(formatBits(r.bandwidthBitsPerSecond))}</td><td class="num">${r.requests.toLocaleString('en-US')}</td><td class="num">${ratio}</td>`;
+      if (r.folded !== undefined)
+        return `<tr class="other"><td>${escapeHtml(otherResources(r.folded))}</td><td>without series of their own, counted together</td>${figures}</tr>`;
       return `<tr><td>${t(r.resource)}</td><td>${t(r.name)}</td>${figures}</tr>`;
     })
     .join('\n');
@@ -214,7 +230,9 @@ export function accountBody(name: string, h: AccountHistory | undefined, t: (s: 
   return (
     `<section class="acct" aria-label="traffic of ${t(name)}"><div class="tiles">${tiles(h, 'a')}</div>${windowLine(h)}</section>\n` +
     `<h2>Top resources by traffic</h2>\n<p class="small">Newest window, ${h.resources.toLocaleString('en-US')} resources in it` +
-    `${newestOpen ? ` (its first read: ${escapeHtml(PROVISIONAL_TEXT)})` : ''}.</p>\n${byTraffic}\n` +
+    `${newestOpen ? ` (its first read: ${escapeHtml(PROVISIONAL_TEXT)})` : ''}` +
+    `${h.folded > 0 ? `; those without series of their own are one row, ${escapeHtml(otherResources(h.folded))}, ranked by their sums` : ''}` +
+    `.</p>\n${byTraffic}\n` +
     `<h2>Top resources by 5xx</h2>\n${by5xx}\n` +
     `<h2>Windows</h2>\n<p class="small">The ${h.ends.length} windows charted, newest first` +
     `${open > 0 ? `; ${open} of them ${escapeHtml(PROVISIONAL_TEXT)}, the others final` : ', all final'}. ` +
