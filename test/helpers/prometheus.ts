@@ -40,6 +40,18 @@ export interface PromSample {
   value: [number, string];
 }
 
+/** One series of a range query's result (matrix). */
+export interface PromSeries {
+  metric: Record<string, string>;
+  values: [number, string][];
+}
+
+export interface RangeAnswer {
+  status: 'success' | 'error';
+  result: PromSeries[];
+  error?: string;
+}
+
 export interface QueryAnswer {
   status: 'success' | 'error';
   resultType?: string;
@@ -70,6 +82,11 @@ export interface Prometheus {
    * queries). Never throws for a PromQL error: `status` says it.
    */
   query(expr: string, at?: number): Promise<QueryAnswer>;
+  /**
+   * A range query from `start` to `end` every `step` (Unix seconds): the expression evaluated at each step as an
+   * instant query there would be (up to 2 minutes: week-long ranges). Never throws for a PromQL error.
+   */
+  queryRange(expr: string, start: number, end: number, step: number): Promise<RangeAnswer>;
   /** Values of a label on the series matching `match` (as Grafana's label_values(match, label)). */
   labelValues(label: string, match: string): Promise<{ status: string; values: string[]; error?: string }>;
   /** The health of every rule Prometheus loaded. */
@@ -209,10 +226,22 @@ async function launch(o: PrometheusOptions, dir: string, configFile: string): Pr
     return { status: body.status, resultType: data?.resultType, result, error: body.error };
   };
 
+  const queryRange = async (expr: string, start: number, end: number, step: number): Promise<RangeAnswer> => {
+    const params = { query: expr, start: String(start), end: String(end), step: String(step) };
+    const body = await getJson<{
+      status: 'success' | 'error';
+      error?: string;
+      data?: { resultType: string; result: unknown };
+    }>(api('query_range', params), 120_000);
+    const result = body.data?.resultType === 'matrix' ? (body.data.result as PromSeries[]) : [];
+    return { status: body.status, result, error: body.error };
+  };
+
   return {
     url,
     dir,
     query,
+    queryRange,
     labelValues: async (label, match) => {
       const body = await getJson<{ status: string; data?: string[]; error?: string }>(
         api(`label/${encodeURIComponent(label)}/values`, { 'match[]': match }),
