@@ -74,7 +74,6 @@ export interface AccountPollersDeps {
   /** Where spans skipped for good are listed for `backfill --gaps` (with state_file). */
   gaps?: Pick<GapsRecorder, 'record'>;
   audit: Pick<AnswerAudit, 'check'>;
-  storeChanged: () => void;
   /** The exporter's stop signal: it stops every account's loops. */
   signal: AbortSignal;
   /** Every loop started, for the exporter's stop() to wait on. */
@@ -163,7 +162,6 @@ export class AccountPollers {
       limited: (r) => {
         if (active) this.countRefused(name, 'metrics', r, alog);
       },
-      storeChanged: d.storeChanged,
       refused: () => rereadToken(token, alog),
       revisitsChanged: () => d.cursors.touch(),
       windowCounted: (start, end, response) => {
@@ -203,7 +201,6 @@ export class AccountPollers {
           health: (rows, failed) => {
             board.dvr(name, rows, failed);
             this.countRefused(name, 'dvr-net', { refused: dvr.refused(name) }, alog);
-            d.storeChanged();
           },
         }),
       );
@@ -221,7 +218,6 @@ export class AccountPollers {
           summary: (rows) => {
             board.recordings(name, rows);
             this.countRefused(name, 'recorder-cloud', recordings, alog);
-            d.storeChanged();
           },
         }),
       );
@@ -272,7 +268,6 @@ export class AccountPollers {
     d.history?.remove(name);
     d.settled?.detach(name);
     for (const api of APIS) this.refusing.delete(`${api}\u0000${name}`);
-    d.storeChanged();
   }
 
   /**

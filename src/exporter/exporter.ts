@@ -36,7 +36,7 @@ import { RankingSaver, RankingStateFile, rankingStatePath } from '../traffic/ran
 import type { AccountWalker } from '../traffic/walker.js';
 import { AccountPollers } from './account-pollers.js';
 import { startDiscovery } from './discovered-accounts.js';
-import { afterStoreChange } from './reclaim.js';
+import { lastResortGc, ShrinkReclaim } from './reclaim.js';
 import { settledWithin } from './settle.js';
 import { createSinks, type Sinks, type SinksDeps } from './sinks.js';
 import { APIS, type Api, StatusBoard, settingsSummary } from './status-board.js';
@@ -86,7 +86,6 @@ export class Exporter {
   private readonly board: StatusBoard;
   private readonly cursors: CursorBook;
   private readonly audit: AnswerAudit;
-  private readonly storeChanged: () => void;
   private readonly controller = new AbortController();
   private loops: Promise<void>[] = [];
   private sinks: Sinks | undefined;
@@ -115,20 +114,30 @@ export class Exporter {
   constructor(private readonly opts: ExporterOptions) {
     this.config = opts.config;
     this.clock = opts.clock ?? systemClock;
-    this.store = new SeriesStore({ clock: this.clock });
+    // The store refreshes itself when a family is written; a failed refresh is logged.
+    this.store = new SeriesStore({ clock: this.clock, refreshLog: opts.log });
     this.log = opts.log;
     this.self = createSelfMetrics(this.registry, {
       version: opts.version,
       apis: APIS,
       defaultMetrics: opts.defaultMetrics,
     });
-    this.storeChanged = afterStoreChange({
-      store: this.store,
+    // After a change of the store: memory given back after a shrink (a last-resort GC, and the idle traffic parse
+    // worker dropped), and the ranking of top resources saved.
+    const reclaim = new ShrinkReclaim({
       clock: this.clock,
       log: this.log,
       signal: this.controller.signal,
-      recycle: () => this.parser.recycle(),
+      size: () => this.store.size,
+      reclaim: () => {
+        this.parser.recycle();
+        lastResortGc();
+      },
     });
+    this.store.onChange = () => {
+      reclaim.changed();
+      this.rankingSaver?.changed();
+    };
     this.audit = new AnswerAudit((api, n) => this.self.parseErrors.inc({ api }, n));
     this.agent = createAgent({
       headersTimeoutMs: this.config.api.timeoutMs,
@@ -254,10 +263,6 @@ export class Exporter {
       ...(settled ? { settled: settled.writer } : {}),
       ...(gaps ? { gaps } : {}),
       audit: this.audit,
-      storeChanged: () => {
-        this.storeChanged();
-        this.rankingSaver?.changed();
-      },
       signal,
       track: (loop) => this.loops.push(loop),
       sliceMs: this.opts.sliceMs,

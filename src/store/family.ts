@@ -123,6 +123,8 @@ export class SeriesFamily implements Family {
   private readonly valLen: Uint32Array;
   /** When the series was created, or, for a counter, the start of the first window it counted (its created timestamp). */
   private readonly now: () => number;
+  /** Called after every change that moves `version` (the store refreshes itself: ./series-store.ts). */
+  private readonly changed: () => void;
 
   private values = new Float64Array(INITIAL_CAPACITY);
   private labelAt = new Uint32Array(INITIAL_CAPACITY);
@@ -155,13 +157,17 @@ export class SeriesFamily implements Family {
   /** Series created since the last finished render. */
   private newSeries = 0;
 
-  /** `now`: the clock of a series' start when slot() is not given one (milliseconds since the epoch). */
-  constructor(spec: FamilySpec, now: () => number = Date.now) {
+  /**
+   * `now`: the clock of a series' start when slot() is not given one (milliseconds since the epoch); `changed`:
+   * told after every change of the exposition (a value, a series added or removed).
+   */
+  constructor(spec: FamilySpec, now: () => number = Date.now, changed: () => void = () => {}) {
     validateSpec(spec);
     this.spec = Object.freeze({ ...spec, labelNames: Object.freeze([...spec.labelNames]) });
     this.template = labelTemplate(spec.labelNames);
     this.isCounter = spec.type === 'counter';
     this.now = now;
+    this.changed = changed;
     this.name = Buffer.from(spec.name);
     const om = openMetricsName(spec);
     this.createdName = Buffer.from(`${om}_created`);
@@ -277,6 +283,7 @@ export class SeriesFamily implements Family {
     if (this.live * 2 > this.table.length) this.rehash(this.table.length * 2);
     this.version++;
     this.structure++;
+    this.changed();
     return slot;
   }
 
@@ -294,6 +301,7 @@ export class SeriesFamily implements Family {
     if (this.values[slot] !== value) {
       this.values[slot] = value;
       this.version++;
+      this.changed();
     }
   }
 
@@ -305,6 +313,7 @@ export class SeriesFamily implements Family {
     if (delta !== 0) {
       this.values[slot] = this.values[slot]! + delta;
       this.version++;
+      this.changed();
     }
   }
 
@@ -600,6 +609,7 @@ export class SeriesFamily implements Family {
     this.live--;
     this.version++;
     this.structure++;
+    this.changed();
   }
 
   /** Removes slot from the table by backward-shift deletion (no tombstones). */

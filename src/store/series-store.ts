@@ -19,8 +19,9 @@
  *   a format other than text asked for only gzipped keeps no bodies of its own at all: a refresh renders them
  *   one family at a time straight into its gzip (streamGzip).
 
- * Rendering 1M series takes a few hundred milliseconds. So the poller calls `refresh()` after applying a poll:
- * it re-renders changed families in chunks, yielding to the event loop between them, assembles the formats in
+ * Rendering 1M series takes a few hundred milliseconds. So the store refreshes itself after a change (with
+ * `refreshLog`: on the next turn of the event loop, once per turn, and for a window being counted once it is
+ * whole; the pollers tell it nothing): `refresh()` re-renders changed families in chunks, yielding to the event loop between them, assembles the formats in
  * use, gzips those asked for gzip (on the libuv pool), and swaps them in at once. While a refresh runs,
  * render() and renderGzip() serve the last complete buffers. Without a refresh in flight they are always
  * current: a change not yet refreshed is rendered synchronously by the scrape that sees it.
@@ -37,6 +38,7 @@
  */
 import { createGzip, gzipSync } from 'node:zlib';
 import type { Clock } from '../clock.js';
+import type { Logger } from '../log.js';
 import { SeriesFamily } from './family.js';
 import { freeNow } from './free-now.js';
 import { openMetricsName } from './names.js';
@@ -72,6 +74,12 @@ export interface SeriesStoreOptions {
   gzipLevel?: number;
   /** The start of a counter created without one (Family.slot), and of format idleness. Default: the system clock. */
   clock?: Pick<Clock, 'now'>;
+  /**
+   * The store refreshes itself after every change of a family (a value, a series added or removed): once per turn
+   * of the event loop, on the next, and for a window being counted (CountingLock) once it is whole; a failed
+   * refresh is logged here and the previous text stays served. Absent: only refresh() calls refresh it.
+   */
+  refreshLog?: Pick<Logger, 'error'>;
 }
 
 interface Exposed {
@@ -146,16 +154,51 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
   private readonly retired = new Set<Buffer>();
   /** Buffers a cut-off response may still have handed to the transport: never freed here, left to the GC. */
   private readonly unsafeToFree = new WeakSet<ArrayBufferLike>();
+  private readonly refreshLog: Pick<Logger, 'error'> | undefined;
+  /** A family changed since the last announcement (see `touched`). */
+  private changeSeen = false;
+  /** An announcement is queued for the next turn. */
+  private announcing = false;
+
+  /**
+   * Told once per change of the store, on the turn after it (a window counted, a DVR or recordings round written,
+   * an account's series removed), just before the refresh that change brings: where the exporter gives memory
+   * back after a shrink and saves the ranking of top resources.
+   */
+  onChange: (() => void) | undefined;
 
   constructor(opts: SeriesStoreOptions = {}) {
     this.chunkSize = Math.max(1, opts.chunkSize ?? 32_768);
     this.gzipLevel = opts.gzipLevel ?? 1;
     const clock = opts.clock;
     this.now = clock ? () => clock.now() : Date.now;
+    this.refreshLog = opts.refreshLog;
+  }
+
+  /**
+   * A family changed. Outside a window being counted the change is announced on the next turn; inside one, when
+   * the window is whole (leave): a refresh in the middle of a window would wait for it anyway.
+   */
+  private readonly touched = (): void => {
+    if (this.changeSeen || (this.refreshLog === undefined && this.onChange === undefined)) return;
+    this.changeSeen = true;
+    if (this.writers === 0) this.announceSoon();
+  };
+
+  private announceSoon(): void {
+    if (this.announcing) return;
+    this.announcing = true;
+    setImmediate(() => {
+      this.announcing = false;
+      this.changeSeen = false;
+      this.onChange?.();
+      const log = this.refreshLog;
+      if (log) this.refresh().catch((err: unknown) => log.error({ err }, 'rebuilding /metrics text failed'));
+    });
   }
 
   family(spec: FamilySpec): Family {
-    const family = new SeriesFamily(spec, this.now);
+    const family = new SeriesFamily(spec, this.now, this.touched);
     const om = openMetricsName(spec);
     for (const n of new Set([spec.name, om])) {
       if (this.names.has(n))
@@ -192,6 +235,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
   }
 
   leave(): void {
+    if (this.writers === 1 && this.changeSeen) this.announceSoon();
     this.writers = Math.max(0, this.writers - 1);
     // Handed over at once: the applier goes on to its next window in the same turn.
     if (this.writers === 0 && this.readerWaiters.length > 0) {

@@ -8,9 +8,10 @@
  *   src/poll/upstream.ts) -> parse (./parse.ts, or src/offloop/) -> walker.handOver -> applier (in order, in time
  *   slices: ./applier.ts) -> mapping (./mapping.ts) -> store.
  *
- * What leaves traffic/ besides the store goes through the narrow TrafficPollerDeps below: the walker's status (for
- * the status board), an audit of what an answer could not give, what the caps refused, "the store changed", "the
- * token was refused", and "the windows awaiting a re-read changed" (for the cursor book).
+ * What leaves traffic/ besides the store (which refreshes itself when a family is written: src/store/series-store.ts)
+ * goes through the narrow TrafficPollerDeps below: the walker's status (for the status board), an audit of what an
+ * answer could not give, what the caps refused, "the token was refused", and "the windows awaiting a re-read
+ * changed" (for the cursor book).
  */
 import type { Breakdown } from '../api/vocabulary.js';
 import { type Clock, MINUTE } from '../clock.js';
@@ -85,8 +86,6 @@ export interface TrafficPollerDeps {
    * counted window, so a refusal that stopped can be told.
    */
   limited?(r: ApplyResult): void;
-  /** The store changed (a window counted or skipped). */
-  storeChanged(): void;
   /** The API refused the token (401/403): it may have been rotated. */
   refused(): void;
   /** The windows awaiting a re-read changed (revisit on): the state file should be saved. */
@@ -288,7 +287,6 @@ export class TrafficPipeline {
               d.limited?.(r);
               d.windowCounted?.(start, end, response);
               if (!again) d.windowSettled?.(start, end, response);
-              d.storeChanged();
             },
             book ? { prepare: () => (again ? book.beginRecord(account) : book.abort()) } : {},
           );
@@ -297,7 +295,6 @@ export class TrafficPipeline {
         skip: (start, end, reason) =>
           applier.skip(account, start, end, () => {
             mapping.skip(account, (end - start) / MINUTE, reason);
-            d.storeChanged();
             d.settledSkipped?.(start, end, reason);
           }),
         onStatus: (s) => {
@@ -387,7 +384,6 @@ export class TrafficPipeline {
                 );
               }
               d.audit(response, r.dropped);
-              d.storeChanged();
               d.windowSettled?.(start, end, response);
               done(o);
             },
@@ -407,7 +403,6 @@ export class TrafficPipeline {
           // A change of the counters outside any window: numbered as a re-read, so a scrape that shows it is
           // saved before it is served (CursorBook.commit).
           this.lock?.reread?.();
-          d.storeChanged();
         },
         changed: () => d.revisitsChanged?.(),
         authFailed: d.refused,

@@ -182,7 +182,6 @@ describe('CountedBook', () => {
         startCursor: undefined,
         onStatus: () => {},
         audit: () => {},
-        storeChanged: () => {},
         refused: () => {},
       },
     );
