@@ -11,9 +11,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
+import { dvrCodec } from '../src/dvr/codec.js';
 import { parseDvrBody } from '../src/dvr/response.js';
 import { HttpClient } from '../src/http/request.js';
 import { ANSWER_POOL, ParsePool } from '../src/offloop/pool.js';
+import { recordingsCodec } from '../src/recordings/codec.js';
 import { parseRecordingsBody } from '../src/recordings/response.js';
 import { fullGc, maxStall, median } from './measure.js';
 import type { BenchRow } from './report.js';
@@ -104,20 +106,20 @@ async function answerStalls(log: (line: string) => void): Promise<BenchRow[]> {
   const worker = new ParsePool(ANSWER_POOL);
   try {
     // The worker's start is not part of a poll.
-    await worker.dvr(new Uint8Array(dvr), 'live/main');
+    await worker.parser(dvrCodec)(new Uint8Array(dvr), 'live/main');
     const rows: BenchRow[] = [];
     for (const [name, body, inline, off] of [
       [
         `DVR answer (${mb(dvr.length)}, 300k ranges)`,
         dvr,
         async (b: Uint8Array) => parseDvrBody(b, 'live/main'),
-        (b: Uint8Array) => worker.dvr(b, 'live/main'),
+        (b: Uint8Array) => worker.parser(dvrCodec)(b, 'live/main'),
       ],
       [
         `recordings answer (${mb(recordings.length)}, 84k instances)`,
         recordings,
         async (b: Uint8Array) => parseRecordingsBody(b, 'acme'),
-        (b: Uint8Array) => worker.recordings(b, 'acme'),
+        (b: Uint8Array) => worker.parser(recordingsCodec)(b, 'acme'),
       ],
     ] as const) {
       const baseline = await parseStall(body, inline);

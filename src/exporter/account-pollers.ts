@@ -1,7 +1,7 @@
 /**
- * Each account's pollers (src/poll/poller.ts: traffic from src/traffic/pipeline.ts, DVR and recordings from
- * src/dvr/poller.ts and src/recordings/poller.ts), made from the account's upstream and started and stopped as
- * one: configured accounts are started by the exporter, discovered ones are started and stopped by discovery
+ * Each account's pollers (src/poll/poller.ts: traffic from src/traffic/pipeline.ts, then one from each module of
+ * the API table the account asks for: ./api-table.ts), made from the account's upstream and started and stopped
+ * as one: configured accounts are started by the exporter, discovered ones are started and stopped by discovery
  * (./discovered-accounts.ts). Each account runs under its own stop signal, tied to the exporter's. What they
  * report lands here: the status board, the series refused by limits, the token re-read after a refusal.
  */
@@ -10,23 +10,20 @@ import type { GapsRecorder } from '../backfill/gaps.js';
 import type { Clock } from '../clock.js';
 import type { AccountConfig, Config } from '../config/index.js';
 import { inSlices } from '../discovery/slices.js';
-import type { DvrBodyParser } from '../dvr/client.js';
-import { dvrPoller } from '../dvr/poller.js';
 import type { AnswerAudit } from '../http/answers.js';
 import type { Logger } from '../log.js';
+import type { BodyParsers, CapReport } from '../poll/api-module.js';
 import type { Poller, PollReporter } from '../poll/poller.js';
 import type { Upstream } from '../poll/upstream.js';
-import type { RecordingsBodyParser } from '../recordings/client.js';
-import { recordingsPoller } from '../recordings/poller.js';
 import type { CommitMetrics } from '../server/commit-metrics.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
 import type { TrafficHistory } from '../server/traffic-history.js';
 import type { CursorBook } from '../state-file/cursor-book.js';
-import type { RefusalReason } from '../store/limits.js';
 import type { TrafficResponse } from '../traffic/response.js';
 import type { AccountWalker } from '../traffic/walker.js';
+import { APIS, type Api, type OpenApi } from './api-table.js';
 import type { Sinks } from './sinks.js';
-import { APIS, type Api, type StatusBoard } from './status-board.js';
+import type { StatusBoard } from './status-board.js';
 import { rereadIfRefused, rereadToken } from './token-refresh.js';
 
 /** What takes each account's settled windows (src/settled/writer.ts); declared here, where it is used. */
@@ -49,7 +46,9 @@ export interface SettledSink {
 const STOPPED = new DOMException('polling stopped', 'AbortError');
 
 export interface AccountPollersDeps {
-  sinks: Sinks;
+  sinks: Pick<Sinks, 'traffic'>;
+  /** The modules of the API table with their sinks (./api-table.ts), in the table's order. */
+  apis: readonly OpenApi[];
   board: StatusBoard;
   cursors: Pick<CursorBook, 'get' | 'leave' | 'touch' | 'forget'>;
   /** Per account, the span the state file's cursor was moved over at start (older than metrics.max_catch_up). */
@@ -57,10 +56,10 @@ export interface AccountPollersDeps {
   clock: Clock;
   log: Logger;
   random?: () => number;
-  /** Reads DVR and recordings answers, big ones off the event loop (default: inline; src/offloop/pool.ts). */
-  parse?: { dvr: DvrBodyParser; recordings: RecordingsBodyParser };
-  /** dvr.interval, recordings.interval, and the limits whose refusals are logged. */
-  config: Pick<Config, 'dvr' | 'recordings' | 'limits' | 'metrics'>;
+  /** Reads the table's APIs' answers, big ones off the event loop (default: inline; src/offloop/pool.ts). */
+  parse?: BodyParsers;
+  /** Each module reads its own section (its interval); the limits whose refusals are logged. */
+  config: Config;
   self: Pick<SelfMetrics, 'seriesRefused' | 'parseErrors'>;
   /** Where each polled account's commit is exposed (none in tests that do not look at it). */
   commits?: Pick<CommitMetrics, 'set' | 'remove'>;
@@ -123,7 +122,7 @@ export class AccountPollers {
   start(account: AccountConfig, up: Upstream, discovered: boolean): void {
     const { d } = this;
     const { clock, board } = d;
-    const { traffic, dvr, recordings } = d.sinks;
+    const { traffic } = d.sinks;
     const name = account.name;
     const ctl = new AbortController();
     if (d.signal.aborted) ctl.abort(STOPPED);
@@ -152,7 +151,7 @@ export class AccountPollers {
       random: d.random,
       startCursor: d.cursors.get(name),
       givenUp: d.clamped.get(name),
-      // The cursor is saved by the scrapes that show its windows (./cursor-book.ts), not here.
+      // The cursor is saved by the scrapes that show its windows (src/state-file/cursor-book.ts), not here.
       onStatus: (s) => {
         // A stopped account's last status must not bring back the rows stop() removed.
         if (!active) return;
@@ -188,36 +187,19 @@ export class AccountPollers {
     const unsubscribe =
       token instanceof LoginToken ? token.onToken(() => poller.authRestored()) : () => undefined;
     const pollers: Poller[] = [poller];
-    if (account.dvrStreams.length) {
-      board.expect('dvr-net', name);
+    for (const m of d.apis) {
+      if (!m.polls(account)) continue;
+      board.expect(m.api, name);
       pollers.push(
-        dvrPoller(name, account.dvrStreams, requests, {
+        m.poller(account, requests, {
           clock,
           log: alog,
-          intervalMs: d.config.dvr.intervalMs,
-          parse: d.parse?.dvr,
-          mapping: dvr,
-          report: this.reporter('dvr-net', name, up, alog),
-          health: (rows, failed) => {
-            board.dvr(name, rows, failed);
-            this.countRefused(name, 'dvr-net', { refused: dvr.refused(name) }, alog);
-          },
-        }),
-      );
-    }
-    if (account.recordings) {
-      board.expect('recorder-cloud', name);
-      pollers.push(
-        recordingsPoller(name, requests, {
-          clock,
-          log: alog,
-          intervalMs: d.config.recordings.intervalMs,
-          parse: d.parse?.recordings,
-          mapping: recordings,
-          report: this.reporter('recorder-cloud', name, up, alog),
-          summary: (rows) => {
-            board.recordings(name, rows);
-            this.countRefused(name, 'recorder-cloud', recordings, alog);
+          config: d.config,
+          parse: d.parse,
+          report: this.reporter(m.api, name, up, alog),
+          rounded: (rows, caps) => {
+            board.rows(m.api, name, rows);
+            this.countRefused(name, m.api, caps, alog);
           },
         }),
       );
@@ -256,13 +238,11 @@ export class AccountPollers {
     this.running.delete(name);
     await pollers.stop();
     const { d } = this;
-    const { traffic, dvr, recordings } = d.sinks;
     // Windows handed over before the stop are counted first, so none lands after the removal. Its counters are
     // kept with the cursor they go with; the state file follows (and its revisit part, without the account's).
-    await traffic.removeAccount(name, (cursor) => d.cursors.leave(name, cursor), d.clock.now());
+    await d.sinks.traffic.removeAccount(name, (cursor) => d.cursors.leave(name, cursor), d.clock.now());
     d.cursors.touch();
-    dvr.removeAccount(name, pollers.account.dvrStreams);
-    recordings.removeAccount(name);
+    for (const m of d.apis) m.removeAccount(pollers.account);
     d.board.removeAccount(name);
     d.commits?.remove(name);
     d.history?.remove(name);
@@ -291,20 +271,15 @@ export class AccountPollers {
   }
 
   /**
-   * Series a cap refused in a poll (traffic window, DVR round or recordings listing): counted, shown on the landing page, and
+   * Series a cap refused in a poll (a traffic window, a round of an API of the table): counted, shown on the landing page, and
    * logged once per account and API each time the set of reasons changes (a cap that keeps refusing the same
    * resources every window logs once). Label values truncated are counted as parse errors of the API.
    */
-  private countRefused(
-    account: string,
-    api: 'metrics' | 'dvr-net' | 'recorder-cloud',
-    r: { refused?: Partial<Record<RefusalReason, number>>; truncated?: number },
-    log: Logger,
-  ): void {
+  private countRefused(account: string, api: Api, r: CapReport, log: Logger): void {
     const { self } = this.d;
     const { limits } = this.d.config;
     const refused = r.refused ?? {};
-    const reasons = (Object.keys(refused) as RefusalReason[]).sort();
+    const reasons = (Object.keys(refused) as Array<keyof typeof refused>).sort();
     for (const reason of reasons) self.seriesRefused.inc({ account, reason }, refused[reason]!);
     if (r.truncated) {
       self.parseErrors.inc({ api }, r.truncated);
@@ -327,7 +302,7 @@ export class AccountPollers {
     this.d.board.refused(api, account, refused);
   }
 
-  /** Where a DVR or recordings round reports: the status board, and a refusal of the token re-reads it. */
+  /** Where a round of an API of the table reports: the status board, and a refusal of the token re-reads it. */
   private reporter(api: Api, account: string, up: Upstream, log: Logger): PollReporter {
     return {
       result: ({ ok, error, failures }) => {

@@ -14,7 +14,8 @@ import { LoginToken } from '../auth/login-token.js';
 import type { AuthMetrics } from '../auth/metrics.js';
 import type { Clock } from '../clock.js';
 import type { AccountConfig, Config, TokenSource, TokenSources } from '../config/index.js';
-import { type InventoryBodyParser, InventoryClient } from '../discovery/client.js';
+import { InventoryClient } from '../discovery/client.js';
+import { inventoryParser } from '../discovery/codec.js';
 import {
   ACCOUNT_REFUSALS,
   type AccountRefusal,
@@ -25,6 +26,7 @@ import {
 import { inSlices, type Slicing, sortedInSlices } from '../discovery/slices.js';
 import { describeError } from '../http/errors.js';
 import type { Logger } from '../log.js';
+import type { BodyParsers } from '../poll/api-module.js';
 import { pollEvery } from '../poll/interval.js';
 import type { Upstream } from '../poll/upstream.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
@@ -39,7 +41,7 @@ export interface DiscoveredAccountsDeps {
   /** The upstream of a token source (one per source). */
   upstreamFor: (token: TokenSource) => Upstream;
   /** Reads inventory answers, big ones off the event loop (default: inline; src/offloop/pool.ts). */
-  parseInventory?: InventoryBodyParser;
+  parse?: BodyParsers;
   auth: () => AuthMetrics;
   self: Pick<SelfMetrics, 'parseErrors'>;
   /** Start or stop one account's pollers (./account-pollers.ts). */
@@ -68,8 +70,9 @@ export function startDiscovery(d: DiscoveredAccountsDeps): Promise<void> {
     const owner = [...tokens.accounts].find(([, t]) => t === token)?.[0];
     return owner === undefined ? 'token' : `token:${owner}`;
   };
+  const parseInventory = d.parse && inventoryParser(d.parse);
   const sources: DiscoverySource[] = tokens.all.map((token) => {
-    const inventory = new InventoryClient(d.upstreamFor(token), d.parseInventory);
+    const inventory = new InventoryClient(d.upstreamFor(token), parseInventory);
     return { label: labelOf(token), token, list: () => inventory.listAccounts() };
   });
 

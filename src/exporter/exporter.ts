@@ -1,7 +1,7 @@
 /**
  * The exporter without the process: the composition root. Configuration in; one upstream per token source (a fixed
  * token or a login, src/auth: ./upstreams.ts), each account's pollers made from its upstream (./account-pollers.ts:
- * src/traffic/pipeline.ts, src/dvr/poller.ts, src/recordings/poller.ts), account discovery
+ * src/traffic/pipeline.ts and the modules of the API table, ./api-table.ts), account discovery
  * (./discovered-accounts.ts), the status board, the cursor book, the series store, the registry and the HTTP app
  * out. It wires them and does nothing else. `main` owns listen, signals and shutdown; tests build an Exporter on a
  * fake clock and a loopback simulator.
@@ -35,11 +35,12 @@ import { SeriesStore } from '../store/series-store.js';
 import { RankingSaver, RankingStateFile, rankingStatePath } from '../traffic/ranking-state.js';
 import type { AccountWalker } from '../traffic/walker.js';
 import { AccountPollers } from './account-pollers.js';
+import { APIS, type Api, openApis } from './api-table.js';
 import { startDiscovery } from './discovered-accounts.js';
 import { lastResortGc, ShrinkReclaim } from './reclaim.js';
 import { settledWithin } from './settle.js';
 import { createSinks, type Sinks, type SinksDeps } from './sinks.js';
-import { APIS, type Api, StatusBoard, settingsSummary } from './status-board.js';
+import { StatusBoard, settingsSummary } from './status-board.js';
 import { Upstreams } from './upstreams.js';
 
 export { APIS, type Api };
@@ -57,7 +58,7 @@ export interface ExporterOptions extends Pick<SinksDeps, 'backoff' | 'authBackof
   defaultMetrics?: boolean;
   /** Where big traffic answers are parsed (default: a worker thread, src/offloop/pool.ts). */
   trafficParser?: ParsePoolOptions;
-  /** Where big DVR and recordings answers are parsed (default: a worker thread of their own). */
+  /** Where big answers of the table's APIs and of the inventory are parsed (default: a worker thread of their own). */
   answerParser?: ParsePoolOptions;
   /**
    * Longest slice of work between two yields to the event loop while accounts are discovered, started or stopped
@@ -249,6 +250,7 @@ export class Exporter {
       if (!ownCursor?.has(account)) gaps?.record(account, from, to, 'catch_up_limit');
     const pollers = new AccountPollers({
       sinks,
+      apis: openApis(sinks),
       board: this.board,
       cursors: this.cursors,
       clamped: loaded.clamped,
@@ -279,7 +281,7 @@ export class Exporter {
           log,
           tokens: this.tokens,
           upstreamFor: (token) => this.sources.for(token),
-          parseInventory: this.answerParser.inventory,
+          parse: this.answerParser,
           auth: () => this.auth,
           self: this.self,
           pollers,

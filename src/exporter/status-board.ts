@@ -1,29 +1,17 @@
 /**
- * The status board: what each poller last reported, per (api, account), and the problems of DVR hosts and
- * recordings. It is what `/readyz`, the landing page and `cdn_up` / `cdn_last_success_timestamp_seconds` read.
- * Pollers write to it; nothing else decides readiness.
+ * The status board: what each poller last reported, per (api, account), and each account's last rows of every
+ * API of the table (./api-table.ts), from which its module lists the landing page's problems. It is what
+ * `/readyz`, the landing page and `cdn_up` / `cdn_last_success_timestamp_seconds` read. Pollers write to it;
+ * nothing else decides readiness.
  */
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
-import type { StreamHealth } from '../dvr/mapping.js';
-import type { StreamFailure } from '../dvr/poller.js';
-import type { RecordingSummary } from '../recordings/mapping.js';
+import type { ApiModule } from '../poll/api-module.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
-import type {
-  AccountStatus,
-  DvrProblem,
-  ExporterStatus,
-  RecordingProblem,
-  SettingsSummary,
-} from '../server/status.js';
+import type { AccountStatus, ExporterStatus, SettingsSummary } from '../server/status.js';
 import { waitingOnLogin } from '../server/status.js';
 import type { WalkerStatus } from '../traffic/walker.js';
-
-export const APIS = ['metrics', 'dvr-net', 'recorder-cloud'] as const;
-export type Api = (typeof APIS)[number];
-
-/** A DVR host is listed as a problem below this coverage of its window. */
-export const COVERAGE_PROBLEM = 0.9;
+import { API_TABLE, APIS, type Api } from './api-table.js';
 
 /** What the board says of an account beyond its pollers' reports. */
 export interface AccountNote {
@@ -38,10 +26,8 @@ export interface AccountNote {
 
 export class StatusBoard {
   private readonly statuses = new Map<string, AccountStatus>();
-  private readonly dvrHealth = new Map<string, StreamHealth[]>();
-  /** Per account, the configured streams whose last poll failed (stream -> error). */
-  private readonly dvrFailed = new Map<string, ReadonlyMap<string, StreamFailure>>();
-  private readonly recordingSummary = new Map<string, RecordingSummary[]>();
+  /** Per API of the table, each account's last rows (account -> rows), for its module's problems. */
+  private readonly apiRows = new Map<Api, Map<string, unknown>>();
   /** Problems found at start that the landing page shows until the process restarts (a bad state file). */
   private readonly startProblems: string[] = [];
   private readonly notes = new Map<string, AccountNote>();
@@ -74,17 +60,15 @@ export class StatusBoard {
   }
 
   /**
-   * The account is no longer polled (discovery stopped it): its rows, its DVR and recording problems and its
+   * The account is no longer polled (discovery stopped it): its rows, its problems and its
    * cdn_up / cdn_last_success_timestamp_seconds series go.
    */
   removeAccount(account: string): void {
     for (const api of APIS) {
       this.statuses.delete(key(api, account));
       this.self.removeAccount(api, account);
+      this.apiRows.get(api)?.delete(account);
     }
-    this.dvrHealth.delete(account);
-    this.dvrFailed.delete(account);
-    this.recordingSummary.delete(account);
     this.notes.delete(account);
   }
 
@@ -110,7 +94,7 @@ export class StatusBoard {
       this.self.setPollResult('metrics', s.account, s.up, s.lastSuccess ?? this.clock.now());
   }
 
-  /** The outcome of one DVR or recordings round. */
+  /** The outcome of one round of an API of the table. */
   round(api: Api, account: string, ok: boolean, error: string | undefined): void {
     const now = this.clock.now();
     const prev = this.statuses.get(key(api, account))?.errorsSinceSuccess ?? 0;
@@ -119,27 +103,26 @@ export class StatusBoard {
       tried: true,
       lastError: error,
       ...(error ? { lastErrorAt: new Date(now) } : {}),
-      // A poll that answered but failed in part (a DVR stream unknown) is not a success for this count.
+      // A poll that answered but failed in part (one stream of a round unknown) is not a success for this count.
       errorsSinceSuccess: error ? prev + 1 : 0,
       ...(ok ? { lastSuccess: new Date(now) } : {}),
     });
     this.self.setPollResult(api, account, ok, now);
   }
 
-  /** Health of every DVR host of the account after a round. */
-  dvr(account: string, rows: StreamHealth[], failed: ReadonlyMap<string, StreamFailure>): void {
-    this.dvrHealth.set(account, rows);
-    this.dvrFailed.set(account, failed);
+  /** The account's rows after a round of an API of the table (its module's `Rows`), for its problem table. */
+  rows(api: Api, account: string, rows: unknown): void {
+    let byAccount = this.apiRows.get(api);
+    if (!byAccount) {
+      byAccount = new Map();
+      this.apiRows.set(api, byAccount);
+    }
+    byAccount.set(account, rows);
   }
 
   /** Series a cap refused in the account's last poll of that API, by reason (empty: none); the landing page's table. */
   refused(api: Api, account: string, refused: Readonly<Record<string, number>>): void {
     this.set(api, account, { refused: { ...refused } });
-  }
-
-  /** Summary of the account's recordings after a round. */
-  recordings(account: string, rows: RecordingSummary[]): void {
-    this.recordingSummary.set(account, rows);
   }
 
   status(): ExporterStatus {
@@ -154,45 +137,10 @@ export class StatusBoard {
       if (cause) row.cause = cause;
       return row;
     });
-    const dvr: DvrProblem[] = [];
-    for (const [account, failed] of this.dvrFailed) {
-      for (const [stream, f] of failed) {
-        dvr.push({
-          account,
-          stream,
-          problem: f.unknown ? `unknown stream (${f.error})` : `poll failed: ${f.error}`,
-        });
-      }
-    }
-    for (const rows of this.dvrHealth.values()) {
-      for (const r of rows) {
-        if (!r.alive) dvr.push({ account: r.account, stream: r.stream, host: r.host, problem: 'not alive' });
-        else if (r.coverage !== undefined && r.coverage < COVERAGE_PROBLEM) {
-          dvr.push({
-            account: r.account,
-            stream: r.stream,
-            host: r.host,
-            problem: `coverage ${Math.round(r.coverage * 100)}%`,
-          });
-        }
-      }
-    }
-    const recordings: RecordingProblem[] = [];
-    for (const rows of this.recordingSummary.values()) {
-      for (const r of rows) {
-        if (r.status === 'error') {
-          recordings.push({
-            account: r.account,
-            id: r.id,
-            sourcePath: r.sourcePath,
-            sourceDomain: r.sourceDomain,
-            resourceId: r.resourceId,
-            status: r.status,
-            problem: 'recording in error',
-          });
-        }
-      }
-    }
+    // Every table the landing page reads, each filled by its API's module from every account's last rows.
+    const problems: Record<string, unknown> = {};
+    for (const m of API_TABLE as readonly ApiModule[])
+      problems[m.problems.table] = m.problems.problems(this.apiRows.get(m.api as Api) ?? NONE);
     return {
       // Before start() there are no statuses yet, and every() of nothing is true: not ready until started.
       // An account waiting on a login for its token cannot be polled: not ready until it has one.
@@ -200,7 +148,7 @@ export class StatusBoard {
       version: this.version,
       startedAt: this.startedAt,
       accounts,
-      problems: { dvr, recordings },
+      problems: problems as ExporterStatus['problems'],
       ...(this.settings ? { settings: this.settings } : {}),
       notes: [...this.startProblems],
     };
@@ -212,6 +160,8 @@ export class StatusBoard {
     this.statuses.set(k, { ...prev, ...patch });
   }
 }
+
+const NONE: ReadonlyMap<string, unknown> = new Map<string, unknown>();
 
 function key(api: Api, account: string): string {
   return `${api}\u0000${account}`;

@@ -1,6 +1,7 @@
 /**
  * How a parsed answer crosses from the parse worker to the event loop: the contract each API's packing follows
- * (AnswerCodec: ./traffic.ts, ./dvr.ts, ./recordings.ts) and the building blocks they share. A structured clone of an answer object by object costs the receiving thread about what parsing it cost (a 10 MB
+ * (AnswerCodec: src/dvr/codec.ts, src/recordings/codec.ts, src/discovery/codec.ts, ./traffic.ts) and the
+ * building blocks they share. A structured clone of an answer object by object costs the receiving thread about what parsing it cost (a 10 MB
  * DVR answer: ~300k range objects, 70-130 ms in one piece, on the event loop). Packed, an answer is a few typed
  * arrays (transferred, not copied) and ONE string holding every text value (copied as one block); the event loop
  * then rebuilds the objects in slices of a few milliseconds (Slicer).
@@ -20,8 +21,13 @@ import type { FieldIssue } from '../http/parse.js';
  * checks the answer against (traffic: the window asked for; DVR: the stream; recordings: the account).
  */
 export interface AnswerCodec<Arg, Answer, Packed> {
-  /** For `malformed` errors. */
+  /** For `malformed` errors, and how the worker tells one API's codec from another's in a module. */
   readonly api: ApiName;
+  /**
+   * Where the worker imports this codec from: the module's path under src/ as built (`dvr/codec.js`), which
+   * exports it. The worker names no API; it loads the codec a request names (./worker.ts).
+   */
+  readonly module: string;
   parse(bytes: Uint8Array, arg: Arg): Answer;
   pack(bytes: Uint8Array, arg: Arg): Packed;
   /** The buffers a postMessage of `p` hands over instead of copying. */

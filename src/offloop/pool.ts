@@ -2,9 +2,10 @@
  * Parsing big answers off the event loop, for the three APIs. A poll of 15k resources is a body of about 20 MB:
  * JSON.parse and the tolerant parser take about 230 ms in one piece on whichever thread runs them, and on the
  * event loop that is a scrape waiting as long (a 10 MB DVR answer or recordings listing: 100-200 ms). So bodies of
- * at least `minBytes` go to one worker thread (./worker.ts) and come back packed (./traffic.ts, ./dvr.ts,
- * ./recordings.ts), to be unpacked in slices of a few milliseconds; smaller ones are parsed inline, where a round
- * trip would cost more than they do.
+ * at least `minBytes` go to one worker thread (./worker.ts) and come back packed (each API's AnswerCodec:
+ * ./packing.ts), to be unpacked in slices of a few milliseconds; smaller ones are parsed inline, where a round
+ * trip would cost more than they do. An API module asks for its own codec's parser (`parser`); `traffic` is the
+ * parser the traffic pipeline is given.
  *
  * The worker starts with the first big body. If it dies, the parses it held fail (the HTTP client makes them
  * `malformed` answers, which the walker retries) and the next big body starts a new one. If its file is missing
@@ -27,17 +28,12 @@
  */
 import type { ResourceLimits } from 'node:worker_threads';
 import { type Clock, systemClock } from '../clock.js';
-import type { InventoryBodyParser } from '../discovery/client.js';
-import type { DvrBodyParser } from '../dvr/client.js';
 import { malformed } from '../http/parse.js';
 import type { Logger } from '../log.js';
-import type { RecordingsBodyParser } from '../recordings/client.js';
+import type { BodyParsers } from '../poll/api-module.js';
 import type { TrafficBodyParser } from '../traffic/client.js';
 import { WorkerChannel } from './channel.js';
-import { dvrCodec } from './dvr.js';
-import { inventoryCodec } from './inventory.js';
 import type { AnswerCodec } from './packing.js';
-import { recordingsCodec } from './recordings.js';
 import { trafficCodec } from './traffic.js';
 import type { ParseReply, ParseRequest } from './worker.js';
 
@@ -72,9 +68,11 @@ export interface ParsePoolOptions {
 const DEFAULT_MIN_BYTES = 256 * 1024;
 const DEFAULT_IDLE_MS = 5000;
 
-export class ParsePool {
+export class ParsePool implements BodyParsers {
   private readonly minBytes: number;
   private readonly channel: WorkerChannel<ParseReply>;
+  /** Each codec's parser, made once (an account's poller asks for its API's at every start). */
+  private readonly parsers = new Map<AnswerCodec<never, unknown, unknown>, unknown>();
 
   constructor(
     private readonly kind: PoolKind,
@@ -93,10 +91,6 @@ export class ParsePool {
   }
 
   readonly traffic: TrafficBodyParser = this.parser(trafficCodec);
-  readonly dvr: DvrBodyParser = this.parser(dvrCodec);
-  readonly recordings: RecordingsBodyParser = this.parser(recordingsCodec);
-  private readonly inventoryParser = this.parser(inventoryCodec);
-  readonly inventory: InventoryBodyParser = (bytes) => this.inventoryParser(bytes, undefined);
 
   /** Workers started so far (a restarted one counts again). */
   get started(): number {
@@ -121,16 +115,25 @@ export class ParsePool {
     return this.channel.close();
   }
 
-  private parser<Arg, Answer, Packed>(
+  /** The body parser of `codec`'s API: inline below `minBytes` (or without a worker), in the worker above. */
+  parser<Arg, Answer, Packed>(
     codec: AnswerCodec<Arg, Answer, Packed>,
   ): (bytes: Uint8Array, arg: Arg) => Promise<Answer> {
-    return async (bytes, arg) => {
+    const key = codec as unknown as AnswerCodec<never, unknown, unknown>;
+    const made = this.parsers.get(key) as ((bytes: Uint8Array, arg: Arg) => Promise<Answer>) | undefined;
+    if (made) return made;
+    const parse = async (bytes: Uint8Array, arg: Arg): Promise<Answer> => {
       const c = this.channel;
       if (bytes.byteLength < this.minBytes || !c.available || c.closed) return codec.parse(bytes, arg);
-      const reply = await c.send(bytes, (id, own): ParseRequest => ({ id, api: codec.api, bytes: own, arg }));
+      const reply = await c.send(
+        bytes,
+        (id, own): ParseRequest => ({ id, api: codec.api, module: codec.module, bytes: own, arg }),
+      );
       if ('packed' in reply) return codec.unpack(reply.packed as Packed);
       if (reply.error.malformed) throw malformed(codec.api, reply.error.detail);
       throw new Error(`${this.kind.name}: ${reply.error.detail}`);
     };
+    this.parsers.set(key, parse);
+    return parse;
   }
 }

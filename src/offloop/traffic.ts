@@ -249,6 +249,7 @@ export function parseTrafficBodyPacked(bytes: Uint8Array, opts: ParseMetricsOpti
 
 export const trafficCodec: AnswerCodec<ParseMetricsOptions, TrafficResponse, PackedTrafficResponse> = {
   api: 'metrics',
+  module: 'offloop/traffic.js',
   parse: parseTrafficBody,
   pack: parseTrafficBodyPacked,
   transferables,

@@ -53,3 +53,55 @@ describe('StatusBoard: accounts discovery starts and stops', () => {
     expect(await registry.getSingleMetricAsString('cdn_up')).toContain('account="listed"');
   });
 });
+
+describe('StatusBoard: the problem tables of the API table', () => {
+  it("lists each module's problems from every account's last round, and drops them with the account", () => {
+    const { board: b } = board();
+    const host = (account: string, h: string, alive: boolean, coverage: number) => ({
+      account,
+      stream: 'live/main',
+      host: h,
+      alive,
+      enabled: true,
+      coverage,
+      largestGap: 0,
+    });
+    b.rows('dvr-net', 'acme', {
+      health: [host('acme', 'h1', false, 1), host('acme', 'h2', true, 0.5), host('acme', 'h3', true, 0.95)],
+      failed: new Map([['news/hd', { error: 'http 404', unknown: true }]]),
+    });
+    b.rows('dvr-net', 'beta', {
+      health: [],
+      failed: new Map([['tv/one', { error: 'timeout', unknown: false }]]),
+    });
+    b.rows('recorder-cloud', 'acme', [
+      { account: 'acme', id: 'r1', status: 'error', sourcePath: '/live', resourceId: '7' },
+      { account: 'acme', id: 'r2', status: 'progress' },
+    ]);
+
+    const { problems } = b.status();
+    expect(problems.dvr).toEqual([
+      { account: 'acme', stream: 'news/hd', problem: 'unknown stream (http 404)' },
+      { account: 'beta', stream: 'tv/one', problem: 'poll failed: timeout' },
+      { account: 'acme', stream: 'live/main', host: 'h1', problem: 'not alive' },
+      { account: 'acme', stream: 'live/main', host: 'h2', problem: 'coverage 50%' },
+    ]);
+    expect(problems.recordings).toEqual([
+      {
+        account: 'acme',
+        id: 'r1',
+        sourcePath: '/live',
+        sourceDomain: undefined,
+        resourceId: '7',
+        status: 'error',
+        problem: 'recording in error',
+      },
+    ]);
+
+    b.removeAccount('acme');
+    expect(b.status().problems).toEqual({
+      dvr: [{ account: 'beta', stream: 'tv/one', problem: 'poll failed: timeout' }],
+      recordings: [],
+    });
+  });
+});

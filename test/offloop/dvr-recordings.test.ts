@@ -1,5 +1,6 @@
 /**
- * Big DVR and recordings answers are parsed in a worker thread and come back packed (src/offloop/). Whatever path
+ * Big DVR and recordings answers are parsed in a worker thread and come back packed (src/offloop/, with each
+ * API's codec: src/dvr/codec.ts, src/recordings/codec.ts, src/discovery/codec.ts). Whatever path
  * an answer takes, the exporter must get the same object, key for key (a key the parser set to undefined
  * included), the same issues and unknown keys, and for a bad body the same `malformed` error; a worker that dies
  * costs only the parses it held. The bodies below are the shapes the parser tests use (test/dvr/response.test.ts,
@@ -10,15 +11,16 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { inventoryParser } from '../../src/discovery/codec.js';
 import { parseInventoryBody } from '../../src/discovery/response.js';
 import { DvrClient } from '../../src/dvr/client.js';
+import { dvrCodec, packDvrStreamResponse, unpackDvrStreamResponse } from '../../src/dvr/codec.js';
 import { parseDvrBody } from '../../src/dvr/response.js';
 import { ApiError } from '../../src/http/errors.js';
 import { HttpClient } from '../../src/http/request.js';
-import { packDvrStreamResponse, unpackDvrStreamResponse } from '../../src/offloop/dvr.js';
 import { ANSWER_POOL, type ParsePoolOptions } from '../../src/offloop/pool.js';
-import { packRecordingList, unpackRecordingList } from '../../src/offloop/recordings.js';
 import { RecorderClient } from '../../src/recordings/client.js';
+import { packRecordingList, recordingsCodec, unpackRecordingList } from '../../src/recordings/codec.js';
 import { parseRecordingsBody } from '../../src/recordings/response.js';
 import { entry, range, setting } from '../helpers/answer-fixtures.js';
 import { FakeClock } from '../helpers/fake-clock.js';
@@ -134,15 +136,15 @@ describe('the DVR and recordings parse pool', () => {
     const clock = new FakeClock();
     const p = workerParser({ idleMs: 5000, clock });
     const bytes = () => utf8.encode(DVR_BODIES[Object.keys(DVR_BODIES)[0]!]!);
-    const first = await outcome(() => p.dvr(bytes(), 'live/main'));
+    const first = await outcome(() => p.parser(dvrCodec)(bytes(), 'live/main'));
     await clock.advance(4999);
     // Within idleMs: the same worker parses the next body.
-    expect(await outcome(() => p.dvr(bytes(), 'live/main'))).toStrictEqual(first);
+    expect(await outcome(() => p.parser(dvrCodec)(bytes(), 'live/main'))).toStrictEqual(first);
     expect(p.started).toBe(1);
     await clock.advance(5000);
     const listing = utf8.encode(RECORDINGS_BODIES[Object.keys(RECORDINGS_BODIES)[0]!]!);
     const inline = await outcome(() => parseRecordingsBody(listing.slice(), 'acme'));
-    expect(await outcome(() => p.recordings(listing, 'acme'))).toStrictEqual(inline);
+    expect(await outcome(() => p.parser(recordingsCodec)(listing, 'acme'))).toStrictEqual(inline);
     expect(p.started).toBe(2);
   });
 
@@ -150,7 +152,7 @@ describe('the DVR and recordings parse pool', () => {
     const p = workerParser();
     const bytes = utf8.encode(DVR_BODIES[name]!);
     const inline = await outcome(() => parseDvrBody(bytes.slice(), 'live/main'));
-    const off = await outcome(() => p.dvr(bytes, 'live/main'));
+    const off = await outcome(() => p.parser(dvrCodec)(bytes, 'live/main'));
     expect(off).toStrictEqual(inline);
     expect(p.started).toBe(1);
   });
@@ -172,7 +174,7 @@ describe('the DVR and recordings parse pool', () => {
     const p = workerParser();
     const bytes = utf8.encode(body);
     const inline = await outcome(async () => parseInventoryBody(bytes.slice()));
-    expect(await outcome(() => p.inventory(bytes))).toStrictEqual(inline);
+    expect(await outcome(() => inventoryParser(p)(bytes))).toStrictEqual(inline);
     expect(p.started).toBe(1);
   });
 
@@ -182,7 +184,7 @@ describe('the DVR and recordings parse pool', () => {
       const p = workerParser();
       const bytes = utf8.encode(RECORDINGS_BODIES[name]!);
       const inline = await outcome(() => parseRecordingsBody(bytes.slice(), 'acme'));
-      const off = await outcome(() => p.recordings(bytes, 'acme'));
+      const off = await outcome(() => p.parser(recordingsCodec)(bytes, 'acme'));
       expect(off).toStrictEqual(inline);
       expect(p.started).toBe(1);
     },
@@ -212,36 +214,40 @@ describe('the DVR and recordings parse pool', () => {
 
   it('parses small bodies inline and big ones in the worker', async () => {
     const p = workerParser({ minBytes: 10_000 });
-    await p.dvr(utf8.encode(DVR_BODIES.good!), 'live/main');
-    await p.recordings(utf8.encode(RECORDINGS_BODIES.good!), 'acme');
+    await p.parser(dvrCodec)(utf8.encode(DVR_BODIES.good!), 'live/main');
+    await p.parser(recordingsCodec)(utf8.encode(RECORDINGS_BODIES.good!), 'acme');
     expect(p.started).toBe(0);
     const many = Array.from({ length: 2000 }, (_, i) => range(1_767_000_000 + 20 * i, 15));
     const big = json({ stream_name: 'live/main', data: [entry('h1', {}, { ranges: many })] });
     expect(big.byteLength).toBeGreaterThan(10_000);
-    const r = await p.dvr(big, 'live/main');
+    const r = await p.parser(dvrCodec)(big, 'live/main');
     expect(p.started).toBe(1);
     expect(r.entries[0]!.dvr.ranges).toHaveLength(2000);
   });
 
   it('fails only the parses a dying worker held, then starts a new one', async () => {
     const p = workerParser({ workerUrl: crashingWorker() });
-    expect((await p.dvr(utf8.encode(DVR_BODIES.good!), 'live/main')).entries).toHaveLength(2);
-    await expect(p.recordings(utf8.encode('"CRASH"'), 'acme')).rejects.toThrow(
+    expect((await p.parser(dvrCodec)(utf8.encode(DVR_BODIES.good!), 'live/main')).entries).toHaveLength(2);
+    await expect(p.parser(recordingsCodec)(utf8.encode('"CRASH"'), 'acme')).rejects.toThrow(
       /parse worker stopped: exit code 3/,
     );
-    expect((await p.recordings(utf8.encode(RECORDINGS_BODIES.good!), 'acme')).settings).toHaveLength(3);
+    expect(
+      (await p.parser(recordingsCodec)(utf8.encode(RECORDINGS_BODIES.good!), 'acme')).settings,
+    ).toHaveLength(3);
     expect(p.started).toBe(2);
   });
 
   it('parses inline once closed, and when its worker file is missing (saying so once)', async () => {
     const p = workerParser();
     await p.close();
-    expect((await p.dvr(utf8.encode(DVR_BODIES.good!), 'live/main')).entries).toHaveLength(2);
+    expect((await p.parser(dvrCodec)(utf8.encode(DVR_BODIES.good!), 'live/main')).entries).toHaveLength(2);
     expect(p.started).toBe(0);
 
     const { log, lines } = captureLog();
     const missing = workerParser({ workerUrl: new URL('./missing-worker.js', BUILT_WORKER), log });
-    expect((await missing.recordings(utf8.encode(RECORDINGS_BODIES.good!), 'acme')).settings).toHaveLength(3);
+    expect(
+      (await missing.parser(recordingsCodec)(utf8.encode(RECORDINGS_BODIES.good!), 'acme')).settings,
+    ).toHaveLength(3);
     expect(missing.started).toBe(0);
     expect(lines.filter((l) => l.includes('parse worker not found'))).toHaveLength(1);
   });
@@ -305,7 +311,10 @@ describe('the DVR and recordings clients, big answers off the loop', () => {
         await outcome(() => rec.listSettings('bad')),
       ];
       const inline = await ask(new DvrClient(http), new RecorderClient(http));
-      const off = await ask(new DvrClient(http, p.dvr), new RecorderClient(http, p.recordings));
+      const off = await ask(
+        new DvrClient(http, p.parser(dvrCodec)),
+        new RecorderClient(http, p.parser(recordingsCodec)),
+      );
       expect(off).toStrictEqual(inline);
       expect(off[0]).toMatchObject({ value: { entries: expect.any(Array) } });
       expect(off[1]).toMatchObject({

@@ -1,10 +1,12 @@
 /**
- * The inventory answer's trip back from the parse worker (./pool.ts): the account names as one string with their
+ * The inventory answer's trip back from the parse worker (src/offloop/pool.ts): the account names as one string with their
  * lengths, and the active flags, so 100,000 accounts cost the event loop one pass of string slices instead of a
  * structured clone of 100,000 objects.
  */
-import { type InventoryResponse, parseInventoryBody } from '../discovery/response.js';
-import type { AnswerCodec } from './packing.js';
+import type { AnswerCodec } from '../offloop/packing.js';
+import type { BodyParsers } from '../poll/api-module.js';
+import type { InventoryBodyParser } from './client.js';
+import { type InventoryResponse, parseInventoryBody } from './response.js';
 
 export interface PackedInventory {
   names: string;
@@ -36,8 +38,15 @@ export function unpackInventory(p: PackedInventory): InventoryResponse {
 
 export const inventoryCodec: AnswerCodec<undefined, InventoryResponse, PackedInventory> = {
   api: 'inventory',
+  module: 'discovery/codec.js',
   parse: (bytes) => parseInventoryBody(bytes),
   pack: (bytes) => packInventory(parseInventoryBody(bytes)),
   transferables: (p) => [p.lengths.buffer as ArrayBuffer, p.active.buffer as ArrayBuffer],
   unpack: async (p) => unpackInventory(p),
 };
+
+/** The inventory client's body parser from a pool (src/offloop/pool.ts): big listings off the event loop. */
+export function inventoryParser(parsers: BodyParsers): InventoryBodyParser {
+  const parse = parsers.parser(inventoryCodec);
+  return (bytes) => parse(bytes, undefined);
+}

@@ -1,11 +1,10 @@
 /**
- * A DvrStreamResponse packed to cross from the parse worker (./worker.ts) to the event loop (see ./packing.ts
- * for why): the entries' numbers in one array, every range as a (from, duration) pair in another, every text in
+ * A DvrStreamResponse packed to cross from the parse worker (src/offloop/worker.ts) to the event loop (see
+ * src/offloop/packing.ts for why): the entries' numbers in one array, every range as a (from, duration) pair in another, every text in
  * one string. Unpacked, it is the object the parser made, key for key and in the same key order (a test compares
  * their JSON).
  */
 
-import { type DvrHostEntry, type DvrRange, type DvrStreamResponse, parseDvrBody } from '../dvr/response.js';
 import {
   type AnswerCodec,
   type PackedTexts,
@@ -15,7 +14,8 @@ import {
   TextReader,
   TextWriter,
   writeReport,
-} from './packing.js';
+} from '../offloop/packing.js';
+import { type DvrHostEntry, type DvrRange, type DvrStreamResponse, parseDvrBody } from './response.js';
 
 /** Per entry: alive, enabled, window, duration, from (NaN: absent; the parser never keeps a NaN), ranges. */
 const PER_ENTRY = 6;
@@ -106,6 +106,7 @@ export async function unpackDvrStreamResponse(
 /** `arg`: the stream asked for. */
 export const dvrCodec: AnswerCodec<string | undefined, DvrStreamResponse, PackedDvrStreamResponse> = {
   api: 'dvr-net',
+  module: 'dvr/codec.js',
   parse: parseDvrBody,
   pack: (bytes, stream) => packDvrStreamResponse(parseDvrBody(bytes, stream)),
   transferables: dvrTransferables,

@@ -1,18 +1,10 @@
 /**
- * A RecordingListResponse packed to cross from the parse worker (./worker.ts) to the event loop (see
- * ./packing.ts for why): per setting and per record a few numbers, every text in one string. Unpacked, it is the
+ * A RecordingListResponse packed to cross from the parse worker (src/offloop/worker.ts) to the event loop (see
+ * src/offloop/packing.ts for why): per setting and per record a few numbers, every text in one string. Unpacked, it is the
  * object the parser made, key for key and in the same key order, a key the parser set to undefined (a bad value)
  * included (a test compares them strictly).
  */
 
-import {
-  parseRecordingsBody,
-  RECORDING_STATUSES,
-  type RecordingInstance,
-  type RecordingListResponse,
-  type RecordingSetting,
-  type RecordingStatus,
-} from '../recordings/response.js';
 import {
   type AnswerCodec,
   type PackedTexts,
@@ -22,7 +14,15 @@ import {
   TextReader,
   TextWriter,
   writeReport,
-} from './packing.js';
+} from '../offloop/packing.js';
+import {
+  parseRecordingsBody,
+  RECORDING_STATUSES,
+  type RecordingInstance,
+  type RecordingListResponse,
+  type RecordingSetting,
+  type RecordingStatus,
+} from './response.js';
 
 const STRINGS = [
   'resourceId',
@@ -195,6 +195,7 @@ export async function unpackRecordingList(
 /** `arg`: the account asked for. */
 export const recordingsCodec: AnswerCodec<string | undefined, RecordingListResponse, PackedRecordingList> = {
   api: 'recorder-cloud',
+  module: 'recordings/codec.js',
   parse: parseRecordingsBody,
   pack: (bytes, account) => packRecordingList(parseRecordingsBody(bytes, account)),
   transferables: recordingsTransferables,
