@@ -18,6 +18,7 @@ import type { BackoffPolicy } from '../poll/backoff.js';
 import type { RemoteWriter } from '../remote-write/index.js';
 import type { WindowSeries } from '../settled/window-series.js';
 import { AccountRunner } from './account-runner.js';
+import type { KeptResources } from './kept-resources.js';
 import type { OpenMetricsSpool, PartSizes } from './openmetrics.js';
 import { windowsLeft } from './plan.js';
 import type { Progress, ProgressFile, RunProgress } from './progress-file.js';
@@ -40,8 +41,10 @@ export interface BackfillDeps {
   requests(): number;
   fetchFor(account: string): FetchWindow;
   readAhead: number;
-  /** With the labels every series ends with (job, instance, external labels). */
+  /** With the labels every series ends with (job, instance, external labels), folding by `kept`. */
   series: WindowSeries;
+  /** limits.top_resources: the resources kept apart, saved with the progress so a resume folds the same way. */
+  kept?: KeptResources;
   retentionMs: number;
   output: BackfillOutputDeps;
   progressFile?: ProgressFile;
@@ -219,7 +222,13 @@ class Backfill {
     if (out.kind !== 'file') return Promise.resolve();
     const runs = this.runners.flatMap((r) => r.snapshot());
     const taken = out.spool.take();
-    const progress: Progress = { asked: this.d.asked, runs, parts: taken.sizes, requests: this.requests() };
+    const progress: Progress = {
+      asked: this.d.asked,
+      runs,
+      parts: taken.sizes,
+      requests: this.requests(),
+      ...(this.d.kept ? { kept: this.d.kept } : {}),
+    };
     this.saving = this.saving.then(async () => {
       await out.spool.write(taken);
       await this.d.progressFile?.save(progress);
@@ -231,7 +240,12 @@ class Backfill {
   private save(): Promise<void> {
     this.ackMoved = false;
     const runs = this.runners.flatMap((r) => r.acknowledged());
-    const progress: Progress = { asked: this.d.asked, runs, requests: this.requests() };
+    const progress: Progress = {
+      asked: this.d.asked,
+      runs,
+      requests: this.requests(),
+      ...(this.d.kept ? { kept: this.d.kept } : {}),
+    };
     this.saving = this.saving.then(() => this.d.progressFile?.save(progress));
     return this.saving;
   }

@@ -30,6 +30,7 @@ import { WindowSeries } from '../settled/window-series.js';
 import { MetricsClient } from '../traffic/client.js';
 import { type BackfillOutputDeps, type BackfillResult, runBackfill } from './backfill.js';
 import { gapsPath, markFilled, pendingGaps } from './gaps.js';
+import { foldByKept, keptResources } from './kept-resources.js';
 import { OpenMetricsSpool } from './openmetrics.js';
 import { BackfillError, type BackfillPlan, planBackfill, rangeRuns } from './plan.js';
 import { askedOf, ProgressFile, type RunProgress } from './progress-file.js';
@@ -196,6 +197,8 @@ export async function backfillCommand(o: BackfillCommandOptions): Promise<number
       graceMs: CLOSE_GRACE_MS,
     };
 
+  // limits.top_resources: the resources kept apart, as the progress has them (a resume), else the saved ranking's.
+  const kept = loaded ? (loaded.kept ?? {}) : await keptResources(config, plan.accounts, clock.now(), log);
   const asks = config.metrics.metrics.length ? config.metrics.metrics : METRIC_NAMES;
   const onlyResource = config.metrics.resources.length === 1 ? config.metrics.resources[0] : undefined;
   let result: BackfillResult | undefined;
@@ -228,7 +231,9 @@ export async function backfillCommand(o: BackfillCommandOptions): Promise<number
         resources: config.metrics.resources,
         maxLabelLength: config.limits.maxLabelLength,
         extraLabels: backfillLabels(config, o.hostname),
+        fold: foldByKept(kept),
       }),
+      kept,
       retentionMs: config.metrics.counterRetentionMs,
       output,
       ...(progressFile ? { progressFile } : {}),

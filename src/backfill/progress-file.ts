@@ -7,6 +7,7 @@
 import { unlink } from 'node:fs/promises';
 import type { SavedTotal } from '../settled/running-totals.js';
 import { readJson, writeAtomic } from './files.js';
+import type { KeptResources } from './kept-resources.js';
 import type { PartSizes } from './openmetrics.js';
 import type { BackfillPlan, Run } from './plan.js';
 
@@ -32,6 +33,8 @@ export interface Progress {
   parts?: PartSizes;
   /** Metrics requests sent so far, retries included (by every process of this backfill). */
   requests: number;
+  /** limits.top_resources: the resources kept apart per account, as the backfill began (./kept-resources.ts). */
+  kept?: KeptResources;
 }
 
 interface FileFormat {
@@ -48,6 +51,7 @@ interface FileFormat {
   }[];
   parts?: PartSizes;
   requests: number;
+  kept?: KeptResources;
 }
 
 /** The flags that make a backfill what it is, as one line: a resume must be asked the same. */
@@ -109,7 +113,22 @@ export class ProgressFile {
       }
       runs.push(run);
     }
-    return { asked: raw.asked, runs, requests: raw.requests, ...(raw.parts ? { parts: raw.parts } : {}) };
+    if (
+      raw.kept !== undefined &&
+      (typeof raw.kept !== 'object' ||
+        raw.kept === null ||
+        !Object.values(raw.kept).every(
+          (ids) => Array.isArray(ids) && ids.every((id) => typeof id === 'string'),
+        ))
+    )
+      throw bad('kept is not a list of resource ids per account');
+    return {
+      asked: raw.asked,
+      runs,
+      requests: raw.requests,
+      ...(raw.parts ? { parts: raw.parts } : {}),
+      ...(raw.kept ? { kept: raw.kept } : {}),
+    };
   }
 
   async save(p: Progress): Promise<void> {
@@ -128,6 +147,7 @@ export class ProgressFile {
       })),
       requests: p.requests,
       ...(p.parts ? { parts: p.parts } : {}),
+      ...(p.kept ? { kept: p.kept } : {}),
     };
     await writeAtomic(this.path, JSON.stringify(file));
   }

@@ -8,32 +8,15 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { backfillCommand } from '../../src/backfill/command.js';
 import { MINUTE } from '../../src/clock.js';
-import { parseCommandLine } from '../../src/config/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { cliTestFolder } from '../helpers/cli-process.js';
 import { expectExact, metricsRequests, type Range, usableAnswer } from '../helpers/ground-truth.js';
-import { closedEnd, iso, type OmSample, readOm, simConfig } from './om.js';
+import { backfillInProcess, closedEnd, iso, type OmSample, readOm, simConfig } from './om.js';
 
 const dir = cliTestFolder('cdn-backfill-faults-');
 
-async function backfill(args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await backfillCommand({
-    cl: parseCommandLine(['backfill', '--log.level', 'error', ...args]),
-    env: {},
-    hostname: 'test-host',
-    version: '0.0.0-test',
-    stdout: { write: (t: string) => (stdout += t) },
-    stderr: { write: (t: string) => (stderr += t) },
-    signal: new AbortController().signal,
-    backoff: { baseMs: 5, capMs: 50 },
-    checkpointMs: 50,
-  });
-  return { code, stdout, stderr };
-}
+const backfill = (args: string[]) => backfillInProcess(args);
 
 /** The windows the simulator answered usably for `account`, each once, in order. */
 function answered(sim: Simulator, account: string): Range[] {

@@ -1,10 +1,13 @@
 /**
- * The backfill tests' own helpers: a configuration file for a simulator, a range of closed windows, and a small
- * reader of the OpenMetrics file a backfill writes (as promtool reads it: `# TYPE`, samples, `# EOF`).
+ * The backfill tests' own helpers: a configuration file for a simulator, a range of closed windows, a small
+ * reader of the OpenMetrics file a backfill writes (as promtool reads it: `# TYPE`, samples, `# EOF`), and the
+ * command run in-process with a short backoff.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { backfillCommand } from '../../src/backfill/command.js';
 import { MINUTE } from '../../src/clock.js';
+import { parseCommandLine } from '../../src/config/index.js';
 
 export interface OmSample {
   name: string;
@@ -87,3 +90,24 @@ export function simConfig(dir: string, url: string, extra: string[] = [], name =
 }
 
 export const iso = (ms: number) => new Date(ms).toISOString();
+
+/** `cdn-exporter backfill ARGS` in-process (the command's own entry), a short backoff, logs at `level`. */
+export async function backfillInProcess(
+  args: string[],
+  level = 'error',
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await backfillCommand({
+    cl: parseCommandLine(['backfill', '--log.level', level, ...args]),
+    env: {},
+    hostname: 'test-host',
+    version: '0.0.0-test',
+    stdout: { write: (t: string) => (stdout += t) },
+    stderr: { write: (t: string) => (stderr += t) },
+    signal: new AbortController().signal,
+    backoff: { baseMs: 5, capMs: 50 },
+    checkpointMs: 50,
+  });
+  return { code, stdout, stderr };
+}
