@@ -7,31 +7,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type AccountHistory, TrafficHistory } from '../../src/server/traffic-history.js';
-import type { TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
+import { answer, rec } from './history-answers.js';
 
 const MIN = 60_000;
-
-function rec(resource: string, requests: number, bits: number, errors = 0): TrafficRecord {
-  return {
-    resource,
-    resourceName: `name-${resource}`,
-    edge: {
-      codes: new Map(),
-      classes: new Map([
-        ['2xx', requests - errors],
-        ['5xx', errors],
-      ]),
-      requests,
-      requestTimeSeconds: new Map(),
-      bandwidthBitsPerSecond: bits,
-    },
-    origin: { codes: new Map(), classes: new Map(), requestTimeSeconds: new Map() },
-  };
-}
-
-function answer(...records: TrafficRecord[]): TrafficResponse {
-  return { account: 'a', metrics: [], issues: [], unknownKeys: [], records };
-}
 
 /** The entries as [start minute, end minute, requests/s, provisional]. */
 function entries(h: AccountHistory | undefined): [number, number, number, boolean][] {
