@@ -1,12 +1,13 @@
 /**
  * The API table: every API the exporter polls in rounds, one module value each (the contract:
- * src/poll/api-module.ts). This file is the one place of the composition that names them; the account pollers
+ * src/poll/api-module.ts). This file is the one place of the composition that names them (but ./sinks.ts, which
+ * still makes their mappings: see openApis); the account pollers
  * (./account-pollers.ts), the status board (./status-board.ts) and the exporter (./exporter.ts) loop over the
  * table. Their order is the order their pollers start, their rows are listed and their families were registered.
  */
 import type { AccountConfig } from '../config/index.js';
 import { dvrModule } from '../dvr/module.js';
-import type { ApiModule, ApiPollerDeps, ApiProblems } from '../poll/api-module.js';
+import type { ApiModule, ApiPollerDeps } from '../poll/api-module.js';
 import type { Poller } from '../poll/poller.js';
 import type { Requester } from '../poll/upstream.js';
 import { recordingsModule } from '../recordings/module.js';
@@ -21,7 +22,6 @@ export const APIS: readonly Api[] = ['metrics', ...API_TABLE.map((m) => m.api)];
 /** A module of the table with its sink: what the account pollers start, stop and report through. */
 export interface OpenApi {
   readonly api: Exclude<Api, 'metrics'>;
-  readonly problems: ApiProblems<unknown>;
   polls(account: AccountConfig): boolean;
   poller(
     account: AccountConfig,
@@ -37,7 +37,6 @@ function open<Name extends Exclude<Api, 'metrics'>, Sink, Rows>(
 ): OpenApi {
   return {
     api: m.api,
-    problems: m.problems as ApiProblems<unknown>,
     polls: (account) => m.polls(account),
     poller: (account, upstream, d) => m.poller(account, upstream, { ...d, sink }),
     removeAccount: (account) => m.removeAccount(sink, account),

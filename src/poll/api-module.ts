@@ -86,6 +86,6 @@ export interface ApiModule<Name extends ApiName = ApiName, Sink = unknown, Rows 
   poller(account: AccountConfig, upstream: Requester, d: ApiPollerDeps<Sink, Rows>): Poller;
   /** The account is no longer polled: every series of it goes. Called for every account stopped. */
   removeAccount(sink: Sink, account: AccountConfig): void;
-  /** Its table of problems on the landing page. */
-  readonly problems: ApiProblems<Rows>;
+  /** Its table of problems on the landing page, if it has one (none: its rows are only kept, not listed). */
+  readonly problems?: ApiProblems<Rows>;
 }
