@@ -39,12 +39,14 @@
 import { createGzip, gzipSync } from 'node:zlib';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
+import { BodyLoans } from './body-loans.js';
 import { SeriesFamily } from './family.js';
 import { freeNow } from './free-now.js';
 import { openMetricsName } from './names.js';
+import { RenderLock } from './render-lock.js';
+import { type Body, gzipChunks, renderSliced } from './sliced-render.js';
 import type {
   CountedCursors,
-  CountingLock,
   ExpositionFormat,
   Family,
   FamilySpec,
@@ -58,14 +60,6 @@ const FORMATS: readonly ExpositionFormat[] = ['text', 'openmetrics', 'protobuf']
  * that asks for it waits for a refresh. Prometheus asks for one format, at its scrape interval (at most minutes).
  */
 const FORMAT_IDLE_MS = 15 * 60_000;
-/**
- * A refresh yields to the event loop after this much rendering (or `chunkSize` slots, whichever comes first): a
- * scrape or probe that arrives meanwhile waits about this long. Checked every RENDER_STEP slots (~0.5 ms).
- */
-const RENDER_SLICE_MS = 8;
-const RENDER_STEP = 2048;
-/** A refresh whose family keeps gaining or losing series this often finishes that family synchronously. */
-const MAX_RESTARTS = 3;
 
 export interface SeriesStoreOptions {
   /** Slots a refresh() renders at most between two yields to the event loop (it also yields after 8 ms). Default 32768. */
@@ -101,18 +95,9 @@ interface Exposed {
   counted: CountedCursors;
 }
 
-interface Body {
-  body: Buffer;
-  version: number;
-}
-
 const EMPTY = Buffer.alloc(0);
 
-function yieldToLoop(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
-export class SeriesStore implements SeriesStoreApi, CountingLock {
+export class SeriesStore extends RenderLock implements SeriesStoreApi {
   private readonly families: SeriesFamily[] = [];
   /** Family names, both as given and as OpenMetrics names them (a counter without `_total`). */
   private readonly names = new Set<string>();
@@ -136,65 +121,22 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
   private layout = 0;
   private running: Promise<void> | undefined;
   private queued: Promise<void> | undefined;
-  /** Counted cursors now (set by the applier inside enter/leave). */
-  private readonly counted = new Map<string, number>();
-  /** Re-reads of late data counted so far (CountingLock.reread). */
-  private rereads = 0;
   /** Counted cursors of the state the family bodies were rendered from. */
   private bodiesCounted: CountedCursors = new Map();
-  /** Windows being counted (entered, not left). */
-  private writers = 0;
-  /** A refresh renders family bodies: no window may begin. */
-  private reading = false;
-  private readonly writerWaiters: (() => void)[] = [];
-  private readonly readerWaiters: (() => void)[] = [];
-  /** Expositions lent out (to responses writing them, to gzip streams reading them), with their holders. */
-  private readonly lent = new Map<Exposed, number>();
-  /** Replaced bodies not freed yet: sweep() frees each once nothing holds it. */
-  private readonly retired = new Set<Buffer>();
-  /** Buffers a cut-off response may still have handed to the transport: never freed here, left to the GC. */
-  private readonly unsafeToFree = new WeakSet<ArrayBufferLike>();
-  private readonly refreshLog: Pick<Logger, 'error'> | undefined;
-  /** A family changed since the last announcement (see `touched`). */
-  private changeSeen = false;
-  /** An announcement is queued for the next turn. */
-  private announcing = false;
-
-  /**
-   * Told once per change of the store, on the turn after it (a window counted, a DVR or recordings round written,
-   * an account's series removed), just before the refresh that change brings: where the exporter gives memory
-   * back after a shrink and saves the ranking of top resources.
-   */
-  onChange: (() => void) | undefined;
+  /** What is lent out and retired, freed once nothing can read it (./body-loans.ts). */
+  private readonly loans = new BodyLoans<Exposed>((live) => {
+    for (const f of this.families) live.add(f.source.buffer);
+    for (const b of this.bodies.values()) live.add(b.body.buffer);
+    for (const own of this.own.values()) for (const b of Object.values(own)) live.add(b.body.buffer);
+    for (const e of Object.values(this.exposed)) for (const c of e.chunks) live.add(c.buffer);
+  });
 
   constructor(opts: SeriesStoreOptions = {}) {
+    super(opts.refreshLog);
     this.chunkSize = Math.max(1, opts.chunkSize ?? 32_768);
     this.gzipLevel = opts.gzipLevel ?? 1;
     const clock = opts.clock;
     this.now = clock ? () => clock.now() : Date.now;
-    this.refreshLog = opts.refreshLog;
-  }
-
-  /**
-   * A family changed. Outside a window being counted the change is announced on the next turn; inside one, when
-   * the window is whole (leave): a refresh in the middle of a window would wait for it anyway.
-   */
-  private readonly touched = (): void => {
-    if (this.changeSeen || (this.refreshLog === undefined && this.onChange === undefined)) return;
-    this.changeSeen = true;
-    if (this.writers === 0) this.announceSoon();
-  };
-
-  private announceSoon(): void {
-    if (this.announcing) return;
-    this.announcing = true;
-    setImmediate(() => {
-      this.announcing = false;
-      this.changeSeen = false;
-      this.onChange?.();
-      const log = this.refreshLog;
-      if (log) this.refresh().catch((err: unknown) => log.error({ err }, 'rebuilding /metrics text failed'));
-    });
   }
 
   family(spec: FamilySpec): Family {
@@ -221,69 +163,11 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     return this.families.map((f) => f.spec.name);
   }
 
-  enter(): Promise<void> | undefined {
-    if (!this.reading && this.readerWaiters.length === 0) {
-      this.writers++;
-      return undefined;
-    }
-    return new Promise((resolve) =>
-      this.writerWaiters.push(() => {
-        this.writers++;
-        resolve();
-      }),
-    );
-  }
-
-  leave(): void {
-    if (this.writers === 1 && this.changeSeen) this.announceSoon();
-    this.writers = Math.max(0, this.writers - 1);
-    // Handed over at once: the applier goes on to its next window in the same turn.
-    if (this.writers === 0 && this.readerWaiters.length > 0) {
-      this.reading = true;
-      this.readerWaiters.shift()!();
-    }
-  }
-
-  setCounted(account: string, cursor: number): void {
-    this.counted.set(account, cursor);
-  }
-
-  forgetCounted(account: string): void {
-    this.counted.delete(account);
-  }
-
-  countedOf(account: string): number | undefined {
-    return this.counted.get(account);
-  }
-
-  reread(): number {
-    return ++this.rereads;
-  }
-
-  /** The counted cursors now, with the number of re-reads counted (an exposition's `counted`). */
-  private countedNow(): CountedCursors {
-    return Object.assign(new Map(this.counted), { rereads: this.rereads });
-  }
-
   /**
    * Called with the counted cursors each time the bodies are rendered from a complete state (no window half
    * counted), before anything else changes: the moment to copy what goes with that exposition (a checkpoint).
    */
   settled: ((counted: CountedCursors) => void) | undefined;
-
-  /**
-   * Runs `read` once no window is half counted, with the counted cursors of that moment; no window begins until
-   * it returns (a checkpoint of the counting state: src/exporter/cursor-book.ts).
-   */
-  async whole<T>(read: (counted: CountedCursors) => T): Promise<T> {
-    const waiting = this.beginRead();
-    if (waiting) await waiting;
-    try {
-      return read(this.countedNow());
-    } finally {
-      this.endRead();
-    }
-  }
 
   countedIn(format: ExpositionFormat): CountedCursors | undefined {
     return this.exposed[format]?.counted;
@@ -332,7 +216,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     e.chunks = [];
     e.plain = false;
     for (const own of this.own.values()) {
-      this.retire(own[format]);
+      this.loans.retire(own[format]?.body);
       delete own[format];
     }
   }
@@ -344,7 +228,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
 
   /** Stores a fresh body, retiring the one it replaces. */
   private setBody(f: SeriesFamily, format: ExpositionFormat, body: Body): void {
-    this.retire(this.bodyOf(f, format));
+    this.loans.retire(this.bodyOf(f, format)?.body);
     if (!f.rendersOwn(format)) {
       this.bodies.set(f, body);
       return;
@@ -358,28 +242,9 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
   private drop(format: ExpositionFormat): void {
     delete this.exposed[format];
     for (const own of this.own.values()) {
-      this.retire(own[format]);
+      this.loans.retire(own[format]?.body);
       delete own[format];
     }
-  }
-
-  /** Undefined: reading now. Otherwise resolves once reading (no window half counted). */
-  private beginRead(): Promise<void> | undefined {
-    if (this.writers === 0 && !this.reading) {
-      this.reading = true;
-      return undefined;
-    }
-    return new Promise((resolve) => this.readerWaiters.push(resolve));
-  }
-
-  private endRead(): void {
-    this.reading = false;
-    if (this.readerWaiters.length > 0 && this.writers === 0) {
-      this.reading = true;
-      this.readerWaiters.shift()!();
-      return;
-    }
-    for (const w of this.writerWaiters.splice(0)) w();
   }
 
   render(format: ExpositionFormat): Buffer {
@@ -392,52 +257,17 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
   hold(format: ExpositionFormat): HeldChunks {
     this.plainAskedAt[format] = this.now();
     const e = this.current(format, true);
-    this.lend(e);
+    this.loans.lend(e);
     let held = true;
     return {
       chunks: e.chunks,
       release: (written: boolean) => {
         if (!held) return;
         held = false;
-        if (!written) for (const c of e.chunks) this.unsafeToFree.add(c.buffer);
-        this.giveBack(e);
+        if (!written) this.loans.unsafe(e.chunks);
+        this.loans.giveBack(e);
       },
     };
-  }
-
-  private lend(e: Exposed): void {
-    this.lent.set(e, (this.lent.get(e) ?? 0) + 1);
-  }
-
-  private giveBack(e: Exposed): void {
-    const n = (this.lent.get(e) ?? 1) - 1;
-    if (n > 0) {
-      this.lent.set(e, n);
-      return;
-    }
-    this.lent.delete(e);
-    this.sweep();
-  }
-
-  /** A family's body left the store's table: it is freed by sweep() once nothing holds it. */
-  private retire(body: Body | undefined): void {
-    if (body && body.body.length > 0) this.retired.add(body.body);
-  }
-
-  /** Frees every retired body nothing can read any more (see the module comment). */
-  private sweep(): void {
-    if (this.retired.size === 0) return;
-    const live = new Set<ArrayBufferLike>();
-    for (const f of this.families) live.add(f.source.buffer);
-    for (const b of this.bodies.values()) live.add(b.body.buffer);
-    for (const own of this.own.values()) for (const b of Object.values(own)) live.add(b.body.buffer);
-    for (const e of Object.values(this.exposed)) for (const c of e.chunks) live.add(c.buffer);
-    for (const e of this.lent.keys()) for (const c of e.chunks) live.add(c.buffer);
-    for (const body of this.retired) {
-      if (live.has(body.buffer)) continue;
-      this.retired.delete(body);
-      if (!this.unsafeToFree.has(body.buffer)) freeNow(body);
-    }
   }
 
   renderGzip(format: ExpositionFormat): Buffer {
@@ -454,7 +284,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
    * Re-renders what changed without blocking the event loop for long (see the module comment). Calls made
    * while one runs share one follow-up run, which picks up whatever changed in the meantime.
    */
-  refresh(): Promise<void> {
+  override refresh(): Promise<void> {
     if (!this.running) {
       this.running = this.rebuild().finally(() => {
         this.running = undefined;
@@ -513,7 +343,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     }
     const fresh = this.assemble(format);
     this.exposed[format] = fresh;
-    this.sweep();
+    this.loans.sweep();
     return fresh;
   }
 
@@ -547,10 +377,10 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
         for (const f of this.families) {
           if (format !== 'text' && !f.rendersOwn(format)) continue;
           if (f.version === (this.bodyOf(f, format)?.version ?? 0)) continue;
-          const fresh = await this.renderBodyChunked(f, format);
+          const fresh = await renderSliced(f, format, this.chunkSize);
           // A synchronous render during the await may have stored a newer body already.
           if (fresh.version > (this.bodyOf(f, format)?.version ?? 0)) this.setBody(f, format, fresh);
-          else this.retire(fresh);
+          else this.loans.retire(fresh.body);
         }
       }
       this.bodiesCounted = this.countedNow();
@@ -580,7 +410,7 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
       }
     }
     // zlib reads the chunks on the libuv pool: they are lent to it until it is done.
-    for (const b of built) this.lend(b.exposed);
+    for (const b of built) this.loans.lend(b.exposed);
     try {
       await Promise.all(
         built
@@ -597,11 +427,11 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
       }
     } catch (err) {
       // A failed stream may not have finished with every chunk handed to it.
-      for (const b of built) for (const c of b.exposed.chunks) this.unsafeToFree.add(c.buffer);
+      for (const b of built) this.loans.unsafe(b.exposed.chunks);
       throw err;
     } finally {
-      for (const b of built) this.giveBack(b.exposed);
-      this.sweep();
+      for (const b of built) this.loans.giveBack(b.exposed);
+      this.loans.sweep();
     }
   }
 
@@ -624,12 +454,12 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
     const write = (b: Buffer) =>
       new Promise<void>((resolve, reject) => z.write(b, (err) => (err ? reject(err) : resolve())));
     const shared: Exposed = { stamp: 0, chunks: [], plain: true, length: 0, counted: new Map() };
-    this.lend(shared);
+    this.loans.lend(shared);
     let stamp = this.layout;
     try {
       for (const f of this.families) {
         const mine = f.rendersOwn(format);
-        const b = mine ? await this.renderBodyChunked(f, format) : this.bodies.get(f);
+        const b = mine ? await renderSliced(f, format, this.chunkSize) : this.bodies.get(f);
         stamp += b?.version ?? 0;
         if (!b || b.body.length === 0) continue;
         if (!mine) shared.chunks.push(b.body);
@@ -641,47 +471,12 @@ export class SeriesStore implements SeriesStoreApi, CountingLock {
       await ended;
     } catch (err) {
       // zlib may still hold a chunk: nothing it was given is freed here.
-      for (const c of shared.chunks) this.unsafeToFree.add(c.buffer);
+      this.loans.unsafe(shared.chunks);
       z.destroy();
       throw err;
     } finally {
-      this.giveBack(shared);
+      this.loans.giveBack(shared);
     }
     return { gzip: Buffer.concat(out), stamp };
   }
-
-  private async renderBodyChunked(f: SeriesFamily, format: ExpositionFormat): Promise<Body> {
-    for (let attempt = 0; attempt < MAX_RESTARTS; attempt++) {
-      const r = f.beginRender(format);
-      for (;;) {
-        const until = performance.now() + RENDER_SLICE_MS;
-        const stop = r.next + this.chunkSize;
-        while (r.next < stop && r.next < f.highWater) {
-          f.renderRange(r, Math.min(stop, r.next + RENDER_STEP));
-          if (performance.now() >= until) break;
-        }
-        if (r.next >= f.highWater) return { body: f.finishRender(r), version: r.version };
-        await yieldToLoop();
-        // A freed slot may have been reused by a series already written: start over.
-        if (f.structure !== r.structure) {
-          f.abandonRender(r);
-          break;
-        }
-      }
-    }
-    return { body: f.renderBody(format), version: f.version };
-  }
-}
-
-/** One gzip stream over the chunks, on the libuv pool (the event loop only hands chunks over). */
-function gzipChunks(chunks: readonly Buffer[], level: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const z = createGzip({ level });
-    const out: Buffer[] = [];
-    z.on('data', (c: Buffer) => out.push(c));
-    z.on('end', () => resolve(Buffer.concat(out)));
-    z.on('error', reject);
-    for (const c of chunks) z.write(c);
-    z.end();
-  });
 }

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { startSecondsOf } from '../../src/store/family.js';
+import { startSecondsOf } from '../../src/store/series-index.js';
 import { SeriesStore } from '../../src/store/series-store.js';
 import { Scrape } from '../helpers/exposition.js';
 import { decodeProtobuf } from '../helpers/protobuf.js';
