@@ -1,11 +1,13 @@
 /**
  * Settled windows in a real Prometheus 2.42 (`--web.enable-remote-write-receiver`), written by `cdn-exporter run`
  * (the built CLI) from a simulator with late data and faults: the exporter is SIGKILLed mid catch-up and started
- * again, and the receiver is stopped while windows wait for it and started again on the same data. Then every
- * counter series the receiver stored is read back raw: between two consecutive samples it grew by exactly the
- * simulator's final truth for those minutes (the first sample a zero just after its series' first window
- * starts), no window is missing between the first and the last, and PromQL's increase() over a window at its end
- * gives the same. Nothing lost, nothing twice, each window at the minutes it happened.
+ * again, and the receiver is stopped for two minutes (of real time, the exporter's clock) while windows wait for it
+ * and new ones settle, then started again on the same data; the exporter's self-metrics show what it saw of the
+ * outage (every send failed and kept, nothing sent or dropped, samples pending). Then every counter series the
+ * receiver stored is read back raw: between two consecutive samples it grew by exactly the simulator's final truth
+ * for those minutes (the first sample a zero just after its series' first window starts), no window is missing
+ * between the first and the last, and PromQL's increase() over a window at its end gives the same. Nothing lost,
+ * nothing twice, each window at the minutes it happened.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +17,7 @@ import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { SimAccount } from '../../src/simulator/types.js';
 import { cliTestFolder, servingUrl, startCli } from '../helpers/cli-process.js';
 import { Scrape } from '../helpers/exposition.js';
+import { cursorOf } from '../helpers/ground-truth.js';
 import { freePort, type Prometheus, startPrometheus } from '../helpers/prometheus.js';
 import { waitFor } from '../helpers/stack.js';
 import { findTool } from '../helpers/tools.js';
@@ -28,6 +31,8 @@ const JOB = 'cdn-exporter-settled';
 const LOOKBACK_MIN = 40;
 const DELAY_MIN = 1;
 const REVISIT_MIN = 1;
+/** How long the receiver is down: issue 32's "stopped for two minutes". */
+const OUTAGE_MS = 2 * MINUTE;
 
 function world(): SimAccount[] {
   return ACCOUNTS.map((name, a) => ({
@@ -47,6 +52,10 @@ interface Stored {
   metric: Record<string, string>;
   values: [number, string][];
 }
+
+/** Windows the settled writer read from the API itself, all accounts. */
+const readsOf = (s: Scrape) =>
+  s.all('cdn_exporter_remote_write_reads_total').reduce((n, x) => n + x.value, 0);
 
 async function raw(prom: Prometheus, expr: string): Promise<Stored[]> {
   const res = await fetch(
@@ -121,17 +130,47 @@ describe.skipIf(!bin)('settled windows through remote write into a real Promethe
       p.child.kill('SIGKILL');
       await p.exited;
 
-      // 2. The receiver down while the restarted exporter has windows for it; back on the same data and port.
+      // 2. The receiver down for two minutes (issue 32), while the restarted exporter has windows for it and new ones
+      //    settle every minute; then back on the same data and port.
       await prom.stop();
+      const stoppedAt = Date.now();
       p = run();
       url = await servingUrl(p, 30_000);
+      const remoteWrite = (s: Scrape, result: string) =>
+        s.value('cdn_exporter_remote_write_samples_total', { result }) ?? 0;
       await waitFor(
-        async () =>
-          ((await Scrape.from(url)).value('cdn_exporter_remote_write_samples_total', { result: 'retried' }) ??
-            0) > 0,
+        async () => remoteWrite(await Scrape.from(url), 'retried') > 0,
         60_000,
         'sends retried while the receiver is down',
       );
+      // The exporter's clock is real time: the outage is two minutes of it. Held until then, with the exporter's
+      // self-metrics read about once a second meanwhile: what it saw of the outage.
+      const seen = {
+        scrapes: 0,
+        pending: 0,
+        retried: 0,
+        errors: 0,
+        sent: 0,
+        dropped: 0,
+        reads: 0,
+        walked: [0, 0],
+      };
+      for (let i = 0; i < 1000; i++) {
+        const s = await Scrape.from(url);
+        seen.scrapes++;
+        seen.pending = Math.max(seen.pending, s.value('cdn_exporter_remote_write_pending_samples') ?? 0);
+        seen.retried = remoteWrite(s, 'retried');
+        seen.sent = remoteWrite(s, 'sent');
+        seen.dropped = remoteWrite(s, 'dropped');
+        seen.errors = s.value('cdn_exporter_remote_write_requests_total', { code: 'error' }) ?? 0;
+        seen.reads = readsOf(s);
+        // How far the walk went meanwhile: the windows that kept coming while nothing could be written.
+        const walked = Math.min(...ACCOUNTS.map((account) => cursorOf(s, account)));
+        seen.walked = [seen.walked[0] || walked, walked];
+        const left = OUTAGE_MS - (Date.now() - stoppedAt);
+        if (left <= 0) break;
+        await new Promise((r) => setTimeout(r, Math.min(1000, left)));
+      }
       prom = await startPrometheus({
         bin: bin!,
         ...scraped,
@@ -140,6 +179,24 @@ describe.skipIf(!bin)('settled windows through remote write into a real Promethe
         port,
         flags: ['--web.enable-remote-write-receiver'],
       });
+      const outageMs = Date.now() - stoppedAt;
+      console.log(
+        `receiver down ${(outageMs / 1000).toFixed(1)} s; the exporter meanwhile (${seen.scrapes} scrapes): ` +
+          `samples sent ${seen.sent}, retried ${seen.retried}, dropped ${seen.dropped}, pending at most ` +
+          `${seen.pending}, failed requests ${seen.errors}, windows it read itself ${seen.reads}; walked from ` +
+          `${new Date(seen.walked[0]!).toISOString()} to ${new Date(seen.walked[1]!).toISOString()}`,
+      );
+      expect(outageMs).toBeGreaterThanOrEqual(OUTAGE_MS);
+      // Every send failed and was kept for a retry: none sent, none dropped, samples waiting in the queue.
+      expect(seen.sent, 'samples sent while the receiver was down').toBe(0);
+      expect(seen.dropped, 'samples dropped while the receiver was down').toBe(0);
+      expect(seen.errors, 'requests failed while the receiver was down').toBeGreaterThan(0);
+      expect(seen.pending, 'samples pending while the receiver was down').toBeGreaterThan(0);
+      // Windows came and settled meanwhile: the walk went on, a minute a window.
+      expect(
+        seen.walked[1]! - seen.walked[0]!,
+        'minutes walked while the receiver was down',
+      ).toBeGreaterThanOrEqual(MINUTE);
 
       // 3. Caught up: every window final by now written.
       const horizon = floorMinute(Date.now() - (DELAY_MIN + REVISIT_MIN) * MINUTE - 45_000) - MINUTE;
@@ -149,10 +206,9 @@ describe.skipIf(!bin)('settled windows through remote write into a real Promethe
 
       // While the receiver was down the queue (400 samples) filled: windows settled meanwhile were not held, the
       // writer read them again itself once there was room.
-      const reads = (await Scrape.from(url))
-        .all('cdn_exporter_remote_write_reads_total')
-        .reduce((n, s) => n + s.value, 0);
+      const reads = readsOf(await Scrape.from(url));
       expect(reads, 'windows the writer read itself').toBeGreaterThan(0);
+      console.log(`windows the writer read itself: ${seen.reads} by the outage's end, ${reads} in all`);
       let windows = 0;
       /** Windows whose increase() at their own end, over their own length, is the truth: settled and scraped. */
       const exactAtOwnTime = { settled: 0, scraped: 0, windows: 0 };
@@ -223,5 +279,5 @@ describe.skipIf(!bin)('settled windows through remote write into a real Promethe
       await prom.stop();
       await sim.close();
     }
-  }, 300_000);
+  }, 480_000);
 });
