@@ -239,6 +239,10 @@ export class Exporter {
     });
     this.settled = settled;
     if (settled) this.loops.push(settled.run(signal));
+    // The pages fold as /metrics and the settled series do: the resources out of the top N are one row.
+    this.history.foldBy((account, resource, records) =>
+      sinks.traffic.mapping.foldOf(account, resource, records),
+    );
     // Spans skipped for good, listed beside the state file for `backfill --gaps` (docs/backfill.md). A span the
     // settled writer reads itself (it has a cursor for the account) is not a gap of the settled series.
     const gaps = config.stateFile

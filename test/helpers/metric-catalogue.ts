@@ -72,6 +72,7 @@ export const CATALOGUE: Readonly<Record<string, readonly string[]>> = {
   cdn_exporter_parse_errors_total: ['api'],
   cdn_exporter_build_info: ['version'],
   cdn_series_refused_total: ['account', 'reason'],
+  cdn_folded_resources: ['account'],
   cdn_auth_token_expiry_timestamp_seconds: ['login'],
   cdn_auth_logins_total: ['login', 'result'],
   cdn_discovered_accounts: ['login'],

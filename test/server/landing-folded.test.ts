@@ -3,14 +3,10 @@
  * `limits.top_resources: 3`, the account page ranks its busiest resources as /metrics ranks them, with the series
  * `resource="__other__"` shown as one row "other resources (N)", N what `cdn_folded_resources` says, and each row's
  * 5xx what the window gauges say; no page shows `__other__`.
- *
- * The history is handed the mapping's fold decision here (TrafficHistory.foldBy with TrafficMapping.foldOf), as
- * the settled writer is (its `fold`), since src/exporter/exporter.ts does not hand it over yet.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SimAccount } from '../../src/simulator/types.js';
 import { demoWorld } from '../../src/simulator/world.js';
-import type { TrafficPipeline } from '../../src/traffic/pipeline.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { runClock, type Stack, scrapeNow, startStack } from '../helpers/stack.js';
 
@@ -63,8 +59,6 @@ describe('landing pages: folded resources', () => {
       },
     });
     stacks.push(s);
-    const { mapping } = (s.exporter as unknown as { sinks: { traffic: TrafficPipeline } }).sinks.traffic;
-    s.exporter.history.foldBy((account, resource, records) => mapping.foldOf(account, resource, records));
 
     await runClock(clock, 20_000, [s]);
     const sc = await scrapeNow(s);
