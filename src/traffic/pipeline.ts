@@ -31,12 +31,13 @@ import type { SeriesLimits } from './admission.js';
 import { TrafficApplier } from './applier.js';
 import { MetricsClient, type TrafficBodyParser } from './client.js';
 import { CountedBook } from './counted-book.js';
-import { anyTopResources, foldBook, mergeable, rankingPeriodMs, topResourcesOf } from './fold-book.js';
+import { anyTopResources, foldBook, rankingPeriodMs, topResourcesOf } from './fold-book.js';
 import { type ApplyResult, TrafficMapping } from './mapping.js';
 import { createTrafficFamilies, type TrafficFamilies } from './metrics.js';
 import { ResourceRanking } from './ranking.js';
 import type { TrafficResponse } from './response.js';
-import { RevisitQueue } from './revisit.js';
+import type { RevisitQueue } from './revisit.js';
+import { revisitReads } from './revisit-reads.js';
 import { AccountWalker, type WalkerStatus } from './walker.js';
 
 export interface TrafficPipelineOptions {
@@ -239,7 +240,27 @@ export class TrafficPipeline {
         },
         priority,
       );
-    const queue = book ? this.revisitQueue(account, d, book, fetchWindow) : undefined;
+    const queue = book
+      ? revisitReads(
+          {
+            opts,
+            mapping,
+            applier,
+            families: this.families,
+            book,
+            lock: this.lock,
+            shownCursor: (a) => this.shownCursor(a),
+            rereadCounted: (a, n, held) => this.revisitKeep?.rereadCounted(a, n, held),
+          },
+          account,
+          d,
+          fetchWindow,
+        )
+      : undefined;
+    if (queue) {
+      for (const w of this.revisitKeep?.take(account) ?? []) queue.add(w);
+      this.queues.set(account, queue);
+    }
     // Windows of this account handed to the applier and not yet counted (the walker's backlog).
     let uncounted = 0;
     const walker: AccountWalker = new AccountWalker(
@@ -326,92 +347,6 @@ export class TrafficPipeline {
       },
       readFinal: (start, end) => fetchWindow(start, end, REVISIT_PRIORITY),
     };
-  }
-
-  private revisitQueue(
-    account: string,
-    d: TrafficPollerDeps,
-    book: CountedBook,
-    fetchWindow: (start: number, end: number, priority?: number) => Promise<TrafficResponse>,
-  ): RevisitQueue {
-    const { opts, mapping, applier, families: f } = this;
-    f.revisions?.slot([account, 'up']);
-    f.revisions?.slot([account, 'down']);
-    f.revisions?.slot([account, 'none']);
-    f.revisitEdgeRequests?.slot([account]);
-    f.skippedSeconds.slot([account, 'revisit']);
-    const queue = new RevisitQueue(
-      {
-        account,
-        afterMs: opts.delayMs + (opts.revisitMs ?? 0),
-        backoff: opts.backoff,
-        authBackoff: opts.authBackoff,
-      },
-      {
-        clock: d.clock,
-        log: d.log,
-        random: d.random,
-        fetchWindow: (start, end) => fetchWindow(start, end, REVISIT_PRIORITY),
-        apply: (windows, start, end, response, done) =>
-          applier.apply(
-            account,
-            start,
-            end,
-            response,
-            d.clock.now(),
-            (r, err) => {
-              const n = this.lock?.reread?.();
-              // Held only for a window whose first read a scrape was already given: any exposition a scrape gets
-              // from now on includes this re-read, and one given before without its first read needs nothing.
-              const shown = this.shownCursor(account);
-              const held = windows.filter((w) => w.end <= shown);
-              if (n !== undefined && held.length > 0) this.revisitKeep?.rereadCounted(account, n, held);
-              if (!r) {
-                book.abort();
-                d.log.error({ error: describeError(err) }, 'counting a re-read of late data failed');
-                done(undefined);
-                return;
-              }
-              const o = book.endRevisit();
-              const direction = o.down > 0 ? 'down' : o.up > 0 ? 'up' : 'none';
-              f.revisions?.add(f.revisions.slot([account, direction]), 1);
-              if (o.edgeRequests > 0)
-                f.revisitEdgeRequests?.add(f.revisitEdgeRequests.slot([account]), o.edgeRequests);
-              if (o.down > 0) {
-                d.log.warn(
-                  { start: new Date(start).toISOString(), minutes: (end - start) / MINUTE, series: o.down },
-                  'the CDN now reports less than was counted for a window; counters keep what they had',
-                );
-              }
-              d.audit(response, r.dropped);
-              d.windowSettled?.(start, end, response);
-              done(o);
-            },
-            {
-              gauges: false,
-              again: true,
-              prepare: () =>
-                book.beginRevisit(
-                  account,
-                  windows.map((w) => w.counted),
-                ),
-            },
-          ),
-        skip: (start, end) => {
-          d.settledSkipped?.(start, end, 'revisit');
-          mapping.skip(account, (end - start) / MINUTE, 'revisit');
-          // A change of the counters outside any window: numbered as a re-read, so a scrape that shows it is
-          // saved before it is served (CursorBook.commit).
-          this.lock?.reread?.();
-        },
-        changed: () => d.revisitsChanged?.(),
-        authFailed: d.refused,
-        mergeable: mergeable(() => mapping.folds(account)),
-      },
-    );
-    for (const w of this.revisitKeep?.take(account) ?? []) queue.add(w);
-    this.queues.set(account, queue);
-    return queue;
   }
 
   /**
