@@ -350,6 +350,12 @@ export const YES_NO = {
 export { OTHER, OTHER_TEXT };
 
 /**
+ * The CDN traffic dashboard's panel that says, per account, how many resources have series of their own and how
+ * many the OTHER_TEXT row stands for; the tables that show that row name it.
+ */
+export const RESOURCES_PER_ACCOUNT = 'Resources per account';
+
+/**
  * `expr` with `resource="__other__"` (OTHER: the folded resources of an account, counted together) shown as
  * OTHER_TEXT (label_replace matches the whole value), so a table or a
  * legend by resource names the folded resources for what they are. Every query of one table must be wrapped

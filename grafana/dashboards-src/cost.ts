@@ -13,6 +13,7 @@ import {
   labelVariable,
   OTHER_TEXT,
   otherNamed,
+  RESOURCES_PER_ACCOUNT,
   SCRAPE_LABELS,
   stat,
   table,
@@ -134,7 +135,8 @@ export function build(): Dashboard {
         'The 20 resources with the most edge bytes over the dashboard range, from the hourly per-resource figures ' +
         '(an estimate: increase() extrapolates within each hour; the account totals above are exact). With ' +
         `limits.top_resources, the resources without series of their own are one row, "${OTHER_TEXT}", where ` +
-        'their total puts them.',
+        `their total puts them; how many resources it stands for: "${RESOURCES_PER_ACCOUNT}" on the CDN traffic ` +
+        'dashboard.',
       unit: 'decbytes',
       queries: [
         {

@@ -25,6 +25,7 @@ import {
   OTHER,
   OTHER_TEXT,
   otherNamed,
+  RESOURCES_PER_ACCOUNT,
   SCRAPE_LABELS,
   stat,
   table,
@@ -192,10 +193,51 @@ function sideRow(side: Side) {
 }
 
 /**
+ * Per account, the resources with series of their own (their `cdn_resource_info`, `__other__` left out; one per
+ * resource however many scrape targets have it) and the folded ones (`cdn_folded_resources`). Each column is 0,
+ * not blank, for an account the other column lists: the gauge is absent until an account folds (no
+ * top_resources, no full cap), and an account a full cap met first has no resource of its own. Both families exist
+ * only with `breakdown: resource`, only on the scraped job.
+ */
+function resourcesPerAccount() {
+  const acc = 'account=~"$account"';
+  return table({
+    title: RESOURCES_PER_ACCOUNT,
+    description:
+      'Per account, how many resources have series of their own (they are in the Resources table and the Resource ' +
+      `variable) and how many are folded into the row "${OTHER_TEXT}" of the top-resources tables (limits.top_resources ` +
+      'or a full series cap; 0 when none is), as of the newest window. breakdown: resource only. From the scraped ' +
+      'job whatever the Job variable says (neither figure is written to the settled series).',
+    unit: 'none',
+    w: 8,
+    queries: [
+      {
+        expr:
+          `count by (account) (max by (account, resource) (cdn_resource_info{${acc},resource!="${OTHER}"}))\nor\n` +
+          `0 * max by (account) (cdn_folded_resources{${acc}})`,
+      },
+      {
+        expr:
+          `max by (account) (cdn_folded_resources{${acc}})\nor\n` +
+          `0 * count by (account) (cdn_resource_info{${acc}})`,
+      },
+    ],
+    columns: [
+      { name: 'Own series', unit: 'none' },
+      { name: `${OTHER_TEXT[0]!.toUpperCase()}${OTHER_TEXT.slice(1)}`, unit: 'none' },
+    ],
+    hide: [...SCRAPE_LABELS],
+    sortBy: { column: 'account', desc: false },
+  });
+}
+
+/**
  * The folded resources of an account (`resource="__other__"`) rank as one row, where their total puts them, named
  * OTHER_TEXT: the same choice as the account page (docs/metrics.md, "Where `__other__` shows").
  */
-const FOLDED_ROW = ` With limits.top_resources, the resources without series of their own are one row, "${OTHER_TEXT}", where their total puts them.`;
+const FOLDED_ROW =
+  ` With limits.top_resources, the resources without series of their own are one row, "${OTHER_TEXT}", where ` +
+  `their total puts them; how many resources it stands for: "${RESOURCES_PER_ACCOUNT}".`;
 
 function topTable(title: string, description: string, rank: string, columns: [string, string, string][]) {
   const top = `topk(10, ${rank})`;
@@ -312,6 +354,7 @@ export function build(): Dashboard {
         ['Requests', 'short', sumRange('cdn_origin_requests_total')],
       ],
     ),
+    resourcesPerAccount(),
     table({
       title: 'Resources',
       description:
@@ -325,6 +368,7 @@ export function build(): Dashboard {
         },
       ],
       columns: [{ name: 'Info', unit: 'none' }],
+      w: 16,
       hide: [...SCRAPE_LABELS, 'Value'],
       sortBy: { column: 'resource', desc: false },
     }),

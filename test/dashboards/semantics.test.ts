@@ -8,11 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { OTHER_TEXT, RESOURCES_PER_ACCOUNT } from '../../grafana/dashboards-src/common.js';
 import { renderAll } from '../../grafana/dashboards-src/index.js';
 import { findTool } from '../helpers/tools.js';
 
 interface Panel {
   title?: string;
+  description?: string;
   targets?: { refId?: string; expr?: string }[];
 }
 
@@ -56,6 +58,27 @@ function steps(per: number, windows = 8): string {
 function settledSteps(per: number, windows = 8): string {
   return Array.from({ length: windows }, (_, i) => `${i * per} _x4`).join(' ');
 }
+
+/**
+ * Three accounts as the exporter exposes them (breakdown: resource): acme folds 14,900 resources under
+ * `__other__` (whose info has empty name and cname) and keeps r1 and r2, r1 scraped from two targets; beta folds
+ * nothing (no cdn_folded_resources); gamma has only `__other__`.
+ */
+const RESOURCES_PER_ACCOUNT_SERIES: Record<string, string> = {
+  'cdn_resource_info{instance="a:9",account="acme",resource="r1",resource_name="Main",cname="a.example"}':
+    '1x10',
+  'cdn_resource_info{instance="b:9",account="acme",resource="r1",resource_name="Main",cname="a.example"}':
+    '1x10',
+  'cdn_resource_info{instance="a:9",account="acme",resource="r2",resource_name="Img",cname="i.example"}':
+    '1x10',
+  'cdn_resource_info{instance="a:9",account="acme",resource="__other__",resource_name="",cname=""}': '1x10',
+  'cdn_folded_resources{instance="a:9",account="acme"}': '14900x10',
+  'cdn_folded_resources{instance="b:9",account="acme"}': '14900x10',
+  'cdn_resource_info{instance="a:9",account="beta",resource="b1",resource_name="Web",cname="b.example"}':
+    '1x10',
+  'cdn_resource_info{instance="a:9",account="gamma",resource="__other__",resource_name="",cname=""}': '1x10',
+  'cdn_folded_resources{instance="a:9",account="gamma"}': '3x10',
+};
 
 interface Case {
   name: string;
@@ -230,6 +253,31 @@ const CASES: Case[] = [
     expect: [{ labels: '{account="acme",resource="r1",resource_name="Main",cname="cdn.example"}', value: 1 }],
   },
   {
+    name: 'resources per account: own series count each resource once, __other__ not among them',
+    series: RESOURCES_PER_ACCOUNT_SERIES,
+    expr: query('cdn-traffic', RESOURCES_PER_ACCOUNT, 'A'),
+    at: '5m',
+    expect: [
+      // r1 on two scrape targets (a shard moving) is one resource; __other__'s info is not a resource.
+      { labels: '{account="acme"}', value: 2 },
+      { labels: '{account="beta"}', value: 1 },
+      // A full cap met it first: everything folded, nothing of its own.
+      { labels: '{account="gamma"}', value: 0 },
+    ],
+  },
+  {
+    name: 'resources per account: the other resources are N of cdn_folded_resources, 0 where nothing folds',
+    series: RESOURCES_PER_ACCOUNT_SERIES,
+    expr: query('cdn-traffic', RESOURCES_PER_ACCOUNT, 'B'),
+    at: '5m',
+    expect: [
+      { labels: '{account="acme"}', value: 14900 },
+      // No top_resources and no full cap: the gauge is absent, and nothing is folded.
+      { labels: '{account="beta"}', value: 0 },
+      { labels: '{account="gamma"}', value: 3 },
+    ],
+  },
+  {
     name: 'a stream is down only when no host has it',
     series: {
       'cdn_dvr_stream_alive{account="acme",stream="live/a",host="h1"}': '0x10',
@@ -280,6 +328,22 @@ const CASES: Case[] = [
     ],
   },
 ];
+
+it(`every table that shows the "${OTHER_TEXT}" row says where to read how many resources it stands for`, () => {
+  expect(PANELS.get('cdn-traffic')?.map((p) => p.title)).toContain(RESOURCES_PER_ACCOUNT);
+  const withRow = [...PANELS].flatMap(([uid, panels]) =>
+    panels
+      .filter((p) => p.targets?.some((t) => t.expr?.includes(`"resource", "${OTHER_TEXT}"`)))
+      .map((p) => ({ where: `${uid}/${p.title}`, description: p.description ?? '' })),
+  );
+  expect(withRow.map((p) => p.where).sort()).toEqual([
+    'cdn-cost/Top resources by volume',
+    'cdn-traffic/Top resources by edge 5xx',
+    'cdn-traffic/Top resources by edge traffic',
+    'cdn-traffic/Top resources by origin 5xx',
+  ]);
+  for (const p of withRow) expect(p.description, p.where).toContain(`"${RESOURCES_PER_ACCOUNT}"`);
+});
 
 describe('panel semantics', () => {
   const promtool = findTool('promtool');
