@@ -115,7 +115,7 @@ export function startCli(
     stdout: () => out,
     stderr: () => err,
     exited,
-    logLine: async (match, timeoutMs = 10_000) =>
+    logLine: async (match, timeoutMs = 30_000) =>
       JSON.parse(
         await firstLine(
           (line) => {
@@ -130,7 +130,7 @@ export function startCli(
           'matching JSON log line',
         ),
       ) as Record<string, unknown>,
-    textLine: (re, timeoutMs = 10_000) =>
+    textLine: (re, timeoutMs = 30_000) =>
       firstLine((line) => re.test(line), timeoutMs, `line matching ${re}`),
   };
 }
