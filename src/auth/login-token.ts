@@ -1,146 +1,58 @@
 /**
  * A token that comes from a login (./login.ts) and is renewed before it expires: a TokenSource (src/config/token.ts)
- * like a fixed token, so the API clients and request gates use it unchanged.
+ * like a fixed token, so the API clients and request gates use it unchanged. When each login is sent (the API's
+ * limit of 20 a minute, renewal, the ban rule, backoff) is ./login-schedule.ts; this keeps the state it decides on.
  *
  * Contracts:
- * - The one guard against a login storm is the API's documented limit (docs/upstream-api.md, "Login"): at most
- *   LOGINS_PER_MINUTE (20) logins a minute. Two login requests are never closer than MIN_GAP_MS (3 s, 60 s / 20),
- *   whatever the cause (renewal, a 401/403, an error's retry, a new password), so no 60 s ever holds more than 20.
- *   The lifetime a login answer states is believed down to the millisecond (./login.ts clamps it only at the top).
+ * - The lifetime a login answer states is believed down to the millisecond (./login.ts clamps it only at the top).
  * - Expiry: a token obtained with a request sent at `t` with a `lifetime` of `L` ms expires at `t + L` for us. The
  *   CDN counts from when the request reached it, so the login's own travel is the margin of a request sent at the
  *   last moment. `get()` compares that expiry with the clock each time a request is sent, and never hands out a
  *   token at or past it: a request never carries a token known to be expired.
- * - Renewal (renewalDelay): at `t + min(85 % of L, L - 2 × the login's answer time)`, never sooner than MIN_GAP_MS
- *   after `t`. From the documented 6 hours (renewed 54 minutes before expiry) down to a few seconds the renewal is
- *   answered before the token expires, as long as its answer takes no longer than the margin left: 15 % of L, or
- *   twice the answer time of the login before.
- * - A lifetime too short for the limit (lifetimeTooShort: `L <= max(MIN_GAP_MS, answer time) + answer time`: the
- *   token would expire before the earliest renewal the limit allows is answered) is said, not hidden: result
+ * - A lifetime too short for the limit (lifetimeTooShort, ./login-schedule.ts) is said, not hidden: result
  *   `too_short` of cdn_auth_logins_total, one log line per change, and while such a token has expired `get()`
  *   throws a LoginError with reason `lifetime-too-short` (the pollers' error: `cdn_up 0` with that text). The token
  *   is used while it is valid and renewed as soon as the limit allows. A token already expired when its answer
- *   arrives cannot be used at all: it is not kept, and the next login backs off as after an error (below), not 20
- *   a minute for nothing.
+ *   arrives cannot be used at all: it is not kept, and the next login backs off as after an error, not 20 a minute
+ *   for nothing.
  * - A login answer whose token cannot be used (too long, characters no header may carry) is a refused login with
- *   its own log line, retried on the ban-safe schedule below (the endpoint said yes to these credentials, but
- *   retrying at once brings the same answer).
+ *   its own log line, retried on the ban-safe schedule (the endpoint said yes to these credentials, but retrying at
+ *   once brings the same answer).
  * - Secrets: the token in use is registered in src/redact.ts; the one it replaces is dropped from the registry,
- *   and so is a password read before the file changed: the registry holds only live secrets.
- * - `refresh()` (called after a 401/403 of any API) asks for a renewal at once, at most once per FORCED_RENEWAL_MS
- *   (the limit's window: 1 of its 20 logins; after 3 such renewals in a row, once per 15 minutes), still
- *   MIN_GAP_MS after the previous login, and never while the login is refused (the ban rule decides then).
- * - The ban rule (7 wrong passwords ban the user for hours, from the API and the web portal): a refused login is
- *   retried with the same password after 20 min, 40 min, 80 min, then every 3 hours. That is at most 3 attempts in
- *   any hour and at most 4 in any 3 hours. A change of the password (the file's content, read on a cheap `stat`
- *   every PASSWORD_CHECK_MS while refused) is tried at once.
- * - 429, 5xx, network failures and answers without a usable token back off exponentially (5 s doubling to 5 min,
- *   full jitter, at least Retry-After).
- * - While no valid token exists, `get()` throws a LoginError (kind `auth`, with a structured `reason`); a token
- *   still valid is served while its renewal fails, until it expires.
+ *   and so is a password read before the file changed (./password-file.ts): the registry holds only live secrets.
+ * - `refresh()` (called after a 401/403 of any API) asks for a renewal at once, as often as the schedule allows,
+ *   still MIN_GAP_MS after the previous login, and never while the login is refused (the ban rule decides then).
+ * - While no valid token exists, `get()` throws a LoginError (./login-error.ts: kind `auth`, with a structured
+ *   `reason`); a token still valid is served while its renewal fails, until it expires.
  * - `onToken(listener)`: called after every new token, so pollers waiting out an auth backoff go on at once.
  * - The password and tokens never appear in an error, a log line or `description`.
  */
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../clock.js';
-import {
-  type LoginCredential,
-  nodeFs,
-  type TokenFs,
-  type TokenSource,
-  unreadableReason,
-} from '../config/token.js';
+import { type LoginCredential, nodeFs, type TokenSource } from '../config/token.js';
 import type { Logger } from '../log.js';
 import { type BackoffPolicy, backoffDelay } from '../poll/backoff.js';
 import { SECRETS } from '../redact.js';
 import { type LoginOutcome, login as sendLogin } from './login.js';
+import { LoginError, type LoginReason } from './login-error.js';
+import {
+  DEFAULT_BACKOFF,
+  FORCED_IN_A_ROW,
+  FORCED_RENEWAL_MS,
+  FORCED_SLOW_MS,
+  lifetimeTooShort,
+  MIN_GAP_MS,
+  PASSWORD_CHECK_MS,
+  refusedRetryMs,
+  renewalDelay,
+  tooShortText,
+} from './login-schedule.js';
+import { PasswordFile, type PasswordFs } from './password-file.js';
 
-export const RENEW_FRACTION = 0.85;
-/** The API's documented limit (docs/upstream-api.md, "Login"): at most this many logins ... */
-export const LOGINS_PER_MINUTE = 20;
-/** ... in this window. */
-export const LOGIN_LIMIT_WINDOW_MS = 60_000;
-/** Two login requests are never closer than this (3 s): 20 evenly spaced, so no 60 s window holds more than 20. */
-export const MIN_GAP_MS = LOGIN_LIMIT_WINDOW_MS / LOGINS_PER_MINUTE;
-/** A renewal leaves at least this many times the login's answer time before expiry (when 85 % leaves less). */
-export const ANSWER_MARGIN = 2;
-/**
- * After a 401/403 of an API, a renewal at once, at most once per window of the login limit: 1 of its 20 logins,
- * the other 19 left to scheduled renewals. It is MIN_GAP_MS after the previous login like any other.
- */
-export const FORCED_RENEWAL_MS = LOGIN_LIMIT_WINDOW_MS;
-/**
- * After this many forced renewals in a row (no scheduled renewal between), at most one every FORCED_SLOW_MS: a
- * 403 that a new token does not cure (an account the user may not see) must not cost a login every minute.
- */
-export const FORCED_IN_A_ROW = 3;
-export const FORCED_SLOW_MS = 15 * 60_000;
-/** How often the password file is looked at while the login is refused or the file is unreadable. */
-export const PASSWORD_CHECK_MS = 10_000;
-/** Waits before retrying a refused login with the same password, by consecutive refusals; the last repeats. */
-export const REFUSED_RETRY_MS: readonly number[] = [20 * 60_000, 40 * 60_000, 80 * 60_000, 180 * 60_000];
-const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 5_000, capMs: 300_000 };
+export type { PasswordFs };
 
 /** `too_short`: logged in, but with a token that expires before the limit allows its renewal (lifetimeTooShort). */
 export type LoginResult = 'ok' | 'too_short' | 'refused' | 'error';
-
-/**
- * Why no token can be given: the login was refused, it failed (no answer, 5xx, ...), none was tried yet, or the
- * tokens it gives expire before the API's login limit allows their renewal.
- */
-export type LoginReason = 'login-refused' | 'login-failed' | 'login-pending' | 'lifetime-too-short';
-
-/**
- * When a token of `lifetimeMs`, whose login was answered in `answerMs`, is renewed (ms after that login was sent):
- * at 85 % of the lifetime, sooner when that leaves less than ANSWER_MARGIN answer times, never sooner than the
- * login limit allows (MIN_GAP_MS).
- */
-export function renewalDelay(lifetimeMs: number, answerMs: number): number {
-  const due = Math.min(Math.floor(lifetimeMs * RENEW_FRACTION), lifetimeMs - ANSWER_MARGIN * answerMs);
-  return Math.max(MIN_GAP_MS, due);
-}
-
-/**
- * A lifetime too short for the login limit: a renewal sent as early as it can be (MIN_GAP_MS after the login, as
- * the limit allows, and not before the login's answer: one login at a time) and answered as fast as this login was
- * would arrive when the token has already expired.
- */
-export function lifetimeTooShort(lifetimeMs: number, answerMs: number): boolean {
-  return lifetimeMs <= Math.max(MIN_GAP_MS, answerMs) + answerMs;
-}
-
-export class LoginError extends Error {
-  override readonly name = 'LoginError';
-  /** As an ApiError's kind: pollers treat it as a refused token (cdn_up 0, slow probing, woken by onToken). */
-  readonly kind = 'auth';
-  readonly reason: LoginReason;
-  readonly login: string;
-  readonly status: number | undefined;
-  readonly description: string;
-
-  constructor(login: string, reason: LoginReason, detail: string, status?: number) {
-    const what =
-      reason === 'login-refused'
-        ? 'login refused'
-        : reason === 'login-failed'
-          ? 'login failed'
-          : reason === 'lifetime-too-short'
-            ? 'token lifetime too short'
-            : 'not logged in yet';
-    super(`${what} for user ${JSON.stringify(login)}: ${detail}`);
-    this.reason = reason;
-    this.login = login;
-    this.status = status;
-    this.description = this.message;
-  }
-}
-
-export function isLoginError(err: unknown): err is LoginError {
-  return err instanceof LoginError;
-}
-
-/** The password's file system: the one a token file is read with; tests may pass their own. */
-export type PasswordFs = TokenFs;
 
 export interface LoginTokenOptions {
   credential: LoginCredential;
@@ -195,19 +107,23 @@ export class LoginToken implements TokenSource {
   #wake: (() => void) | undefined;
   #listeners = new Set<() => void>();
   #logged: string | undefined;
-  #password: string | undefined;
-  #passwordStamp = '';
-  #passwordError: string | undefined;
+  /** Set with `password_file`. */
+  readonly #passwordFile: PasswordFile | undefined;
   #firstDone!: () => void;
   /** Settles after the first login attempt (whatever its result), or when the loop stops. */
   readonly firstAttempt: Promise<void>;
   readonly #send: NonNullable<LoginTokenOptions['send']>;
-  readonly #fs: PasswordFs;
 
   constructor(private readonly opts: LoginTokenOptions) {
     this.username = opts.credential.username;
     this.description = `login ${JSON.stringify(this.username)}`;
-    this.#fs = opts.fs ?? nodeFs;
+    if (opts.credential.passwordFile !== undefined)
+      this.#passwordFile = new PasswordFile(
+        opts.credential.passwordFile,
+        opts.fs ?? nodeFs,
+        opts.log,
+        this.username,
+      );
     // Every password read and every token issued is registered (src/redact.ts): no edge of the exporter (log,
     // page, label, error) shows it.
     if (opts.credential.password !== undefined) SECRETS.add(opts.credential.password);
@@ -332,8 +248,7 @@ export class LoginToken implements TokenSource {
     if (this.#forceRenew || this.#token === undefined || now >= this.#renewAt) due = now;
     else due = this.#renewAt;
     if (this.#refusedPassword !== undefined && this.#refusals > 0) {
-      const wait = REFUSED_RETRY_MS[Math.min(this.#refusals, REFUSED_RETRY_MS.length) - 1]!;
-      due = Math.max(due, this.#lastAttempt + wait);
+      due = Math.max(due, this.#lastAttempt + refusedRetryMs(this.#refusals));
     }
     due = Math.max(due, this.#errorUntil, this.#lastAttempt + MIN_GAP_MS);
     return due;
@@ -367,7 +282,7 @@ export class LoginToken implements TokenSource {
     const answerMs = Math.max(0, now - sentAt);
     if (outcome.ok && sentAt + outcome.lifetimeMs <= now) {
       // Expired before its answer arrived: nothing can use it, and logging in again at once would bring the same.
-      this.#short = this.#tooShortText(outcome.lifetimeMs, answerMs);
+      this.#short = tooShortText(outcome.lifetimeMs, answerMs);
       this.#errors++;
       const wait = backoffDelay(this.#errors - 1, this.opts.backoff ?? DEFAULT_BACKOFF, this.opts.random);
       this.#errorUntil = now + wait;
@@ -386,7 +301,7 @@ export class LoginToken implements TokenSource {
       this.#token = outcome.token;
       this.#expiresAt = sentAt + outcome.lifetimeMs;
       this.#renewAt = sentAt + renewalDelay(outcome.lifetimeMs, answerMs);
-      this.#short = short ? this.#tooShortText(outcome.lifetimeMs, answerMs) : undefined;
+      this.#short = short ? tooShortText(outcome.lifetimeMs, answerMs) : undefined;
       this.#state = 'ok';
       this.#detail = undefined;
       this.#status = undefined;
@@ -424,7 +339,7 @@ export class LoginToken implements TokenSource {
       this.#detail = outcome.detail;
       this.#status = outcome.status;
       this.opts.onLogin?.('refused');
-      const retry = REFUSED_RETRY_MS[Math.min(this.#refusals, REFUSED_RETRY_MS.length) - 1]!;
+      const retry = refusedRetryMs(this.#refusals);
       const retryText = `in ${retry / 60_000} min, at once when the password changes`;
       if (outcome.unusable)
         this.#note(`unusable:${outcome.detail}`, () =>
@@ -465,14 +380,6 @@ export class LoginToken implements TokenSource {
     this.#firstDone();
   }
 
-  /** Our words on a lifetime too short for the login limit (LoginError's detail, the status's). */
-  #tooShortText(lifetimeMs: number, answerMs: number): string {
-    return (
-      `the login answered a lifetime of ${lifetimeMs} ms (answer in ${answerMs} ms); the API allows a login ` +
-      `every ${MIN_GAP_MS} ms (${LOGINS_PER_MINUTE} a minute), so its token expires before it can be renewed`
-    );
-  }
-
   /**
    * The log line of a lifetime too short, once per change of cause (not per login): `dead`, the token had expired
    * when its answer arrived.
@@ -501,39 +408,16 @@ export class LoginToken implements TokenSource {
     write();
   }
 
-  /** The password, or undefined when its file cannot be read (logged once per change). */
+  /** The password, or undefined when its file cannot be read (./password-file.ts logs why, once per change). */
   #readPassword(): string | undefined {
-    const { credential, log } = this.opts;
-    if (credential.passwordFile === undefined) return credential.password;
-    const path = credential.passwordFile;
-    try {
-      const s = this.#fs.stat(path);
-      const stamp = `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
-      if (this.#password === undefined || stamp !== this.#passwordStamp) {
-        // A trailing newline (`echo pw > file`) is not part of the password; other whitespace is kept.
-        const text = this.#fs.read(path).replace(/[\r\n]+$/, '');
-        if (text === '') throw Object.assign(new Error('empty'), { code: 'is empty' });
-        SECRETS.add(text);
-        if (this.#password !== undefined && this.#password !== text) SECRETS.remove(this.#password);
-        this.#password = text;
-        this.#passwordStamp = stamp;
-      }
-      if (this.#passwordError !== undefined) {
-        log.info({ login: this.username, file: path }, 'password file readable again');
-        this.#passwordError = undefined;
-      }
-      return this.#password;
-    } catch (e) {
-      this.#password = undefined;
-      const why = `password file ${path}: ${unreadableReason(e)}`;
-      if (this.#passwordError !== why) log.error({ login: this.username, error: why }, 'cannot log in');
-      this.#passwordError = why;
-      if (this.#valid() === undefined) {
-        this.#state = 'login-failed';
-        this.#detail = why;
-      }
-      return undefined;
+    if (this.#passwordFile === undefined) return this.opts.credential.password;
+    const read = this.#passwordFile.read();
+    if ('password' in read) return read.password;
+    if (this.#valid() === undefined) {
+      this.#state = 'login-failed';
+      this.#detail = read.unreadable;
     }
+    return undefined;
   }
 
   async #sleep(ms: number, signal: AbortSignal): Promise<void> {

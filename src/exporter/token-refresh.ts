@@ -4,7 +4,7 @@
  * other trigger: the token is read again at once, and the poller's next request, at the latest one poll interval
  * later, carries the new one. Accounts sharing a token share its source, so one refusal refreshes it for all.
  */
-import { isLoginError } from '../auth/login-token.js';
+import { isLoginError } from '../auth/login-error.js';
 import type { TokenSource } from '../config/index.js';
 import { describeError, isRefusal } from '../http/errors.js';
 import type { Logger } from '../log.js';

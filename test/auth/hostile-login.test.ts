@@ -6,7 +6,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { LOGIN_MAX_BYTES, MAX_LIFETIME_MS, MAX_TOKEN_LENGTH } from '../../src/auth/login.js';
-import { LoginError, LoginToken, REFUSED_RETRY_MS } from '../../src/auth/login-token.js';
+import { LoginError } from '../../src/auth/login-error.js';
+import { REFUSED_RETRY_MS } from '../../src/auth/login-schedule.js';
+import { LoginToken } from '../../src/auth/login-token.js';
 import { MINUTE } from '../../src/clock.js';
 import { SECRETS } from '../../src/redact.js';
 import type { HostileLogin } from '../../src/simulator/auth.js';

@@ -17,7 +17,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { LoginOutcome } from '../../src/auth/login.js';
-import { LoginError, type LoginResult } from '../../src/auth/login-token.js';
+import { LoginError } from '../../src/auth/login-error.js';
+import type { LoginResult } from '../../src/auth/login-token.js';
 import { mulberry32 } from '../../src/simulator/random.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { captureLog } from '../helpers/log-capture.js';

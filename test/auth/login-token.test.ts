@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type LoginOutcome, parseLoginAnswer } from '../../src/auth/login.js';
-import { LoginError, type LoginResult } from '../../src/auth/login-token.js';
+import { LoginError } from '../../src/auth/login-error.js';
+import type { LoginResult } from '../../src/auth/login-token.js';
 import { MINUTE } from '../../src/clock.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { captureLog } from '../helpers/log-capture.js';
