@@ -9,7 +9,8 @@ import { Worker } from 'node:worker_threads';
 import { METRIC_NAMES } from '../src/api/vocabulary.js';
 import { MINUTE } from '../src/clock.js';
 import { PARSE_WORKER_LIMITS } from '../src/offloop/pool.js';
-import { metricValues, TrafficModel } from '../src/simulator/traffic.js';
+import { metricValues } from '../src/simulator/traffic.js';
+import { TrafficModel } from '../src/simulator/traffic-model.js';
 import { median } from './measure.js';
 import type { BenchRow } from './report.js';
 

@@ -18,7 +18,8 @@ import { createServer, type ServerResponse } from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
 import { METRIC_NAMES } from '../src/api/vocabulary.js';
 import { MINUTE } from '../src/clock.js';
-import { metricValues, TrafficModel } from '../src/simulator/traffic.js';
+import { metricValues } from '../src/simulator/traffic.js';
+import { TrafficModel } from '../src/simulator/traffic-model.js';
 
 export type AnswerKind = 'base' | 'burst';
 

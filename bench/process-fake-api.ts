@@ -12,7 +12,8 @@ import { createServer } from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
 import { METRIC_NAMES } from '../src/api/vocabulary.js';
 import { MINUTE } from '../src/clock.js';
-import { metricValues, TrafficModel } from '../src/simulator/traffic.js';
+import { metricValues } from '../src/simulator/traffic.js';
+import { TrafficModel } from '../src/simulator/traffic-model.js';
 
 const { resources, account } = workerData as { resources: number; account: string };
 const port = parentPort!;

@@ -11,7 +11,8 @@
 import { gzipSync } from 'node:zlib';
 import { METRIC_NAMES } from '../src/api/vocabulary.js';
 import { MINUTE } from '../src/clock.js';
-import { formatApiTime, metricValues, TrafficModel } from '../src/simulator/traffic.js';
+import { formatApiTime, metricValues } from '../src/simulator/traffic.js';
+import { TrafficModel } from '../src/simulator/traffic-model.js';
 import { SeriesStore } from '../src/store/series-store.js';
 import { TrafficMapping } from '../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../src/traffic/metrics.js';

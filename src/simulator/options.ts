@@ -6,7 +6,8 @@ import type { Clock } from '../clock.js';
 import { parseFlags, UsageError } from '../config/flags.js';
 import type { SimUser } from './auth.js';
 import { checkFaultRates, FAULT_KINDS, type FaultRates } from './faults.js';
-import type { RequestTimeShape, TrafficScale } from './traffic.js';
+import type { RequestTimeShape } from './traffic.js';
+import type { TrafficScale } from './traffic-model.js';
 import type { SimAccount } from './types.js';
 
 export interface SimulatorOptions {

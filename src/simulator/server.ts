@@ -26,7 +26,8 @@ import {
 import { createInventoryApi } from './inventory.js';
 import type { ListenOptions, SimulatorOptions } from './options.js';
 import { createRecorderSim } from './recorder.js';
-import { createTrafficApi, TrafficModel, type TrafficTotals, WindowRules } from './traffic.js';
+import { createTrafficApi, WindowRules } from './traffic.js';
+import { TrafficModel, type TrafficTotals } from './traffic-model.js';
 import type { DvrSim, RecorderSim, SimAccount, SimContext } from './types.js';
 import { DEMO_PASSWORD, DEMO_TRAFFIC_SCALE, DEMO_USER, demoWorld } from './world.js';
 

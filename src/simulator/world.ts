@@ -2,7 +2,7 @@
  * The simulator's default world: the accounts, resources, DVR streams and recording settings that the demo, the
  * dashboards' screenshots and the end-to-end tests see when nothing else is configured.
  */
-import type { TrafficScale } from './traffic.js';
+import type { TrafficScale } from './traffic-model.js';
 import type { SimAccount } from './types.js';
 
 export function demoWorld(): SimAccount[] {

@@ -8,7 +8,8 @@ import {
 } from '../../src/api/vocabulary.js';
 import { MINUTE } from '../../src/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import { formatApiTime, type SideTotals, type TrafficTotals } from '../../src/simulator/traffic.js';
+import { formatApiTime } from '../../src/simulator/traffic.js';
+import type { SideTotals, TrafficTotals } from '../../src/simulator/traffic-model.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { startTestSimulator } from '../helpers/per-test.js';
 
