@@ -25,7 +25,6 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
-import { refreshSoon } from '../store/refresh-soon.js';
 
 export interface ShrinkReclaimOptions {
   clock: Clock;
@@ -117,33 +116,4 @@ export function lastResortGc(): void {
     gc = runInNewContext('gc') as GcFunction;
   }
   gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
-}
-
-/**
- * What every poller calls after it changed the store: the /metrics text is rebuilt soon (coalesced:
- * src/store/refresh-soon.ts), and after a shrink the memory is given back (ShrinkReclaim: a last-resort GC, and
- * `recycle` drops the idle traffic parse worker).
- */
-export function afterStoreChange(d: {
-  store: { refresh(): Promise<void>; readonly size: number };
-  clock: Clock;
-  log: Logger;
-  signal: AbortSignal;
-  recycle: () => void;
-}): () => void {
-  const refresh = refreshSoon(d.store, d.log);
-  const reclaim = new ShrinkReclaim({
-    clock: d.clock,
-    log: d.log,
-    signal: d.signal,
-    size: () => d.store.size,
-    reclaim: () => {
-      d.recycle();
-      lastResortGc();
-    },
-  });
-  return () => {
-    refresh();
-    reclaim.changed();
-  };
 }
