@@ -140,7 +140,8 @@ export class StatusBoard {
     // Every table the landing page reads, each filled by its API's module from every account's last rows.
     const problems: Record<string, unknown> = {};
     for (const m of API_TABLE as readonly ApiModule[]) {
-      if (m.problems) problems[m.problems.table] = m.problems.problems(this.apiRows.get(m.api as Api) ?? NONE);
+      if (m.problems)
+        problems[m.problems.table] = m.problems.problems(this.apiRows.get(m.api as Api) ?? NONE);
     }
     return {
       // Before start() there are no statuses yet, and every() of nothing is true: not ready until started.
