@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run soak -- --runs N [--seed S] [--steps M]`: N generated fault schedules (test/exporter/fault-schedules.test.ts),
+ * `npm run soak -- --runs N [--seed S] [--steps M]`: N generated fault schedules (test/scenarios/fault-schedules.test.ts),
  * then the figures: draws, simulated days, fault steps and injected faults, crashes, failures. A failure prints its
  * seed and shrunk schedule (fast-check) above the figures; add it to REGRESSIONS in that file under a name.
  * Without --seed a new seed each time (printed), so successive soaks explore new draws.
@@ -37,7 +37,7 @@ process.stdout.write(`soak: ${runs} draws, seed ${seed}, up to ${steps} steps ea
 const began = Date.now();
 const run = spawnSync(
   process.execPath,
-  ['node_modules/vitest/vitest.mjs', 'run', 'test/exporter/fault-schedules.test.ts', '-t', 'draws'],
+  ['node_modules/vitest/vitest.mjs', 'run', 'test/scenarios/fault-schedules.test.ts', '-t', 'draws'],
   {
     stdio: 'inherit',
     env: {

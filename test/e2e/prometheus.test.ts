@@ -43,7 +43,7 @@ const MAY_BE_EMPTY: Record<string, string> = {
     'one point an hour, recorded in minute 0; its exactness is checked over a month in test/e2e/cost-month.test.ts',
   'cdn-traffic/Late traffic share per account':
     'metrics.revisit is off here, and a catch-up would not make re-reads anyway (its minutes are final at their ' +
-    'first read); the late share is checked against the simulator in test/exporter/revisit.test.ts',
+    'first read); the late share is checked against the simulator in test/scenarios/revisit.test.ts',
 };
 
 /**

@@ -14,7 +14,7 @@
  * (those of a resource out of the top N stay at their last value).
  *
  * A failing draw prints its seed and shrunk schedule; `TOP_DRAW='<the draw as printed>'` runs it first. CI runs
- * TOP_RUNS draws (default 6, fixed seed TOP_SEED); `TOP_RUNS=100 npx vitest run test/exporter/top-resources.test.ts`
+ * TOP_RUNS draws (default 6, fixed seed TOP_SEED); `TOP_RUNS=100 npx vitest run test/scenarios/top-resources.test.ts`
  * runs more.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';

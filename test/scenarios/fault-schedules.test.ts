@@ -14,11 +14,11 @@
  * A failing draw prints its seed and shrunk schedule; add it to REGRESSIONS under a name. CI runs a fixed budget
  * (SCHEDULE_RUNS, default 10); `npm run soak -- --runs N` runs N and prints the figures.
  *
- * A second property draws stops at the steps of a window's life (./window-life.ts, issue 31): graceful stops, whose
- * held window goes on within the grace or is cut, and kills, among faults; every scrape and every state file a
- * restart reads must be one moment (the counters the truth up to the cursor shown with them). Its budget is the
- * same SCHEDULE_RUNS (and SCHEDULE_SEED); to soak it: `SCHEDULE_RUNS=N npx vitest run
- * test/exporter/fault-schedules.test.ts -t "window’s life"`.
+ * A second property draws stops at the steps of a window's life (test/helpers/window-life.ts, issue 31): graceful
+ * stops, whose held window goes on within the grace or is cut, and kills, among faults; every scrape and every
+ * state file a restart reads must be one moment (the counters the truth up to the cursor shown with them). Its
+ * budget is the same SCHEDULE_RUNS (and SCHEDULE_SEED); to soak it: `SCHEDULE_RUNS=N npx vitest run
+ * test/scenarios/fault-schedules.test.ts -t "window’s life"`.
  */
 import { writeFileSync } from 'node:fs';
 import fc from 'fast-check';

@@ -3,7 +3,7 @@
  * byte as test/golden/metrics.prom (text 0.0.4) and test/golden/metrics.openmetrics.txt (OpenMetrics 1.0.0), and
  * the text must pass `promtool check metrics` (which reads only the text format).
  *
- * Update after an intended change: `UPDATE_GOLDEN=1 npx vitest run test/exporter/golden.test.ts`, then review the
+ * Update after an intended change: `UPDATE_GOLDEN=1 npx vitest run test/scenarios/golden.test.ts`, then review the
  * diff of test/golden/ like code.
  *
  * Determinism. The simulator and the exporter share one FakeClock, and the clock moves only while no request is

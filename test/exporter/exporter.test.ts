@@ -1,6 +1,7 @@
 /**
- * /readyz of the real exporter: not ready until it has started and every account's first poll of every API has
- * been tried; a Kubernetes readiness probe must not send traffic to a pod that has not begun polling.
+ * The composition root (src/exporter/exporter.ts) as `/readyz` reads it: not ready until it has started and every
+ * account's first poll of every API has been tried (a Kubernetes readiness probe must not send traffic to a pod that
+ * has not begun polling), and its status lists one row per API each account asks for.
  */
 import type { Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
