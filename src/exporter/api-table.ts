@@ -1,17 +1,15 @@
 /**
  * The API table: every API the exporter polls in rounds, one module value each (the contract:
- * src/poll/api-module.ts). This file is the one place of the composition that names them (but ./sinks.ts, which
- * still makes their mappings: see openApis); the account pollers
+ * src/poll/api-module.ts). This file is the one place of the composition that names them; the account pollers
  * (./account-pollers.ts), the status board (./status-board.ts) and the exporter (./exporter.ts) loop over the
- * table. Their order is the order their pollers start, their rows are listed and their families were registered.
+ * table. Their order is the order their pollers start, their rows are listed and their families are registered.
  */
 import type { AccountConfig } from '../config/index.js';
 import { dvrModule } from '../dvr/module.js';
-import type { ApiModule, ApiPollerDeps } from '../poll/api-module.js';
+import type { ApiModule, ApiPollerDeps, ApiSinkDeps } from '../poll/api-module.js';
 import type { Poller } from '../poll/poller.js';
 import type { Requester } from '../poll/upstream.js';
 import { recordingsModule } from '../recordings/module.js';
-import type { Sinks } from './sinks.js';
 
 export const API_TABLE = [dvrModule, recordingsModule] as const;
 
@@ -33,22 +31,22 @@ export interface OpenApi {
 
 function open<Name extends Exclude<Api, 'metrics'>, Sink, Rows>(
   m: ApiModule<Name, Sink, Rows>,
-  sink: Sink,
+  d: ApiSinkDeps,
 ): OpenApi {
+  const sink = m.sink(d);
   return {
     api: m.api,
     polls: (account) => m.polls(account),
-    poller: (account, upstream, d) => m.poller(account, upstream, { ...d, sink }),
+    poller: (account, upstream, pd) => m.poller(account, upstream, { ...pd, sink }),
     removeAccount: (account) => m.removeAccount(sink, account),
   };
 }
 
 /**
- * Each module of the table with the sink its pollers write into. The DVR and recordings mappings are still made
- * by ./sinks.ts (a family is registered once), so they are taken from there; once ./sinks.ts no longer makes
- * them, each module makes its own: `API_TABLE.map((m) => open(m, m.sink({ store, limits })))`, right after the
- * traffic pipeline, so the families keep their order on /metrics.
+ * Each module of the table with the sink its pollers write into, made here once (each registers its families on
+ * the store, in the table's order). The exporter opens them right after the traffic pipeline (./sinks.ts), so the
+ * families keep their order on /metrics: traffic's, then the table's.
  */
-export function openApis(sinks: Pick<Sinks, 'dvr' | 'recordings'>): OpenApi[] {
-  return [open(dvrModule, sinks.dvr), open(recordingsModule, sinks.recordings)];
+export function openApis(d: ApiSinkDeps): OpenApi[] {
+  return (API_TABLE as readonly ApiModule<Exclude<Api, 'metrics'>>[]).map((m) => open(m, d));
 }

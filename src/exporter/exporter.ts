@@ -216,6 +216,11 @@ export class Exporter {
       parseTraffic: this.parser.traffic,
     });
     this.sinks = sinks;
+    // Right after the traffic pipeline: each module of the API table registers its families, in the table's order.
+    const apis = openApis({
+      store: this.store,
+      limits: { ...config.limits, storeSize: () => this.store.size },
+    });
     // The ranking of limits.top_resources continues from its file, before any window is counted.
     const ranking = sinks.traffic.ranking;
     if (ranking && config.stateFile) {
@@ -254,7 +259,7 @@ export class Exporter {
       if (!ownCursor?.has(account)) gaps?.record(account, from, to, 'catch_up_limit');
     const pollers = new AccountPollers({
       sinks,
-      apis: openApis(sinks),
+      apis,
       board: this.board,
       cursors: this.cursors,
       clamped: loaded.clamped,

@@ -1,14 +1,11 @@
 /**
- * What every account's pollers write into: the traffic pipeline (tied to the state file: src/state-file/checkpoints.ts),
- * the DVR and the recordings mappings, all writing the one series store.
+ * What every account's traffic poller writes into: the traffic pipeline, writing the series store and tied to the
+ * state file (src/state-file/checkpoints.ts). The API table's modules make their own sinks (./api-table.ts,
+ * openApis).
  */
 import { MINUTE } from '../clock.js';
 import { type Config, METRIC_NAMES } from '../config/index.js';
-import { DvrMapping } from '../dvr/mapping.js';
-import { createDvrFamilies } from '../dvr/metrics.js';
 import type { BackoffPolicy } from '../poll/backoff.js';
-import { RecordingsMapping } from '../recordings/mapping.js';
-import { createRecordingFamilies } from '../recordings/metrics.js';
 import { tieStateFile } from '../state-file/checkpoints.js';
 import type { CursorBook } from '../state-file/cursor-book.js';
 import type { SeriesStore } from '../store/series-store.js';
@@ -17,8 +14,6 @@ import { TrafficPipeline } from '../traffic/pipeline.js';
 
 export interface Sinks {
   traffic: TrafficPipeline;
-  dvr: DvrMapping;
-  recordings: RecordingsMapping;
 }
 
 export interface SinksDeps {
@@ -62,11 +57,6 @@ export function createSinks(d: SinksDeps): Sinks {
       },
       store,
     ),
-    dvr: new DvrMapping(createDvrFamilies(store), { ...config.limits, storeSize: () => store.size }),
-    recordings: new RecordingsMapping(createRecordingFamilies(store), {
-      ...config.limits,
-      storeSize: () => store.size,
-    }),
   };
   tieStateFile({ store, traffic: sinks.traffic, cursors, now: d.now, stateFile: d.stateFile });
   return sinks;
