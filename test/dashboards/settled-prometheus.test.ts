@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SCRAPED_JOB, SETTLED_JOB } from '../../grafana/dashboards-src/traffic.js';
-import { interpolate, loadDashboards } from '../e2e/dashboards.js';
+import { interpolate, loadDashboards } from '../helpers/dashboards.js';
 import { perTest } from '../helpers/per-test.js';
 import { freePort, type Prometheus, type QueryAnswer, startPrometheus } from '../helpers/prometheus.js';
 import { waitFor } from '../helpers/stack.js';

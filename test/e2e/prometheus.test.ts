@@ -11,10 +11,16 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { DEMO_PASSWORD, DEMO_USER } from '../../src/simulator/world.js';
+import {
+  type Dashboard,
+  interpolate,
+  loadDashboards,
+  type PanelQuery,
+  regexOf,
+} from '../helpers/dashboards.js';
 import { type Prometheus, type QueryAnswer, startPrometheus } from '../helpers/prometheus.js';
 import { type Stack, startStack, waitFor } from '../helpers/stack.js';
 import { findTool } from '../helpers/tools.js';
-import { type Dashboard, interpolate, loadDashboards, type PanelQuery, regexOf } from './dashboards.js';
 
 const RULES_FILE = fileURLToPath(new URL('../../rules/cdn-exporter.rules.yml', import.meta.url));
 const JOB = 'cdn-exporter';
