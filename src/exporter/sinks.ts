@@ -10,6 +10,7 @@ import { tieStateFile } from '../state-file/checkpoints.js';
 import type { CursorBook } from '../state-file/cursor-book.js';
 import type { SeriesStore } from '../store/series-store.js';
 import type { TrafficBodyParser } from '../traffic/client.js';
+import { CountingLedger } from '../traffic/counting-ledger.js';
 import { TrafficPipeline } from '../traffic/pipeline.js';
 
 export interface Sinks {
@@ -35,7 +36,8 @@ export interface SinksDeps {
 export function createSinks(d: SinksDeps): Sinks {
   const { store, config, cursors } = d;
   const sinks: Sinks = {
-    // The store is the counting lock: each exposition shows whole windows and carries their counted cursors.
+    // Counted inside the store's render lock with traffic's ledger: each exposition shows whole windows and carries
+    // their counted cursors.
     traffic: new TrafficPipeline(
       store,
       {
@@ -55,7 +57,7 @@ export function createSinks(d: SinksDeps): Sinks {
         limits: { ...config.limits, storeSize: () => store.size },
         parse: d.parseTraffic,
       },
-      store,
+      new CountingLedger(store),
     ),
   };
   tieStateFile({ store, traffic: sinks.traffic, cursors, now: d.now, stateFile: d.stateFile });

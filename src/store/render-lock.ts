@@ -5,18 +5,20 @@
  * refresh or a checkpoint reads (beginRead/endRead, `whole`) only while no window is half counted, and holds the
  * next one back meanwhile.
  *
- * Also here, because they follow the same windows: each account's counted cursor and the number of re-reads
- * counted (what an exposition carries: CountedCursors), and the store's announcement of a change (`onChange`, then
- * a refresh) once per turn, or once the window being counted is whole.
+ * What an exposition carries of the windows it shows (CountedCursors) is read from `counted` at each render from
+ * a whole state: traffic's ledger sets it (src/traffic/counting-ledger.ts). Also here, because it follows the same
+ * windows: the store's announcement of a change (`onChange`, then a refresh) once per turn, or once the window being
+ * counted is whole.
  */
 import type { Logger } from '../log.js';
 import type { CountedCursors } from './types.js';
 
 export abstract class RenderLock {
-  /** Counted cursors now (set by the applier inside enter/leave). */
-  private readonly counted = new Map<string, number>();
-  /** Re-reads of late data counted so far (CountingLock.reread). */
-  private rereads = 0;
+  /**
+   * What an exposition rendered now carries (read only while no window is half counted): the counted cursors and
+   * re-reads of traffic's ledger (src/traffic/counting-ledger.ts), which sets it; without one, none.
+   */
+  counted: () => CountedCursors = () => Object.assign(new Map<string, number>(), { rereads: 0 });
   /** Windows being counted (entered, not left). */
   protected writers = 0;
   /** A refresh renders family bodies: no window may begin. */
@@ -86,36 +88,15 @@ export abstract class RenderLock {
     }
   }
 
-  setCounted(account: string, cursor: number): void {
-    this.counted.set(account, cursor);
-  }
-
-  forgetCounted(account: string): void {
-    this.counted.delete(account);
-  }
-
-  countedOf(account: string): number | undefined {
-    return this.counted.get(account);
-  }
-
-  reread(): number {
-    return ++this.rereads;
-  }
-
-  /** The counted cursors now, with the number of re-reads counted (an exposition's `counted`). */
-  protected countedNow(): CountedCursors {
-    return Object.assign(new Map(this.counted), { rereads: this.rereads });
-  }
-
   /**
    * Runs `read` once no window is half counted, with the counted cursors of that moment; no window begins until
-   * it returns (a checkpoint of the counting state: src/exporter/cursor-book.ts).
+   * it returns (a checkpoint of the counting state: src/state-file/cursor-book.ts).
    */
   async whole<T>(read: (counted: CountedCursors) => T): Promise<T> {
     const waiting = this.beginRead();
     if (waiting) await waiting;
     try {
-      return read(this.countedNow());
+      return read(this.counted());
     } finally {
       this.endRead();
     }

@@ -27,10 +27,11 @@
  * current: a change not yet refreshed is rendered synchronously by the scrape that sees it.
  *
  * Whole windows only: the traffic applier counts a window in slices across turns of the event loop, inside the
- * store's CountingLock. Family bodies are rendered only while no window is half counted (a refresh waits for the
- * window in progress and holds the next one back while it renders; a scrape in the middle of a window is served the
- * last complete exposition). So each exposition is the state after a whole number of windows, and carries the
- * counted cursors of that state: what the exporter may save as seen once those bytes are served.
+ * store's render lock (./render-lock.ts). Family bodies are rendered only while no window is half counted (a
+ * refresh waits for the window in progress and holds the next one back while it renders; a scrape in the middle
+ * of a window is served the last complete exposition). So each exposition is the state after a whole number of windows, and carries the
+ * counted cursors of that state (traffic's ledger, src/traffic/counting-ledger.ts): what the exporter may save as
+ * seen once those bytes are served.
  *
  * Freeing: a replaced family body is freed at once (free-now.ts) as soon as nothing can read it any more: not the
  * family (its label source), not an exposition still current, not a response writing it (`hold`), not a gzip
@@ -70,7 +71,7 @@ export interface SeriesStoreOptions {
   clock?: Pick<Clock, 'now'>;
   /**
    * The store refreshes itself after every change of a family (a value, a series added or removed): once per turn
-   * of the event loop, on the next, and for a window being counted (CountingLock) once it is whole; a failed
+   * of the event loop, on the next, and for a window being counted (./render-lock.ts) once it is whole; a failed
    * refresh is logged here and the previous text stays served. Absent: only refresh() calls refresh it.
    */
   refreshLog?: Pick<Logger, 'error'>;
@@ -338,7 +339,7 @@ export class SeriesStore extends RenderLock implements SeriesStoreApi {
           this.setBody(f, format, { version: f.version, body: f.renderBody(format) });
         }
       }
-      this.bodiesCounted = this.countedNow();
+      this.bodiesCounted = this.counted();
       this.settled?.(this.bodiesCounted);
     }
     const fresh = this.assemble(format);
@@ -383,7 +384,7 @@ export class SeriesStore extends RenderLock implements SeriesStoreApi {
           else this.loans.retire(fresh.body);
         }
       }
-      this.bodiesCounted = this.countedNow();
+      this.bodiesCounted = this.counted();
       this.settled?.(this.bodiesCounted);
       for (const format of streamed) {
         const { gzip, stamp } = await this.streamGzip(format);

@@ -51,12 +51,13 @@ export type ExpositionFormat = 'text' | 'openmetrics' | 'protobuf';
 
 /**
  * Per account, the cursor up to which traffic windows are counted in the values an exposition shows: every window
- * before it is in, none after it (docs/architecture.md, "What a scrape has seen").
+ * before it is in, none after it (docs/architecture.md, "What a scrape has seen"). Kept by traffic's ledger
+ * (src/traffic/counting-ledger.ts); the store carries it with each exposition, and the state file saves it.
  */
 export type CountedCursors = ReadonlyMap<string, number> & {
   /**
    * How many re-reads of late data (metrics.revisit) the values include: re-reads are numbered 1, 2, ... in the
-   * order they are counted (CountingLock.reread). Absent: none, or not tracked.
+   * order they are counted (CountingLedger.reread). Absent: none, or not tracked.
    */
   readonly rereads?: number;
 };
@@ -99,25 +100,6 @@ export interface Exposition {
    * turn of the event loop). Undefined when the store does not track them.
    */
   countedIn?(format: ExpositionFormat): CountedCursors | undefined;
-}
-
-/**
- * Keeps rendering and sliced counting apart, so every exposition holds whole windows only: a window is counted in
- * slices across turns of the event loop, and a render in between would show part of it. The traffic applier enters
- * before it begins a window and leaves when the window is counted (and its cursor set); a render waits for that.
- */
-export interface CountingLock {
-  /** Undefined: the window may begin now (entered). Otherwise resolves once it is entered. */
-  enter(): Promise<void> | undefined;
-  leave(): void;
-  /** Every window of `account` before `cursor` is counted in the values (called inside enter/leave, in order). */
-  setCounted(account: string, cursor: number): void;
-  /** `account` is no longer counted (its series were removed): expositions carry no cursor for it (inside enter/leave). */
-  forgetCounted(account: string): void;
-  /** Where `account`'s counted windows end now (inside enter/leave); undefined: none counted. */
-  countedOf?(account: string): number | undefined;
-  /** A re-read of late data is counted in the values (inside enter/leave); returns its number (1, 2, ...). */
-  reread?(): number;
 }
 
 export interface SeriesStoreApi extends Exposition {

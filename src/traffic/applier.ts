@@ -9,11 +9,12 @@
  * before `apply` returns. Otherwise nothing is counted before the next turn of the event loop: the task handing
  * a big answer in has just unpacked it, and one more slice on top of that was a 100-250 ms stall at 1M series.
  *
- * Each window is counted inside the store's CountingLock (src/store/types.ts), and its account's counted cursor
+ * Each window is counted inside the CountingLock (./counting-ledger.ts: the store's render lock and traffic's
+ * ledger), and its account's counted cursor
  * is set to the window's end as it finishes: the cursor up to which windows are in the store's values, contiguous
  * and in order. It is not the walker's cursor, which runs ahead of it by the windows queued here.
  */
-import type { CountingLock } from '../store/types.js';
+import type { CountingLock } from './counting-ledger.js';
 import type { ApplyResult, TrafficMapping, WindowApply } from './mapping.js';
 import type { TrafficResponse } from './response.js';
 
@@ -24,7 +25,7 @@ export interface ApplierOptions {
   yieldToLoop?: () => Promise<void>;
   /** Monotonic milliseconds, for slicing only (default performance.now). */
   now?: () => number;
-  /** Where windows are counted whole and counted cursors are set (the series store); none: no lock. */
+  /** Where windows are counted whole and counted cursors are set (a CountingLedger on the store); none: no lock. */
   lock?: CountingLock;
 }
 

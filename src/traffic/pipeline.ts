@@ -26,11 +26,12 @@ import { DepartedAccounts } from '../state-file/departed.js';
 import { RevisitKeep } from '../state-file/revisit-keep.js';
 import { CounterKeep, type SavedCounters } from '../state-file/saved-counters.js';
 import type { SavedRevisits } from '../state-file/saved-revisits.js';
-import type { CountingLock, Family, SeriesStoreApi } from '../store/types.js';
+import type { Family, SeriesStoreApi } from '../store/types.js';
 import type { SeriesLimits } from './admission.js';
 import { TrafficApplier } from './applier.js';
 import { MetricsClient, type TrafficBodyParser } from './client.js';
 import { CountedBook } from './counted-book.js';
+import type { CountingLock } from './counting-ledger.js';
 import { anyTopResources, foldBook, rankingPeriodMs, topResourcesOf } from './fold-book.js';
 import { type ApplyResult, TrafficMapping } from './mapping.js';
 import { createTrafficFamilies, type TrafficFamilies } from './metrics.js';
@@ -134,7 +135,8 @@ export class TrafficPipeline {
   private readonly asked: readonly string[];
   private readonly onlyResource: string | undefined;
   private readonly queues = new Map<string, RevisitQueue>();
-  private readonly lock: CountingLock | undefined;
+  /** Where windows are counted whole, with each account's counted cursor (a CountingLedger on the store). */
+  readonly lock: CountingLock | undefined;
   /**
    * The state file's counter part: each account's series are set to their saved values when its poller is made
    * (the counters continue across a restart), the rest kept on save (another shard's accounts, departed ones).
@@ -152,9 +154,15 @@ export class TrafficPipeline {
    */
   shownCursor: (account: string) => number = () => Number.POSITIVE_INFINITY;
 
+  /** Each polled account's windows awaiting a re-read (with revisit on), by account. */
+  get revisitQueues(): ReadonlyMap<string, RevisitQueue> {
+    return this.queues;
+  }
+
   /**
-   * `lock`: where windows are counted whole and each account's counted cursor is kept (the series store), so
-   * that an exposition carries the cursor up to which it shows every window (./applier.ts).
+   * `lock`: where windows are counted whole and each account's counted cursor is kept (a CountingLedger on the
+   * series store, ./counting-ledger.ts), so that an exposition carries the cursor up to which it shows every
+   * window (./applier.ts).
    */
   constructor(
     store: SeriesStoreApi,

@@ -1,16 +1,16 @@
 /**
  * One account's re-reads of late data (metrics.revisit): its RevisitQueue, wired to count each re-read in the
  * applier's order as the difference to what its first reads counted (./counted-book.ts), numbered in the counting
- * lock (CountingLock.reread) so a scrape that shows it is saved before it is served. Made by the pipeline's poller
+ * lock (CountingLock.reread, ./counting-ledger.ts) so a scrape that shows it is saved before it is served. Made by the pipeline's poller
  * (./pipeline.ts).
  */
 import { MINUTE } from '../clock.js';
 import { describeError } from '../http/errors.js';
 import { REVISIT_PRIORITY } from '../poll/request-gate.js';
 import type { KeptWindow } from '../state-file/revisit-keep.js';
-import type { CountingLock } from '../store/types.js';
 import type { TrafficApplier } from './applier.js';
 import type { CountedBook } from './counted-book.js';
+import type { CountingLock } from './counting-ledger.js';
 import { mergeable } from './fold-book.js';
 import type { TrafficMapping } from './mapping.js';
 import type { TrafficFamilies } from './metrics.js';

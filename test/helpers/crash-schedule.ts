@@ -18,7 +18,6 @@ import type { FaultRates } from '../../src/simulator/faults.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { DEMO_USER, demoWorld } from '../../src/simulator/world.js';
 import type { TrafficPipeline } from '../../src/traffic/pipeline.js';
-import type { RevisitQueue } from '../../src/traffic/revisit.js';
 import { parseExposition } from './exposition.js';
 import { FakeClock } from './fake-clock.js';
 import { mostInOneSecond, truthOver } from './ground-truth.js';
@@ -258,7 +257,7 @@ export async function runSchedule(s: Schedule): Promise<Outcome> {
     // delay + revisit (+ a window, + a retry or two).
     const closedAt = clock.now();
     const early = () =>
-      [...(pipelineOf(stack!) as unknown as { queues: Map<string, RevisitQueue> }).queues.values()]
+      [...pipelineOf(stack!).revisitQueues.values()]
         .flatMap((q) => q.pending)
         .filter((w) => w.countedAt < closedAt);
     const settled = closedAt + (DELAY_MINUTES + s.revisitMinutes + s.windowMinutes + 2) * MINUTE;

@@ -147,6 +147,8 @@ interface Inside {
         readonly pending: number;
         readonly queue: ReadonlyArray<{ next: number; window?: unknown }>;
       };
+      /** Traffic's ledger (src/traffic/counting-ledger.ts): where each account's counted windows end. */
+      readonly lock?: { countedOf?(account: string): number | undefined };
     };
   };
   cursors: {
@@ -433,7 +435,7 @@ export async function runLifeSchedule(s: LifeSchedule): Promise<LifeOutcome> {
   const countedUnsaved = (proc: Proc) =>
     ACCOUNTS.some(
       (a) =>
-        (proc.exporter.store.countedOf(a) ?? Number.NEGATIVE_INFINITY) >
+        (proc.inside.sinks?.traffic.lock?.countedOf?.(a) ?? Number.NEGATIVE_INFINITY) >
         (proc.inside.cursors.durable.get(a) ?? Number.NEGATIVE_INFINITY),
     );
 
@@ -527,7 +529,10 @@ export async function runLifeSchedule(s: LifeSchedule): Promise<LifeOutcome> {
     await drive(
       proc,
       () =>
-        ACCOUNTS.every((a) => (proc.exporter.store.countedOf(a) ?? 0) > horizon() - s.windowMinutes * MINUTE),
+        ACCOUNTS.every(
+          (a) =>
+            (proc.inside.sinks?.traffic.lock?.countedOf?.(a) ?? 0) > horizon() - s.windowMinutes * MINUTE,
+        ),
       behind + 2 * s.windowMinutes * MINUTE,
     );
     await scrape(proc);

@@ -10,6 +10,7 @@ import { createApp, type ExporterStatus } from '../../src/server/app.js';
 import { createSelfMetrics } from '../../src/server/self-metrics.js';
 import { SeriesStore } from '../../src/store/series-store.js';
 import type { Exposition } from '../../src/store/types.js';
+import { CountingLedger } from '../../src/traffic/counting-ledger.js';
 import { FakeClock, settle } from '../helpers/fake-clock.js';
 import { FakeExposition, sampleFamilies } from '../helpers/fake-exposition.js';
 import { waitFor } from '../helpers/stack.js';
@@ -193,7 +194,7 @@ describe('/metrics', () => {
 
   it('makes the counted cursors of the bytes it serves durable before sending them, and not for HEAD', async () => {
     const store = new SeriesStore();
-    store.setCounted('acme', 1_800_000_000_000);
+    new CountingLedger(store).setCounted('acme', 1_800_000_000_000);
     const saved: string[] = [];
     let release: () => void = () => {};
     const app = createApp({

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SeriesStore } from '../../src/store/series-store.js';
 import { TrafficApplier } from '../../src/traffic/applier.js';
+import { CountingLedger } from '../../src/traffic/counting-ledger.js';
 import { TrafficMapping } from '../../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
@@ -72,7 +73,7 @@ describe('TrafficApplier.remove (the counted cursor leaves with the series)', ()
       createTrafficFamilies(store, { breakdown: 'resource', windowGauges: false }),
       { metrics: [], resources: [] },
     );
-    const applier = new TrafficApplier(p, { lock: store });
+    const applier = new TrafficApplier(p, { lock: new CountingLedger(store) });
     for (const account of ['gone', 'kept']) {
       p.initAccount(account, 10);
       applier.startAt(account, T);

@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { SeriesStore } from '../../src/store/series-store.js';
 import { TrafficApplier } from '../../src/traffic/applier.js';
+import { CountingLedger } from '../../src/traffic/counting-ledger.js';
 import { TrafficMapping } from '../../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';
 import type { TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
@@ -54,7 +55,11 @@ function setup() {
   );
   mapping.initAccount('acme', 10);
   let clock = 0;
-  const applier = new TrafficApplier(mapping, { sliceMs: 2, now: () => clock++, lock: store });
+  const applier = new TrafficApplier(mapping, {
+    sliceMs: 2,
+    now: () => clock++,
+    lock: new CountingLedger(store),
+  });
   applier.startAt('acme', T);
   return { store, applier };
 }
