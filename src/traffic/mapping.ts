@@ -108,9 +108,12 @@ export class TrafficMapping extends MappingBase {
    * Whether `resource` of `account` was counted under `__other__` in the answer whose records are `records` (the
    * settled side folds the same way: src/settled/window-series.ts). For an answer not counted here (the settled
    * writer's own reads), as the account stands now: folded unless it has series of its own, when it folds at all.
+   * A resource outside `metrics.resources` is not folded: /metrics counts it nowhere, so it is not among the
+   * resources `cdn_folded_resources` counts (the pages list it apart, as they do without top_resources).
    */
   foldOf(account: string, resource: string, records: readonly TrafficRecord[]): boolean {
     if (resource === OTHER) return true;
+    if (this.resourceAllow && !this.resourceAllow.has(resource)) return false;
     const memo = this.memos.get(records);
     if (memo?.own) return !memo.own.has(resource);
     if (memo?.folded) return memo.folded.has(resource);

@@ -49,7 +49,7 @@ function answer(records: TrafficRecord[]): TrafficResponse {
   return { account: 'acme', metrics: [], records, issues: [], unknownKeys: [] };
 }
 
-function setup(top: number, o: { revisit?: boolean; windowGauges?: boolean } = {}) {
+function setup(top: number, o: { revisit?: boolean; windowGauges?: boolean; resources?: string[] } = {}) {
   const store = new SeriesStore();
   const f = createTrafficFamilies(store, { breakdown: 'resource', windowGauges: o.windowGauges ?? false });
   let book: CountedBook | undefined;
@@ -66,7 +66,7 @@ function setup(top: number, o: { revisit?: boolean; windowGauges?: boolean } = {
   const ranking = new ResourceRanking(86_400_000);
   const mapping = new TrafficMapping(f, {
     metrics: [],
-    resources: [],
+    resources: o.resources ?? [],
     fold: {
       topResources: () => top,
       ranking,
@@ -110,6 +110,19 @@ describe('top_resources: the busiest keep their series, the rest fold into __oth
     // The sums by account are the answer's.
     expect(total(s, 'cdn_edge_requests_total')).toBe(810);
     expect(total(s, 'cdn_edge_transferred_bytes_total')).toBe(500_000 + 300_000 + 7777 + 3333);
+  });
+
+  it('with metrics.resources, folds only allowed resources: the pages fold what cdn_folded_resources counts', () => {
+    const { mapping, scrape } = setup(1, { resources: ['a', 'b', 'c'] });
+    const records = [rec('a', 500), rec('b', 300), rec('c', 7), rec('x', 900), rec('y', 1)];
+    mapping.apply('acme', T, T + W, answer(records), T + W);
+    const s = scrape();
+    expect(s.value('cdn_folded_resources', { account: 'acme' })).toBe(2);
+    // The decision the landing page and the settled series take: b and c folded, a own, x and y counted nowhere.
+    const folded = records.filter((r) => mapping.foldOf('acme', r.resource!, records)).map((r) => r.resource);
+    expect(folded).toEqual(['b', 'c']);
+    expect(s.value('cdn_edge_requests_total', { account: 'acme', resource: '__other__' })).toBe(307);
+    expect(total(s, 'cdn_edge_requests_total')).toBe(807);
   });
 
   it('a resource that climbs in gets series from that window; one that drops out stops at its last value', () => {
