@@ -97,7 +97,8 @@ export interface WalkerOptions {
 
 const MAX_WINDOW_MINUTES = 10;
 
-interface Slot {
+/** A window the walker planned: asked for, retried, until handed over in order (or skipped). */
+interface PlannedWindow {
   start: number;
   end: number;
   state: 'waiting' | 'inflight' | 'done' | 'skipped';
@@ -112,7 +113,7 @@ interface Slot {
 
 export class AccountWalker {
   private cursor: number;
-  private slots: Slot[] = [];
+  private windows: PlannedWindow[] = [];
   private maxWindow = MAX_WINDOW_MINUTES;
   private streak = 0;
   private authDown = false;
@@ -157,7 +158,7 @@ export class AccountWalker {
   authRestored(): void {
     if (!this.authDown) return;
     const now = this.deps.clock.now();
-    for (const s of this.slots) if (s.state === 'waiting') s.notBefore = Math.min(s.notBefore, now);
+    for (const s of this.windows) if (s.state === 'waiting') s.notBefore = Math.min(s.notBefore, now);
     this.authAttempts = 0;
     this.alarm.wake();
   }
@@ -169,7 +170,7 @@ export class AccountWalker {
 
   /** Windows planned or in flight, plus those handed over and not counted yet. */
   private get ahead(): number {
-    return this.slots.length + (this.deps.backlog?.() ?? 0);
+    return this.windows.length + (this.deps.backlog?.() ?? 0);
   }
 
   /**
@@ -188,7 +189,7 @@ export class AccountWalker {
         this.launch();
         return this.nextWake();
       },
-      () => this.slots.some((x) => x.state === 'inflight'),
+      () => this.windows.some((x) => x.state === 'inflight'),
     );
     this.advance();
   }
@@ -202,7 +203,7 @@ export class AccountWalker {
   }
 
   private get planned(): number {
-    const last = this.slots[this.slots.length - 1];
+    const last = this.windows[this.windows.length - 1];
     return last ? last.end : this.cursor;
   }
 
@@ -215,46 +216,46 @@ export class AccountWalker {
       let len = Math.min(this.maxWindow * MINUTE, horizon - next);
       const final = horizon - (this.opts.revisitMs ?? 0);
       if (this.opts.revisitMs && next < final && next + len > final) len = final - next;
-      this.slots.push(this.slot(next, next + len));
+      this.windows.push(this.newWindow(next, next + len));
     }
   }
 
   private launch(): void {
     const now = this.deps.clock.now();
-    let inflight = this.slots.filter((s) => s.state === 'inflight').length;
+    let inflight = this.windows.filter((s) => s.state === 'inflight').length;
     this.held = false;
-    for (const slot of this.slots) {
+    for (const w of this.windows) {
       // While the token is refused, only the oldest window probes; the others wait for it.
-      if (this.authDown && (inflight > 0 || slot !== this.firstOpen())) break;
+      if (this.authDown && (inflight > 0 || w !== this.firstOpen())) break;
       if (inflight >= this.opts.maxInFlight) break;
-      if (slot.state !== 'waiting' || slot.notBefore > now) continue;
+      if (w.state !== 'waiting' || w.notBefore > now) continue;
       if (inflight > 0 && this.deps.crowded?.()) {
         this.held = true;
         break;
       }
       inflight++;
-      this.fetch(slot);
+      this.fetch(w);
     }
   }
 
-  private firstOpen(): Slot | undefined {
-    return this.slots.find((s) => s.state === 'waiting' || s.state === 'inflight');
+  private firstOpen(): PlannedWindow | undefined {
+    return this.windows.find((s) => s.state === 'waiting' || s.state === 'inflight');
   }
 
-  private fetch(slot: Slot): void {
-    slot.state = 'inflight';
-    slot.attempts++;
-    slot.readAt = this.deps.clock.now();
-    this.status.windowMinutes = (slot.end - slot.start) / MINUTE;
-    this.deps.fetchWindow(slot.start, slot.end).then(
-      (response) => this.succeeded(slot, response),
-      (err: unknown) => this.failed(slot, asFailure(err)),
+  private fetch(w: PlannedWindow): void {
+    w.state = 'inflight';
+    w.attempts++;
+    w.readAt = this.deps.clock.now();
+    this.status.windowMinutes = (w.end - w.start) / MINUTE;
+    this.deps.fetchWindow(w.start, w.end).then(
+      (response) => this.succeeded(w, response),
+      (err: unknown) => this.failed(w, asFailure(err)),
     );
   }
 
-  private succeeded(slot: Slot, response: TrafficResponse): void {
-    slot.state = 'done';
-    slot.response = response;
+  private succeeded(w: PlannedWindow, response: TrafficResponse): void {
+    w.state = 'done';
+    w.response = response;
     if (this.authDown) this.deps.log.info('metrics API accepts the token again');
     else if (this.loggedCause !== undefined)
       this.deps.log.info({ after: this.loggedCause }, 'metrics API answers again');
@@ -269,7 +270,7 @@ export class AccountWalker {
     // before the last growth are still in flight during catch-up; counting them would double the size again before
     // any window of the new size has been answered (2 -> 4 -> 8 while the API times out above 2 minutes).
     if (
-      slot.sizedAt >= this.maxWindow &&
+      w.sizedAt >= this.maxWindow &&
       ++this.streak >= this.growAfter &&
       this.maxWindow < MAX_WINDOW_MINUTES
     ) {
@@ -279,32 +280,32 @@ export class AccountWalker {
     this.alarm.wake();
   }
 
-  private failed(slot: Slot, failure: RequestFailure): void {
+  private failed(w: PlannedWindow, failure: RequestFailure): void {
     if (this.stopped) {
-      slot.state = 'waiting';
+      w.state = 'waiting';
       this.alarm.wake();
       return;
     }
     const now = this.deps.clock.now();
-    const minutes = (slot.end - slot.start) / MINUTE;
+    const minutes = (w.end - w.start) / MINUTE;
     this.status.tried = true;
     this.streak = 0;
-    slot.state = 'waiting';
+    w.state = 'waiting';
     const describe = `${failure.status ?? failure.kind}: ${failure.description ?? failure.message}`;
     const decision = retryDecision(failure);
     switch (decision) {
       case 'wait':
         // Flow control, not a failure of the account: `up` is left as it is. The token's request gate has been
         // paused by the same answer; this window waits at least as long.
-        slot.notBefore =
-          now + (failure.retryAfterMs ?? backoffDelay(slot.attempts, this.opts.backoff, this.random));
+        w.notBefore =
+          now + (failure.retryAfterMs ?? backoffDelay(w.attempts, this.opts.backoff, this.random));
         break;
       case 'ask-less': {
         // An older, longer window still in flight must not undo a shrink that already happened.
         const before = this.maxWindow;
         this.maxWindow = Math.max(1, Math.min(this.maxWindow, Math.floor(minutes / 2)));
         if (minutes <= this.maxWindow)
-          slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
+          w.notBefore = now + backoffDelay(w.attempts, this.opts.backoff, this.random);
         // This window and every other one waiting that is longer than the new size would time out the same way
         // (each 504 costs the API a whole execution timeout): split them all now.
         this.resplit();
@@ -322,27 +323,27 @@ export class AccountWalker {
         this.deps.authFailed();
         if (!this.authDown) this.deps.log.warn({ error: describe }, 'metrics API refuses the token');
         this.authDown = true;
-        slot.notBefore = now + backoffDelay(this.authAttempts++, this.opts.authBackoff, () => 1);
+        w.notBefore = now + backoffDelay(this.authAttempts++, this.opts.authBackoff, () => 1);
         this.setError(describe, false);
         this.loggedCause = causeOf(failure);
         break;
       case 'not-sent':
         // The token file is missing, unreadable or empty (config/token.ts): nothing was sent. The file is read
         // again at each retry (a Secret mounted late, a fixed path), with the usual backoff.
-        slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
+        w.notBefore = now + backoffDelay(w.attempts, this.opts.backoff, this.random);
         this.setError(describe, false);
         break;
       case 'give-up':
         // A first read gives its window up: counted as skipped, and the walk goes on.
-        slot.state = 'skipped';
+        w.state = 'skipped';
         this.deps.log.warn(
-          { start: new Date(slot.start).toISOString(), minutes, error: describe },
+          { start: new Date(w.start).toISOString(), minutes, error: describe },
           'metrics API rejected a window; its minutes are skipped',
         );
         this.setError(describe, true);
         break;
       case 'backoff':
-        slot.notBefore = now + backoffDelay(slot.attempts, this.opts.backoff, this.random);
+        w.notBefore = now + backoffDelay(w.attempts, this.opts.backoff, this.random);
         this.setError(describe, false, causeOf(failure));
         break;
       default: {
@@ -352,7 +353,7 @@ export class AccountWalker {
     this.alarm.wake();
   }
 
-  private slot(start: number, end: number): Slot {
+  private newWindow(start: number, end: number): PlannedWindow {
     return { start, end, state: 'waiting', notBefore: 0, attempts: 0, sizedAt: this.maxWindow };
   }
 
@@ -362,11 +363,11 @@ export class AccountWalker {
    */
   private resplit(): void {
     const len = this.maxWindow * MINUTE;
-    this.slots = this.slots.flatMap((slot) => {
-      if (slot.state !== 'waiting' || slot.end - slot.start <= len) return [slot];
-      const out: Slot[] = [];
-      for (let s = slot.start; s < slot.end; s += len) {
-        out.push({ ...this.slot(s, Math.min(slot.end, s + len)), notBefore: slot.notBefore });
+    this.windows = this.windows.flatMap((w) => {
+      if (w.state !== 'waiting' || w.end - w.start <= len) return [w];
+      const out: PlannedWindow[] = [];
+      for (let s = w.start; s < w.end; s += len) {
+        out.push({ ...this.newWindow(s, Math.min(w.end, s + len)), notBefore: w.notBefore });
       }
       return out;
     });
@@ -388,9 +389,9 @@ export class AccountWalker {
   /** Hands over finished windows at the head, in order, and moves the cursor over them. */
   private advance(): void {
     for (;;) {
-      const head = this.slots[0];
+      const head = this.windows[0];
       if (!head || (head.state !== 'done' && head.state !== 'skipped')) break;
-      this.slots.shift();
+      this.windows.shift();
       if (head.state === 'done') this.deps.handOver(head.start, head.end, head.response!, head.readAt!);
       else this.deps.skip(head.start, head.end, 'rejected');
       this.cursor = head.end;
@@ -408,7 +409,7 @@ export class AccountWalker {
     let at = Number.POSITIVE_INFINITY;
     const now = this.deps.clock.now();
     // Windows held back by a crowded gate wait for a wake (one of ours settling), not for a time.
-    for (const s of this.slots)
+    for (const s of this.windows)
       if (s.state === 'waiting' && !(this.held && s.notBefore <= now)) at = Math.min(at, s.notBefore);
     if (this.ahead < this.opts.maxInFlight)
       at = Math.min(at, this.planned + this.opts.windowMs + this.opts.delayMs);
