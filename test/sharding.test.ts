@@ -1,5 +1,10 @@
+/**
+ * Rendezvous hashing of accounts onto shards (src/sharding.ts): each account on exactly one shard, evenly spread,
+ * moved only onto a new shard when one is added, decided by each replica alone. End to end with three exporters:
+ * test/scenarios/sharding.test.ts.
+ */
 import { describe, expect, it } from 'vitest';
-import { accountsForShard, assertShard, shardOf } from '../../src/sharding.js';
+import { accountsForShard, assertShard, shardOf } from '../src/sharding.js';
 
 const ownsAccount = (account: string, shard: number, shards: number) =>
   accountsForShard([{ name: account }], shard, shards).length === 1;
