@@ -42,7 +42,8 @@ export function checkFaultRates(rates: FaultRates): void {
   if (sum > 1 + 1e-9) throw new Error(`fault rates add up to ${sum}, more than 1`);
 }
 
-interface Slot {
+/** One kind's turns in the plan (or the turns of no fault): its rate and how many turns it has had. */
+interface FaultTurn {
   /** undefined: the request goes through untouched. */
   kind: FaultKind | undefined;
   rate: number;
@@ -52,24 +53,24 @@ interface Slot {
 const EPS = 1e-9;
 
 export class FaultPlan {
-  private readonly slots: Slot[];
-  private readonly none: Slot;
+  private readonly turns: FaultTurn[];
+  private readonly none: FaultTurn;
   private readonly delta: number;
   private ordinal = 0;
 
   constructor(rates: FaultRates, seed: number) {
     checkFaultRates(rates);
     let sum = 0;
-    const slots: Slot[] = [];
+    const turns: FaultTurn[] = [];
     for (const kind of FAULT_KINDS) {
       const rate = rates[kind] ?? 0;
       sum += rate;
-      if (rate > EPS) slots.push({ kind, rate, count: 0 });
+      if (rate > EPS) turns.push({ kind, rate, count: 0 });
     }
     this.none = { kind: undefined, rate: Math.max(0, 1 - sum), count: 0 };
-    if (this.none.rate > EPS) slots.push(this.none);
-    this.slots = seededShuffle(slots, seed, 'faults');
-    const m = this.slots.length;
+    if (this.none.rate > EPS) turns.push(this.none);
+    this.turns = seededShuffle(turns, seed, 'faults');
+    const m = this.turns.length;
     this.delta = m >= 2 ? 1 - 1 / (2 * (m - 1)) : 0;
   }
 
@@ -81,16 +82,16 @@ export class FaultPlan {
   /** The fault for the next request (undefined: none). */
   next(): FaultKind | undefined {
     const t = ++this.ordinal;
-    let best: Slot | undefined;
+    let best: FaultTurn | undefined;
     let bestDeadline = Number.POSITIVE_INFINITY;
-    for (const slot of this.slots) {
-      const j = slot.count + 1;
+    for (const turn of this.turns) {
+      const j = turn.count + 1;
       // Keeping |count - t*rate| <= delta: occurrence j may not come before t = (j - delta) / rate and must
       // come before t*rate - delta exceeds j - 1.
-      if ((j - this.delta) / slot.rate > t + EPS) continue;
-      const deadline = (j - 1 + this.delta) / slot.rate;
+      if ((j - this.delta) / turn.rate > t + EPS) continue;
+      const deadline = (j - 1 + this.delta) / turn.rate;
       if (deadline < bestDeadline - EPS) {
-        best = slot;
+        best = turn;
         bestDeadline = deadline;
       }
     }
