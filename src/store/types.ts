@@ -17,7 +17,10 @@ export interface FamilySpec {
   labelNames: readonly string[];
 }
 
-/** A series handle: stable for the life of the series, invalid after it is deleted. */
+/**
+ * A series' slot: its index in its family's typed arrays (./series-index.ts), the one handle to a series. Stable for
+ * the life of the series, invalid after it is deleted (a freed slot is reused by a later series).
+ */
 export type Slot = number;
 
 export interface Family {
