@@ -1,44 +1,14 @@
 /**
- * The inventory answer's shapes and one discovery round's rules, without HTTP: active and matching accounts only,
- * the first credential that lists an account is the one it is polled with, a failed listing keeps the last list.
+ * One discovery round's rules (src/discovery/discovery.ts), without HTTP: active and matching accounts only, the
+ * first credential that lists an account is the one it is polled with, a failed listing keeps the last list. The
+ * inventory answer's shapes: response.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import type { TokenSource } from '../../src/config/index.js';
 import { type DiscoverySource, discoveryRound } from '../../src/discovery/discovery.js';
-import { type InventoryResponse, parseInventory } from '../../src/discovery/response.js';
+import type { InventoryResponse } from '../../src/discovery/response.js';
 import { ApiError } from '../../src/http/errors.js';
 import { silentLogger } from '../../src/log.js';
-
-describe('parseInventory', () => {
-  it('reads the documented array, a {data} wrapper, and skips elements without a name', () => {
-    expect(
-      parseInventory([
-        { status: 'active', utoken: 'x', uid: '1-1-a', name: 'a' },
-        { status: 'Active', name: 'b' },
-        { status: 'inactive', name: 'c' },
-        { name: 'd' },
-        { status: 'active' },
-        'junk',
-      ]),
-    ).toEqual({
-      accounts: [
-        { name: 'a', active: true },
-        { name: 'b', active: true },
-        { name: 'c', active: false },
-        { name: 'd', active: false },
-      ],
-      issues: 2,
-    });
-    expect(parseInventory({ data: [{ status: 'active', name: 'e' }] }).accounts).toEqual([
-      { name: 'e', active: true },
-    ]);
-    expect(() => parseInventory({ accounts: [] })).toThrow(/not a JSON array/);
-    // utoken is never kept.
-    expect(
-      JSON.stringify(parseInventory([{ status: 'active', utoken: 'SECRETISH', name: 'a' }])),
-    ).not.toContain('SECRETISH');
-  });
-});
 
 const token = (name: string): TokenSource => ({ description: name, get: () => name, refresh: () => name });
 
