@@ -81,7 +81,8 @@ export interface AccountPollersDeps {
   sliceMs?: number;
 }
 
-interface Running {
+/** One account's run: its configuration, its walker, and how its loops end. */
+interface AccountRun {
   account: AccountConfig;
   walker: AccountWalker;
   /** Ends its loops (the exporter's stop does, for all, through one listener), reporting nothing more. */
@@ -90,7 +91,7 @@ interface Running {
 }
 
 export class AccountPollers {
-  private readonly running = new Map<string, Running>();
+  private readonly runs = new Map<string, AccountRun>();
   /** Per (api, account), the reasons its last poll refused series for (sorted, joined; '' for none). */
   private readonly refusing = new Map<string, string>();
 
@@ -100,19 +101,19 @@ export class AccountPollers {
     // accounts are aborted in slices: each wakes its loops and drops its waiting requests, and 10,000 of them in
     // one block held the event loop 7 s, SIGTERM's grace with it (issue 25, row 7).
     d.signal.addEventListener('abort', () => {
-      const aborting = inSlices(this.running.values(), (r) => r.abort(), { sliceMs: d.sliceMs });
+      const aborting = inSlices(this.runs.values(), (r) => r.abort(), { sliceMs: d.sliceMs });
       d.track(aborting.then(() => undefined));
     });
   }
 
   /** The walkers of the accounts now polled (tests read their cursors). */
   get walkers(): AccountWalker[] {
-    return [...this.running.values()].map((r) => r.walker);
+    return [...this.runs.values()].map((r) => r.walker);
   }
 
   /** Accounts polled now. */
   get size(): number {
-    return this.running.size;
+    return this.runs.size;
   }
 
   /**
@@ -209,7 +210,7 @@ export class AccountPollers {
       loops.push(loop);
       d.track(loop);
     }
-    this.running.set(name, {
+    this.runs.set(name, {
       account,
       walker,
       abort: () => {
@@ -233,16 +234,16 @@ export class AccountPollers {
    * continue.
    */
   async stop(name: string): Promise<void> {
-    const pollers = this.running.get(name);
-    if (!pollers) return;
-    this.running.delete(name);
-    await pollers.stop();
+    const run = this.runs.get(name);
+    if (!run) return;
+    this.runs.delete(name);
+    await run.stop();
     const { d } = this;
     // Windows handed over before the stop are counted first, so none lands after the removal. Its counters are
     // kept with the cursor they go with; the state file follows (and its revisit part, without the account's).
     await d.sinks.traffic.removeAccount(name, (cursor) => d.cursors.leave(name, cursor), d.clock.now());
     d.cursors.touch();
-    for (const m of d.apis) m.removeAccount(pollers.account);
+    for (const m of d.apis) m.removeAccount(run.account);
     d.board.removeAccount(name);
     d.commits?.remove(name);
     d.history?.remove(name);
