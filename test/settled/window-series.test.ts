@@ -1,8 +1,9 @@
 /**
- * The settled side folds as /metrics does (issue 35): a window's points carry the series /metrics has after that
- * window (the busiest resources apart, the rest as one `resource="__other__"` series per family) with what the
- * window added to each; counters of `__other__` are the sums of the folded records, its bandwidth their sum, its
- * hit ratio from the byte sums, and it has no median. Taken in parts (the writer's slices) or whole, the same points.
+ * The settled side (src/settled/window-series.ts) folds as /metrics does (issue 35): a window's points carry the
+ * series /metrics has after that window (the busiest resources apart, the rest as one `resource="__other__"` series
+ * per family) with what the window added to each; counters of `__other__` are the sums of the folded records, its
+ * bandwidth their sum, its hit ratio from the byte sums, and it has no median. Taken in parts (the writer's slices)
+ * or whole, the same points.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
