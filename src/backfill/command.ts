@@ -148,7 +148,7 @@ export async function backfillCommand(o: BackfillCommandOptions): Promise<number
   let requests = 0;
   let auth: AuthMetrics | undefined;
   const agent = createAgent({ headersTimeoutMs: config.api.timeoutMs, bodyTimeoutMs: config.api.timeoutMs });
-  const sources = new Upstreams({
+  const upstreams = new Upstreams({
     api: config.api,
     clock,
     log,
@@ -171,10 +171,10 @@ export async function backfillCommand(o: BackfillCommandOptions): Promise<number
     },
     ...(o.random ? { random: o.random } : {}),
   });
-  const tokens = tokenSources(config, undefined, (c) => sources.createLogin(c));
+  const tokens = tokenSources(config, undefined, (c) => upstreams.createLogin(c));
   const tokenOf = (account: string): TokenSource => tokens.accounts.get(account)!;
   // The exporter may be running with the same tokens, or this backfill a moment ago: the first second is spent.
-  sources.tookOver(clock.now());
+  upstreams.tookOver(clock.now());
   const loops: Promise<void>[] = [];
   const remote =
     out.kind === 'remote'
@@ -203,7 +203,7 @@ export async function backfillCommand(o: BackfillCommandOptions): Promise<number
   const onlyResource = config.metrics.resources.length === 1 ? config.metrics.resources[0] : undefined;
   let result: BackfillResult | undefined;
   try {
-    await sources.startLogins(new Set(plan.accounts.map(tokenOf)), controller.signal, (l) => loops.push(l));
+    await upstreams.startLogins(new Set(plan.accounts.map(tokenOf)), controller.signal, (l) => loops.push(l));
     report = new ProgressReport({ clock, tty, write: (t) => o.stderr.write(t), log });
     result = await runBackfill({
       asked,
@@ -213,7 +213,7 @@ export async function backfillCommand(o: BackfillCommandOptions): Promise<number
       requestsBefore: loaded?.requests ?? 0,
       requests: () => requests,
       fetchFor: (account) => {
-        const client = new MetricsClient(sources.for(tokenOf(account)));
+        const client = new MetricsClient(upstreams.for(tokenOf(account)));
         return (start, end) =>
           client.fetchTraffic({
             account,

@@ -83,7 +83,7 @@ export class Exporter {
   private readonly parser: ParsePool;
   private readonly answerParser: ParsePool;
   /** One upstream per token source, and every login the configuration names (./upstreams.ts). */
-  private readonly sources: Upstreams;
+  private readonly upstreams: Upstreams;
   private readonly board: StatusBoard;
   private readonly cursors: CursorBook;
   private readonly audit: AnswerAudit;
@@ -152,7 +152,7 @@ export class Exporter {
     this.board = new StatusBoard(this.self, this.clock, opts.version, summary);
     this.parser = new ParsePool(TRAFFIC_POOL, { log: this.log, ...opts.trafficParser });
     this.answerParser = new ParsePool(ANSWER_POOL, { log: this.log, ...opts.answerParser });
-    this.sources = new Upstreams({
+    this.upstreams = new Upstreams({
       api: this.config.api,
       clock: this.clock,
       log: this.log,
@@ -163,9 +163,9 @@ export class Exporter {
       random: opts.random,
       tokenFs: opts.tokenFs,
     });
-    this.tokens = tokenSources(this.config, opts.tokenFs, (c) => this.sources.createLogin(c));
+    this.tokens = tokenSources(this.config, opts.tokenFs, (c) => this.upstreams.createLogin(c));
     // The request gates of every upstream, those made later for discovered accounts included.
-    this.self.trackQueueLength(() => this.sources.queueLength());
+    this.self.trackQueueLength(() => this.upstreams.queueLength());
     this.cursors = new CursorBook(
       this.config.stateFile,
       this.log,
@@ -193,7 +193,7 @@ export class Exporter {
       maxCatchUpMs: Math.max(this.config.metrics.lookbackMs, this.config.metrics.maxCatchUpMs),
     });
     // A process before this one may have sent requests in the second before it died: they count against the rate.
-    if (loaded.existed) this.sources.tookOver(this.clock.now());
+    if (loaded.existed) this.upstreams.tookOver(this.clock.now());
     else await this.cursors.claim(loaded.existed);
     // A bad state file is also shown on the landing page until the process restarts.
     this.board.problemsAtStart(...loaded.problems);
@@ -204,7 +204,7 @@ export class Exporter {
     const tokenOf = (account: string) => this.tokens.accounts.get(account)!;
     const used = new Set<TokenSource>(this.accounts.map(tokenOf));
     if (config.discovery.enabled) for (const t of this.tokens.all) used.add(t);
-    await this.sources.startLogins(used, signal, (loop) => this.loops.push(loop));
+    await this.upstreams.startLogins(used, signal, (loop) => this.loops.push(loop));
     const sinks = createSinks({
       store: this.store,
       config,
@@ -280,7 +280,7 @@ export class Exporter {
     });
     this.pollers = pollers;
     for (const account of config.accounts.filter((a) => this.accounts.includes(a.name))) {
-      pollers.start(account, this.sources.for(tokenOf(account.name)), false);
+      pollers.start(account, this.upstreams.for(tokenOf(account.name)), false);
     }
     if (config.discovery.enabled)
       this.loops.push(
@@ -289,7 +289,7 @@ export class Exporter {
           clock: this.clock,
           log,
           tokens: this.tokens,
-          upstreamFor: (token) => this.sources.for(token),
+          upstreamFor: (token) => this.upstreams.for(token),
           parse: this.answerParser,
           auth: () => this.auth,
           self: this.self,

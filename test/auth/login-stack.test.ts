@@ -24,7 +24,7 @@ const WINDOW = 5 * MINUTE;
 const started = perTest();
 
 function loginOf(s: Stack): LoginToken {
-  return (s.exporter as unknown as { sources: { logins: LoginToken[] } }).sources.logins[0]!;
+  return (s.exporter as unknown as { upstreams: { logins: LoginToken[] } }).upstreams.logins[0]!;
 }
 
 async function start(

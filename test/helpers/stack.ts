@@ -129,8 +129,8 @@ export async function waitFor(
 }
 
 /** The exporter's parts the FakeClock helpers below watch (private fields: what is under way, not public API). */
-function inside(stack: Stack): { sources: Upstreams; sinks?: { traffic?: TrafficPipeline } } {
-  return stack.exporter as unknown as { sources: Upstreams; sinks?: { traffic?: TrafficPipeline } };
+function inside(stack: Stack): { upstreams: Upstreams; sinks?: { traffic?: TrafficPipeline } } {
+  return stack.exporter as unknown as { upstreams: Upstreams; sinks?: { traffic?: TrafficPipeline } };
 }
 
 /**
@@ -139,9 +139,9 @@ function inside(stack: Stack): { sources: Upstreams; sinks?: { traffic?: Traffic
  * request sent before a jump would reach the simulator after it, stamped later than it was sent.
  */
 export async function requestsLanded(stack: Stack, timeoutMs = 30_000): Promise<void> {
-  const { sources } = inside(stack);
-  if (sources.underWay() === 0) return;
-  await waitFor(() => sources.underWay() === 0, timeoutMs, 'the requests under way to land');
+  const { upstreams } = inside(stack);
+  if (upstreams.underWay() === 0) return;
+  await waitFor(() => upstreams.underWay() === 0, timeoutMs, 'the requests under way to land');
 }
 
 /**
@@ -152,14 +152,14 @@ export async function requestsLanded(stack: Stack, timeoutMs = 30_000): Promise<
  * loopback round trip only on an idle machine.
  */
 export async function quiet(stack: Stack, timeoutMs = 30_000): Promise<void> {
-  const { sources, sinks } = inside(stack);
+  const { upstreams, sinks } = inside(stack);
   const calm = async () => {
     await settle();
     await sinks?.traffic?.idle();
     // What was counted is in the /metrics text (rebuilt a turn after a change, and compressed off the loop).
     await stack.exporter.store.refresh();
     await settle();
-    return sources.underWay() === 0 && sources.logins.every((l) => !l.busy);
+    return upstreams.underWay() === 0 && upstreams.logins.every((l) => !l.busy);
   };
   await waitFor(
     async () => (await calm()) && (await calm()),

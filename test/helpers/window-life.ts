@@ -138,7 +138,7 @@ const keyOf = (name: string, account: string, values: readonly string[]) =>
 /** The exporter's parts the holds reach (private fields: a typed view, not public API). */
 interface Inside {
   parser: { traffic: TrafficBodyParser };
-  sources: { underWay(): number };
+  upstreams: { underWay(): number };
   sinks?: {
     traffic: {
       applier: {
@@ -413,7 +413,7 @@ export async function runLifeSchedule(s: LifeSchedule): Promise<LifeOutcome> {
   const calm = async (proc: Proc): Promise<boolean> => {
     await settle();
     const applier = proc.inside.sinks?.traffic.applier;
-    return proc.inside.sources.underWay() === 0 && (applier?.pending ?? 0) === 0;
+    return proc.inside.upstreams.underWay() === 0 && (applier?.pending ?? 0) === 0;
   };
 
   /** Waits (real time, bounded) until `done` or until nothing is under way. */

@@ -48,7 +48,7 @@ describe(`${N} discovered accounts`, () => {
     });
     const s = stack;
     const pollers = () => (s.exporter as unknown as { pollers?: AccountPollers }).pollers?.size ?? 0;
-    const queued = () => (s.exporter as unknown as { sources: Upstreams }).sources.queueLength();
+    const queued = () => (s.exporter as unknown as { upstreams: Upstreams }).upstreams.queueLength();
 
     await waitFor(() => pollers() > 0, 60_000, 'the first account started');
     const health = await fetch(`${s.url}/healthz`);
