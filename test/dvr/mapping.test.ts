@@ -1,6 +1,6 @@
 /**
  * The DVR mapping (src/dvr/mapping.ts): one poll of a stream's hosts onto the DVR families, as a user reads them on
- * /metrics (docs/metrics.md, "DVR"): per account, stream and host whether it is alive, DVR on, its window and how
+ * /metrics (docs/metrics.md, "DVR health (dvr-net API)"): per account, stream and host whether it is alive, DVR on, its window and how
  * well its ranges cover it; a host gone from the answer loses its series at once, a figure the answer cannot give
  * has no series (never NaN), and cdn_dvr_stream_up says whether the stream's poll was answered whatever its hosts
  * say. The caps on hosts: limits.test.ts; the range arithmetic: ranges.test.ts.
