@@ -23,8 +23,8 @@ export interface SavedTraffic {
   shownCursor: (account: string) => number;
   restoreRevisits(saved: SavedRevisits | undefined, now: number): void;
   restoreCounters(saved: SavedCounters | undefined): void;
-  savedRevisits(cursors?: ReadonlyMap<string, number>, rereads?: number): SavedRevisits | undefined;
-  rereadsShown(rereads: number): void;
+  savedRevisits(cursors?: ReadonlyMap<string, number>, revisitCount?: number): SavedRevisits | undefined;
+  revisitsShown(revisitCount: number): void;
   savedCounters(): SavedCounters;
 }
 
@@ -47,18 +47,18 @@ export function tieStateFile(d: StateFileTies): void {
   if (traffic.book) {
     traffic.shownCursor = (account) => cursors.shown(account);
     cursors.revisits = {
-      part: (saved, rereads) => traffic.savedRevisits(saved, rereads),
-      shown: (rereads) => traffic.rereadsShown(rereads),
+      part: (saved, revisitCount) => traffic.savedRevisits(saved, revisitCount),
+      shown: (revisitCount) => traffic.revisitsShown(revisitCount),
     };
   }
   if (!d.stateFile) return;
   let latest: Checkpoint | undefined;
   const take = (counted: CountedCursors): Checkpoint => {
-    const rereads = counted.rereads ?? 0;
+    const revisitCount = counted.revisitCount ?? 0;
     return {
       cursors: counted,
-      rereads,
-      revisit: traffic.savedRevisits(counted, rereads),
+      revisitCount,
+      revisit: traffic.savedRevisits(counted, revisitCount),
       counters: traffic.savedCounters(),
     };
   };

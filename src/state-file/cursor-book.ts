@@ -27,16 +27,16 @@ import { type CursorLimits, type LoadedState, StateFile } from './state-file.js'
  * re-reads up to that number (every later write is for it or a newer one).
  */
 export interface RevisitSource {
-  part(cursors: ReadonlyMap<string, number>, rereads: number): SavedRevisits | undefined;
-  shown(rereads: number): void;
+  part(cursors: ReadonlyMap<string, number>, revisitCount: number): SavedRevisits | undefined;
+  shown(revisitCount: number): void;
 }
 
 /** What a write takes from the counting state at once, with no window half counted (./checkpoints.ts). */
 export interface Checkpoint {
   /** Every polled account's counted cursor. */
   cursors: ReadonlyMap<string, number>;
-  /** Re-reads counted (CountingLock.reread): the checkpoint holds every one up to this number. */
-  rereads: number;
+  /** Re-reads counted (CountingLedger.countRevisit): the checkpoint holds every one up to this number. */
+  revisitCount: number;
   revisit?: SavedRevisits;
   counters?: SavedCounters;
 }
@@ -83,8 +83,8 @@ export class CursorBook {
   /** The counter part as loaded: written as it is until a checkpoint source takes over. */
   private savedCounters: SavedCounters | undefined;
   /** Re-reads counted in the newest exposition a scrape was given (wanted), and in the state on disk (durable). */
-  private wantedRereads = 0;
-  private durableRereads = 0;
+  private wantedRevisitCount = 0;
+  private durableRevisitCount = 0;
   /** When a write was last asked for (this clock), and the wait of a revisit-only write, if one is held back. */
   private lastSave = Number.NEGATIVE_INFINITY;
   private held: AbortController | undefined;
@@ -224,11 +224,12 @@ export class CursorBook {
     if (!this.file || !this.loaded) return Promise.resolve();
     let newer = false;
     // A re-read's late part shown for the first time: its window must be on disk as done before the bytes leave.
-    const rereads = counted.rereads ?? 0;
-    if ((this.revisitSource || this.checkpointSource) && rereads > this.durableRereads) newer = true;
-    if (rereads > this.wantedRereads) {
-      this.wantedRereads = rereads;
-      this.revisitSource?.shown(rereads);
+    const revisitCount = counted.revisitCount ?? 0;
+    if ((this.revisitSource || this.checkpointSource) && revisitCount > this.durableRevisitCount)
+      newer = true;
+    if (revisitCount > this.wantedRevisitCount) {
+      this.wantedRevisitCount = revisitCount;
+      this.revisitSource?.shown(revisitCount);
     }
     for (const [account, cursor] of counted) {
       if (cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY)) newer = true;
@@ -241,14 +242,15 @@ export class CursorBook {
         'saving state_file failed: a crash now would count the windows since the last good save twice',
       );
     const snapshot = new Map(this.wanted);
-    const snapshotRereads = this.wantedRereads;
+    const snapshotRevisitCount = this.wantedRevisitCount;
     this.release();
     this.lastSave = this.clock.now();
     const p = this.file
-      .save(snapshot, () => this.revisitPart(snapshot, snapshotRereads), this.savedCounters)
+      .save(snapshot, () => this.revisitPart(snapshot, snapshotRevisitCount), this.savedCounters)
       .then(
         () => {
-          if (snapshotRereads > this.durableRereads) this.durableRereads = snapshotRereads;
+          if (snapshotRevisitCount > this.durableRevisitCount)
+            this.durableRevisitCount = snapshotRevisitCount;
           // This state or a newer one (wanted never moves back) is on disk.
           for (const [account, cursor] of snapshot) {
             if (cursor > (this.durable.get(account) ?? Number.NEGATIVE_INFINITY))
@@ -313,7 +315,7 @@ export class CursorBook {
           // older exposition (`take`, for a scrape that asked while the first was being written). Keeping the
           // newer cursors here would let a scrape of that newer state go out with no write, and a crash then
           // would restart the counters below what it showed: a drop every scraper reads as a reset.
-          this.durableRereads = t.rereads;
+          this.durableRevisitCount = t.revisitCount;
           for (const [account, cursor] of cursors) this.durable.set(account, cursor);
         },
         (err: unknown) => {
@@ -336,9 +338,9 @@ export class CursorBook {
     this.release();
     this.lastSave = this.clock.now();
     const snapshot = new Map(this.wanted);
-    const snapshotRereads = this.wantedRereads;
+    const snapshotRevisitCount = this.wantedRevisitCount;
     const p = this.file
-      .save(snapshot, () => this.revisitPart(snapshot, snapshotRereads), this.savedCounters)
+      .save(snapshot, () => this.revisitPart(snapshot, snapshotRevisitCount), this.savedCounters)
       .then(
         () => undefined,
         (err: unknown) => {
@@ -358,7 +360,7 @@ export class CursorBook {
   }
 
   /** Before the pipeline took over: what was loaded, kept as it was (a failed start must not lose it). */
-  private revisitPart(cursors: ReadonlyMap<string, number>, rereads: number): SavedRevisits | undefined {
-    return this.revisitSource ? this.revisitSource.part(cursors, rereads) : this.savedRevisits;
+  private revisitPart(cursors: ReadonlyMap<string, number>, revisitCount: number): SavedRevisits | undefined {
+    return this.revisitSource ? this.revisitSource.part(cursors, revisitCount) : this.savedRevisits;
   }
 }

@@ -50,7 +50,7 @@ export class RevisitKeep {
    */
   private loaded: SavedRevisits | undefined;
   /**
-   * Re-reads counted (and gone from their queue) with their number (CountingLock.reread), until an exposition
+   * Re-reads counted (and gone from their queue) with their number (CountingLedger.countRevisit), until an exposition
    * that includes them is given to a scrape (`shown`): a state file for an older exposition still lists their
    * windows as pending, with what their first read counted, so a restart re-reads the late part that exposition
    * lacked.
@@ -105,7 +105,7 @@ export class RevisitKeep {
   save(
     queues: ReadonlyMap<string, { readonly pending: readonly KeptWindow[] }>,
     cursors?: ReadonlyMap<string, number>,
-    rereads?: number,
+    revisitCount?: number,
   ): SavedRevisits {
     const book = this.book;
     const out: SavedRevisits = { version: 1, families: book.familyNames(), accounts: {} };
@@ -121,9 +121,9 @@ export class RevisitKeep {
       const ws = queue.pending.filter((w) => shown(account, w));
       if (ws.length > 0) byAccount.set(account, ws);
     }
-    if (rereads !== undefined) {
+    if (revisitCount !== undefined) {
       for (const r of this.unsaved) {
-        if (r.n <= rereads || !queues.has(r.account)) continue;
+        if (r.n <= revisitCount || !queues.has(r.account)) continue;
         const ws = byAccount.get(r.account) ?? [];
         ws.push(...r.windows.filter((w) => shown(r.account, w)));
         if (ws.length > 0) byAccount.set(r.account, ws);
@@ -141,16 +141,16 @@ export class RevisitKeep {
   }
 
   /** A re-read numbered `n` was counted over `windows` whose first read a scrape was already given. */
-  rereadCounted(account: string, n: number, windows: readonly KeptWindow[]): void {
+  revisitCounted(account: string, n: number, windows: readonly KeptWindow[]): void {
     this.unsaved.push({ account, n, windows });
   }
 
   /**
-   * A scrape was given an exposition that includes re-reads up to number `rereads`: no later write of the state
+   * A scrape was given an exposition that includes re-reads up to number `revisitCount`: no later write of the state
    * file is for an older one, so they are held no more.
    */
-  shown(rereads: number): void {
-    this.unsaved = this.unsaved.filter((r) => r.n > rereads);
+  shown(revisitCount: number): void {
+    this.unsaved = this.unsaved.filter((r) => r.n > revisitCount);
   }
 
   /** The account is no longer polled: what was held for it from the file or its re-reads goes (see keep). */

@@ -60,9 +60,9 @@ export type ExpositionFormat = 'text' | 'openmetrics' | 'protobuf';
 export type CountedCursors = ReadonlyMap<string, number> & {
   /**
    * How many re-reads of late data (metrics.revisit) the values include: re-reads are numbered 1, 2, ... in the
-   * order they are counted (CountingLedger.reread). Absent: none, or not tracked.
+   * order they are counted (CountingLedger.countRevisit). Absent: none, or not tracked.
    */
-  readonly rereads?: number;
+  readonly revisitCount?: number;
 };
 
 /** Chunks lent to one response. */

@@ -32,7 +32,7 @@ export interface CountingLock {
   /** Where `account`'s counted windows end now (inside enter/leave); undefined: none counted. */
   countedOf?(account: string): number | undefined;
   /** A re-read of late data is counted in the values (inside enter/leave); returns its number (1, 2, ...). */
-  reread?(): number;
+  countRevisit?(): number;
 }
 
 /** The ledger on the store's render lock: every exposition the store renders from now on carries it. */
@@ -40,7 +40,7 @@ export class CountingLedger implements CountingLock {
   /** Counted cursors now (set by the applier inside enter/leave). */
   readonly #counted = new Map<string, number>();
   /** Re-reads of late data counted so far. */
-  #rereads = 0;
+  #revisitCount = 0;
 
   constructor(private readonly store: WholeRenders) {
     store.counted = () => this.now();
@@ -66,12 +66,12 @@ export class CountingLedger implements CountingLock {
     return this.#counted.get(account);
   }
 
-  reread(): number {
-    return ++this.#rereads;
+  countRevisit(): number {
+    return ++this.#revisitCount;
   }
 
   /** The counted cursors now, with the number of re-reads counted (an exposition's `counted`). */
   now(): CountedCursors {
-    return Object.assign(new Map(this.#counted), { rereads: this.#rereads });
+    return Object.assign(new Map(this.#counted), { revisitCount: this.#revisitCount });
   }
 }

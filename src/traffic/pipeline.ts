@@ -258,7 +258,7 @@ export class TrafficPipeline {
             book,
             lock: this.lock,
             shownCursor: (a) => this.shownCursor(a),
-            rereadCounted: (a, n, held) => this.revisitKeep?.rereadCounted(a, n, held),
+            revisitCounted: (a, n, held) => this.revisitKeep?.revisitCounted(a, n, held),
           },
           account,
           d,
@@ -361,13 +361,13 @@ export class TrafficPipeline {
    * The revisit part of the state file (undefined with revisit off): for the exposition of these counted cursors
    * and re-read number, nothing newer (RevisitKeep.save).
    */
-  savedRevisits(cursors?: ReadonlyMap<string, number>, rereads?: number): SavedRevisits | undefined {
-    return this.revisitKeep?.save(this.queues, cursors, rereads);
+  savedRevisits(cursors?: ReadonlyMap<string, number>, revisitCount?: number): SavedRevisits | undefined {
+    return this.revisitKeep?.save(this.queues, cursors, revisitCount);
   }
 
-  /** A scrape was given an exposition that includes re-reads up to number `rereads` (RevisitKeep.shown). */
-  rereadsShown(rereads: number): void {
-    this.revisitKeep?.shown(rereads);
+  /** A scrape was given an exposition that includes re-reads up to number `revisitCount` (RevisitKeep.shown). */
+  revisitsShown(revisitCount: number): void {
+    this.revisitKeep?.shown(revisitCount);
   }
 
   /**

@@ -1,7 +1,7 @@
 /**
  * One account's re-reads of late data (metrics.revisit): its RevisitQueue, wired to count each re-read in the
  * applier's order as the difference to what its first reads counted (./counted-book.ts), numbered in the counting
- * lock (CountingLock.reread, ./counting-ledger.ts) so a scrape that shows it is saved before it is served. Made by the pipeline's poller
+ * lock (CountingLedger.countRevisit, ./counting-ledger.ts) so a scrape that shows it is saved before it is served. Made by the pipeline's poller
  * (./pipeline.ts).
  */
 import { MINUTE } from '../clock.js';
@@ -28,8 +28,8 @@ export interface RevisitReadsContext {
   lock: CountingLock | undefined;
   /** The account's counted cursor in the newest exposition a scrape was given. */
   shownCursor(account: string): number;
-  /** A re-read numbered `n` counted over windows a scrape had seen the first read of (RevisitKeep.rereadCounted). */
-  rereadCounted(account: string, n: number, held: readonly KeptWindow[]): void;
+  /** A re-read numbered `n` counted over windows a scrape had seen the first read of (RevisitKeep.revisitCounted). */
+  revisitCounted(account: string, n: number, held: readonly KeptWindow[]): void;
 }
 
 /** What the re-reads need of the poller's deps. */
@@ -70,12 +70,12 @@ export function revisitReads(
           response,
           d.clock.now(),
           (r, err) => {
-            const n = c.lock?.reread?.();
+            const n = c.lock?.countRevisit?.();
             // Held only for a window whose first read a scrape was already given: any exposition a scrape gets
             // from now on includes this re-read, and one given before without its first read needs nothing.
             const shown = c.shownCursor(account);
             const held = windows.filter((w) => w.end <= shown);
-            if (n !== undefined && held.length > 0) c.rereadCounted(account, n, held);
+            if (n !== undefined && held.length > 0) c.revisitCounted(account, n, held);
             if (!r) {
               book.abort();
               d.log.error({ error: describeError(err) }, 'counting a re-read of late data failed');
@@ -112,7 +112,7 @@ export function revisitReads(
         mapping.skip(account, (end - start) / MINUTE, 'revisit');
         // A change of the counters outside any window: numbered as a re-read, so a scrape that shows it is
         // saved before it is served (CursorBook.commit).
-        c.lock?.reread?.();
+        c.lock?.countRevisit?.();
       },
       changed: () => d.revisitsChanged?.(),
       authFailed: d.refused,

@@ -186,11 +186,11 @@ describe('everything at once, as a process', () => {
     const usable = log.filter((e) => e.api === 'metrics' && usableAnswer(e));
     const early = usable.filter((e) => e.time < closedAt && e.time < windowOf(e)[1] + 40_000);
     expect(early.length, 'windows read before they were complete').toBeGreaterThan(0);
-    const readAgain = (e: (typeof usable)[number]) =>
+    const revisited = (e: (typeof usable)[number]) =>
       usable.some(
         (x) => x.time > e.time && windowOf(x)[0] < windowOf(e)[1] && windowOf(x)[1] >= windowOf(e)[1],
       );
-    expect(early.filter((e) => windowOf(e)[1] <= cursor && !readAgain(e)).map(windowOf)).toEqual([]);
+    expect(early.filter((e) => windowOf(e)[1] <= cursor && !revisited(e)).map(windowOf)).toEqual([]);
     expect(log.some((e) => e.fault !== undefined && e.fault !== 'rate-limit')).toBe(true);
     expect(sim.logins.filter((l) => l.result === 'ok').length).toBeGreaterThan(5);
     // One budget for every process, the killed ones included.

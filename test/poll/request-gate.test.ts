@@ -268,8 +268,8 @@ describe('request gate on stop', () => {
     // The first request takes the only turn; the rest queue behind it, re-reads asked for before first reads.
     const all = Promise.all([
       run('first-1'),
-      run('reread-1', REVISIT_PRIORITY),
-      run('reread-2', REVISIT_PRIORITY),
+      run('revisit-1', REVISIT_PRIORITY),
+      run('revisit-2', REVISIT_PRIORITY),
       run('first-2'),
       run('first-3'),
     ]);
@@ -282,6 +282,6 @@ describe('request gate on stop', () => {
       await parked(gate);
     }
     await all;
-    expect(order).toEqual(['first-1', 'first-2', 'first-3', 'reread-1', 'reread-2']);
+    expect(order).toEqual(['first-1', 'first-2', 'first-3', 'revisit-1', 'revisit-2']);
   });
 });

@@ -39,7 +39,7 @@ async function walk(clock: FakeClock, stack: Stack, until: number, stepMs = 30_0
  * that read (delay + revisit = 6 minutes), has been read a second time. From then on the counters hold only final
  * data. (The exporter's own pace in fake time varies with faults, so the test waits for the reads, not a time.)
  */
-async function awaitReReads(
+async function awaitRevisits(
   clock: FakeClock,
   stack: Stack,
   changeAt: number,
@@ -128,7 +128,7 @@ describe('metrics.revisit', () => {
     // From now on the CDN is on time: windows read from here on are complete at their first read, so once the
     // windows read before are re-read, every counted minute is final.
     stack.sim.setLag(0);
-    await awaitReReads(clock, stack, clock.now());
+    await awaitRevisits(clock, stack, clock.now());
     const scrape = await stack.scrape();
     const cursor = cursorOf(scrape, 'demo');
     expect(cursor).toBeGreaterThanOrEqual(T0 + 6 * 60 * MINUTE - 7 * MINUTE);
@@ -142,8 +142,8 @@ describe('metrics.revisit', () => {
     expect(catchUp.length).toBe(54);
     expect(catchUp.every(([, n]) => n === 1)).toBe(true);
     // Every minute not final at its first read, in a window old enough, was read twice.
-    const reread = [...reads].filter(([m]) => m >= T0 - 6 * MINUTE && m + 11 * MINUTE < clock.now());
-    expect(reread.filter(([, n]) => n !== 2).map(([m, n]) => `${new Date(m).toISOString()} ${n}`)).toEqual(
+    const revisited = [...reads].filter(([m]) => m >= T0 - 6 * MINUTE && m + 11 * MINUTE < clock.now());
+    expect(revisited.filter(([, n]) => n !== 2).map(([m, n]) => `${new Date(m).toISOString()} ${n}`)).toEqual(
       [],
     );
     // The request budget: in steady state a re-read per first read at most (merged ones save some).
@@ -186,7 +186,7 @@ describe('metrics.revisit', () => {
     await quiet(stack);
     await walk(clock, stack, T0 + 2 * 60 * MINUTE, 10_000);
     stack.sim.setLag(0);
-    await awaitReReads(clock, stack, clock.now(), 10_000);
+    await awaitRevisits(clock, stack, clock.now(), 10_000);
     const scrape = await stack.scrape();
     const cursor = cursorOf(scrape, 'demo');
     expect(cursor).toBeGreaterThan(T0 + 60 * MINUTE);
@@ -197,7 +197,7 @@ describe('metrics.revisit', () => {
     expectEveryFaultMet(log, faults);
     // Re-reads met faults too, and were retried until answered (every minute was read twice, above).
     const all = metricsRequests(stack.sim, 'demo');
-    const reReads = all.filter(
+    const revisited = all.filter(
       (e) =>
         e.fault !== undefined &&
         all.some(
@@ -209,7 +209,7 @@ describe('metrics.revisit', () => {
             e.window[0] < x.window[1],
         ),
     );
-    expect(reReads.length).toBeGreaterThan(0);
+    expect(revisited.length).toBeGreaterThan(0);
     expect(log.filter((e) => e.fault === 'rate-limit')).toHaveLength(0);
     expect(mostInOneSecond(log.map((e) => e.time))).toBeLessThanOrEqual(limit);
   }, 240_000);
@@ -286,7 +286,7 @@ describe('metrics.revisit', () => {
     const two = await started.stack({ clock, simulator: sim, config });
     await quiet(two);
     sim.setLag(0);
-    await awaitReReads(clock, two, clock.now());
+    await awaitRevisits(clock, two, clock.now());
     const scrape2 = await two.scrape();
     const cursor = cursorOf(scrape2, 'demo');
     expect(expectExact(sim, prometheus(scrape1, scrape2), 'demo', [[first, cursor]])).toBeGreaterThan(100);
@@ -349,7 +349,7 @@ describe('metrics.revisit', () => {
       });
       await quiet(two);
       sim.setLag(0);
-      await awaitReReads(clock, two, clock.now());
+      await awaitRevisits(clock, two, clock.now());
       // On until the second run has counted past where the first stopped: how soon depends on what the crash
       // left pending, and on a busy machine on where the first run's last checkpoint fell.
       for (let i = 0; i < 40 && cursorOf(await two.scrape(), 'demo') <= T0 + 26 * MINUTE; i++)

@@ -129,7 +129,7 @@ describe('TrafficHistory.settle', () => {
     const step = fc.record({
       minutes: fc.integer({ min: 1, max: 4 }),
       final: fc.boolean(),
-      reread: fc.integer({ min: 0, max: 3 }),
+      revisit: fc.integer({ min: 0, max: 3 }),
     });
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 8 }), fc.array(step, { maxLength: 40 }), (capacity, steps) => {
@@ -155,13 +155,13 @@ describe('TrafficHistory.settle', () => {
           if (s.final) {
             h.settle('a', from * MIN, to * MIN, first);
             model[model.length - 1]!.open = false;
-          } else if (s.reread > 0) {
+          } else if (s.revisit > 0) {
             // The oldest run of open windows, up to `reread` of them, among those still kept.
             const kept = model.slice(-capacity);
             const k = kept.findIndex((w) => w.open);
             if (k >= 0) {
               let j = k;
-              while (j + 1 < kept.length && j + 1 - k < s.reread && kept[j + 1]!.open) j++;
+              while (j + 1 < kept.length && j + 1 - k < s.revisit && kept[j + 1]!.open) j++;
               const a = kept[k]!.from;
               const b = kept[j]!.to;
               h.settle('a', a * MIN, b * MIN, answer(rec('r', count(a, b, 3), 1)));

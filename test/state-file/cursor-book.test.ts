@@ -33,7 +33,7 @@ async function loadedBook() {
 }
 
 /** A checkpoint of account `acme` at `cursor`. */
-const at = (cursor: number): Checkpoint => ({ cursors: new Map([['acme', cursor]]), rereads: 0 });
+const at = (cursor: number): Checkpoint => ({ cursors: new Map([['acme', cursor]]), revisitCount: 0 });
 
 describe('cursor book', () => {
   it('saves a served cursor before commit resolves, keeps other accounts, never moves back', async () => {

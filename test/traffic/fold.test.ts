@@ -235,7 +235,7 @@ describe('folding with late data (metrics.revisit)', () => {
       mapping.apply('acme', T + i * W, T + (i + 1) * W, answer(records), T + (i + 1) * W);
       windows.push({ counted: b.endRecord(), epoch: mapping.foldEpoch('acme') });
     };
-    const reread = (i: number, records: TrafficRecord[]) => {
+    const revisit = (i: number, records: TrafficRecord[]) => {
       b.beginRevisit('acme', [windows[i]!.counted]);
       const apply = mapping.begin('acme', T + i * W, T + (i + 1) * W, answer(records), T + 9 * W, false);
       apply.records(0, apply.total);
@@ -247,9 +247,9 @@ describe('folding with late data (metrics.revisit)', () => {
     first(1, [rec('a', 100), rec('b', 1000)]);
     expect(windows[0]!.epoch).not.toBe(windows[1]!.epoch);
     // Late data for window 0: a was on its own then (120 - 100 to a), b was folded (15 - 10 to __other__).
-    reread(0, [rec('a', 120), rec('b', 15)]);
+    revisit(0, [rec('a', 120), rec('b', 15)]);
     // Late data for window 1: a folded then (nothing new), b on its own (1005 - 1000 to b).
-    reread(1, [rec('a', 100), rec('b', 1005)]);
+    revisit(1, [rec('a', 100), rec('b', 1005)]);
     const s = scrape();
     expect(s.value('cdn_edge_requests_total', { resource: 'a' })).toBe(120);
     expect(s.value('cdn_edge_requests_total', { resource: 'b' })).toBe(1005);
