@@ -4,7 +4,7 @@
  * One account with R resources of the documented shape (per side: 10 exact codes, 4 classes, requests, bandwidth,
  * request times; edge: hit bytes and ratio), counted through the real TrafficMapping and CountedBook, at 100k and
  * 1M series in the store. `window: 5m`, `delay: 5m` (the default), `revisit: 30m`: a window is held from its first
- * read until it is (delay + revisit) old, i.e. 35 / 5 = 7 windows at a time (plus the one being re-read).
+ * read until it is (delay + revisit) old, i.e. 35 / 5 = 7 windows at a time (plus the one being revisited).
  * Figures:
  * - store bytes per series (V8 heap + typed arrays, after a full GC), the baseline;
  * - revisit bytes per series per window held: the records (Float64Array by counter series) of the windows held,

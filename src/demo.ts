@@ -2,7 +2,7 @@
  * `cdn-exporter demo`: the simulator and the exporter in one process, pointed at each other. The simulator's demo
  * world has two accounts, five and three resources, DVR streams (one with breaks, one not alive) and recordings in
  * every status; the exporter starts 45 minutes back so that /metrics is full at once. Its statistics arrive late
- * (DEMO_LAG_SECONDS) and the exporter re-reads each minute (`metrics.revisit`), so the late share shows.
+ * (DEMO_LAG_SECONDS) and the exporter revisits each minute (`metrics.revisit`), so the late share shows.
  */
 import { stringify } from 'yaml';
 import { type Config, loadConfig } from './config/index.js';

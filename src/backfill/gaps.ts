@@ -4,7 +4,7 @@
  *
  * - `state.gaps.json`, written by the exporter (GapsRecorder): per account the spans it skipped, with the reason
  *   of cdn_metrics_skipped_seconds_total (`catch_up_limit`: a saved cursor older than metrics.max_catch_up moved up
- *   at start; `rejected`: a first read the API refused with 422; `revisit`: a re-read it refused). Adjacent or
+ *   at start; `rejected`: a first read the API refused with 422; `revisit`: a revisit it refused). Adjacent or
  *   overlapping spans of one account and reason are merged. Spans that ended more than 90 days ago are dropped:
  *   the ceiling of metrics.lookback and metrics.max_catch_up (src/config/schema.ts CEILINGS.lookbackMs), the
  *   furthest back the exporter reads.

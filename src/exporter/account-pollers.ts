@@ -252,7 +252,7 @@ export class AccountPollers {
   }
 
   /**
-   * What was kept for accounts stopped more than `metrics.counter_retention` ago and not back (counters, re-reads,
+   * What was kept for accounts stopped more than `metrics.counter_retention` ago and not back (counters, revisits,
    * cursor) is forgotten, in memory and in the state file: a departed account costs nothing for good.
    */
   forgetAway(): void {

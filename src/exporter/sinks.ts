@@ -20,7 +20,7 @@ export interface Sinks {
 export interface SinksDeps {
   store: SeriesStore;
   config: Pick<Config, 'metrics' | 'api' | 'limits'>;
-  /** Loaded already: its revisit part restores the windows awaiting a re-read. */
+  /** Loaded already: its revisit part restores the windows awaiting a revisit. */
   cursors: Pick<CursorBook, 'loadedRevisits' | 'loadedCounters' | 'shown' | 'revisits' | 'checkpoints'>;
   now: number;
   /** A state file is configured: checkpoints are copied for it. */

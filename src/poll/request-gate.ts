@@ -69,7 +69,7 @@ function abortable(p: Promise<void>, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** The priority of a re-read of late data (src/traffic/revisit.ts): after every other waiting request. */
+/** The priority of a revisit of late data (src/traffic/revisit.ts): after every other waiting request. */
 export const REVISIT_PRIORITY = 0;
 /** The priority of every other request (first reads, DVR, recordings). */
 export const NORMAL_PRIORITY = 1;
@@ -196,9 +196,9 @@ export class RequestGate {
    * without that, the request counts from when it settles (safe, but slower). Aborting `signal` drops the request
    * while it waits for its place or its turn (it rejects); a request already sent is left to finish.
    *
-   * `priority`: everything runs at NORMAL_PRIORITY except the re-reads of late data (REVISIT_PRIORITY). Those
+   * `priority`: everything runs at NORMAL_PRIORITY except the revisits of late data (REVISIT_PRIORITY). Those
    * wait outside the queue, in order, and enter it one at a time only when no other request is waiting in it: a
-   * re-read never goes before a first read that was waiting, and takes a turn only when the token has one to
+   * revisit never goes before a first read that was waiting, and takes a turn only when the token has one to
    * spare. (Not priorities within the queue: with p-queue's and a strict interval, a lower-priority task was seen
    * to stay queued for good while others kept arriving.)
    */

@@ -6,16 +6,16 @@
  *
  * Provisional and final (`metrics.revisit`, src/traffic/pipeline.ts `windowCounted` and `windowSettled`):
  * - `record` takes a window's first read: its entry is provisional, still open to late data.
- * - `settle` takes a window's final answer: the re-read of one or more recorded windows (a re-read merges
+ * - `settle` takes a window's final answer: the revisit of one or more recorded windows (a revisit merges
  *   neighbours: its [start, end) may span several recorded windows), or, right after `record` with the same
- *   bounds and answer, a first read that will not be read again (revisit off, or read once final).
+ *   bounds and answer, a first read that will not be revisited (revisit off, or read once final).
  *   The recorded entries inside [start, end) are replaced by ONE final entry over [start, end), with the figures
  *   of the final answer: every entry's figures are those of its own [start, end), never a share of a longer
- *   window's. A re-read of two 1-minute windows as one 2-minute window thus leaves one 2-minute entry.
- *   Recorded entries that only partly overlap [start, end) are left as they are (the pipeline never re-reads
+ *   window's. A revisit of two 1-minute windows as one 2-minute window thus leaves one 2-minute entry.
+ *   Recorded entries that only partly overlap [start, end) are left as they are (the pipeline never revisits
  *   part of a first read). A settle that covers no entry (its windows aged out of the ring, were counted before
  *   this process started, or were never recorded) changes nothing.
- * - A window whose re-read is skipped (the API refused it, reason `revisit`) keeps its first read and stays
+ * - A window whose revisit is skipped (the API refused it, reason `revisit`) keeps its first read and stays
  *   provisional: it has no final answer.
  *
  * Figures of a window, from the API's answer as the counters take it (docs/upstream-api.md): requests per second
@@ -301,7 +301,7 @@ export class TrafficHistory {
   }
 
   /**
-   * A window's final answer (its re-read, or its first read when it is not read again): the recorded entries
+   * A window's final answer (its revisit, or its first read when it is not revisited): the recorded entries
    * inside [startMs, endMs) become one final entry over [startMs, endMs) with this answer's figures (see the
    * contract at the top of this file). Nothing recorded inside it: nothing changes.
    */

@@ -76,7 +76,7 @@ export async function startSettled(config: Config, d: SettledDeps): Promise<Sett
   const writer = new SettledWriter(
     {
       finalAfterMs,
-      // A re-read comes delay + revisit after its window, later after failures: a gap waits that long again.
+      // A revisit comes delay + revisit after its window, later after failures: a gap waits that long again.
       graceMs: finalAfterMs + MAX_READ_MS,
       maxReadMs: MAX_READ_MS,
       maxHeldRecords: rw.queue.maxPendingSamples,

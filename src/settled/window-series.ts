@@ -10,7 +10,7 @@
  * Folding (issue 35, src/traffic/fold.ts): with a `fold` hook, the resources it names are written as one
  * `resource="__other__"` series per family, as on /metrics: counters the sum of theirs, bandwidth the sum, the hit
  * ratio from the byte sums, no median. The hook is asked with the answer's records, the very answer the scraped
- * side counted (a window start alone cannot tell a first read from the re-read of a span that starts there).
+ * side counted (a window start alone cannot tell a first read from the revisit of a span that starts there).
  */
 import type { Breakdown, Side } from '../api/vocabulary.js';
 import { overLength } from '../store/limits.js';

@@ -8,8 +8,8 @@
  *   one ending at or before `next` was written already (a restart re-counts windows no scrape saw) and is left.
  * - A gap no settled window will fill (the state file's cursor behind the walk after a restart, a window refused
  *   by a full queue, a window that straddles `next`, a held window over the bound) is read by the writer itself,
- *   through the account's upstream at the re-reads' priority, once its minutes are final (delay + revisit old).
- *   A gap that may still be filled (a re-read out of order) waits `graceMs` first.
+ *   through the account's upstream at the revisits' priority, once its minutes are final (delay + revisit old).
+ *   A gap that may still be filled (a revisit out of order) waits `graceMs` first.
  * - The cursor saved (./settled-state.ts) is the acknowledged one (./acknowledgements.ts): every window before it
  *   was accepted by the receiver or dropped by it for good (counted), with the running totals as they were there.
  *   A restart resumes there, so a window in the queue at a crash is read and written again, with the same

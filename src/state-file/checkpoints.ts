@@ -1,7 +1,7 @@
 /**
  * The state file tied to the counting state: what the traffic pipeline takes from the loaded file, and the
  * checkpoints the cursor book (./cursor-book.ts) writes. Every write is one moment of the counting state: cursors,
- * counters, re-reads pending. It is copied when the exposition's bodies are rendered from that moment (the
+ * counters, revisits pending. It is copied when the exposition's bodies are rendered from that moment (the
  * store's `settled`), so a scrape never waits for a window being counted: what it serves is that moment or an older
  * one, never newer than the copy.
  */
@@ -18,7 +18,7 @@ export interface WholeMoments {
 
 /** The traffic pipeline, as far as the state file is concerned (src/traffic/pipeline.ts). */
 export interface SavedTraffic {
-  /** Set with revisit on: what was counted for each window awaiting its re-read. */
+  /** Set with revisit on: what was counted for each window awaiting its revisit. */
   readonly book: object | undefined;
   shownCursor: (account: string) => number;
   restoreRevisits(saved: SavedRevisits | undefined, now: number): void;
@@ -31,7 +31,7 @@ export interface SavedTraffic {
 export interface StateFileTies {
   store: WholeMoments;
   traffic: SavedTraffic;
-  /** Loaded already: its revisit part restores the windows awaiting a re-read, its counter part the counters. */
+  /** Loaded already: its revisit part restores the windows awaiting a revisit, its counter part the counters. */
   cursors: Pick<CursorBook, 'loadedRevisits' | 'loadedCounters' | 'shown' | 'revisits' | 'checkpoints'>;
   now: number;
   /** A state file is configured: checkpoints are copied for it. */

@@ -1,5 +1,5 @@
 /**
- * The checks the state file's parts pass on load (./state-file.ts): one account's saved re-reads, its saved
+ * The checks the state file's parts pass on load (./state-file.ts): one account's saved revisits, its saved
  * counters, and the counters' start timestamps; each names what is wrong, or drops what cannot be true.
  */
 import type { SavedCounters } from './saved-counters.js';

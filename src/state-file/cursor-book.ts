@@ -3,7 +3,7 @@
  *
  * The rule (docs/metrics.md, "How traffic is counted"): the state file is a checkpoint of the counting state taken while no
  * window is half counted: each account's counted cursor, the traffic counters' values at that cursor, and the
- * windows awaiting a re-read. A restart resumes from it: its counters start at the saved values (they continue,
+ * windows awaiting a revisit. A restart resumes from it: its counters start at the saved values (they continue,
  * they do not reset) and its walk at the saved cursors. A scrape hands the counted cursors of the exposition it is
  * about to send to `commit`, which returns once a checkpoint at least that new is on disk; only then do the bytes
  * leave. So whatever a scraper saw, the next process's counters start at or above it and add exactly what the
@@ -23,8 +23,8 @@ import { type CursorLimits, type LoadedState, StateFile } from './state-file.js'
 
 /**
  * The revisit part's owner (the traffic pipeline). `part` gives the part that goes with an exposition of these
- * counted cursors and re-read number (nothing it does not show); `shown` says a scrape was given an exposition with
- * re-reads up to that number (every later write is for it or a newer one).
+ * counted cursors and revisit number (nothing it does not show); `shown` says a scrape was given an exposition with
+ * revisits up to that number (every later write is for it or a newer one).
  */
 export interface RevisitSource {
   part(cursors: ReadonlyMap<string, number>, revisitCount: number): SavedRevisits | undefined;
@@ -35,7 +35,7 @@ export interface RevisitSource {
 export interface Checkpoint {
   /** Every polled account's counted cursor. */
   cursors: ReadonlyMap<string, number>;
-  /** Re-reads counted (CountingLedger.countRevisit): the checkpoint holds every one up to this number. */
+  /** Revisits counted (CountingLedger.countRevisit): the checkpoint holds every one up to this number. */
   revisitCount: number;
   revisit?: SavedRevisits;
   counters?: SavedCounters;
@@ -54,7 +54,7 @@ export interface CheckpointSource {
 
 /**
  * The least time between two writes asked for by the revisit part alone (CursorBook.touch). The part is rewritten
- * in full (tens of MB at 1M series), and it changes with every window read or re-read of every account.
+ * in full (tens of MB at 1M series), and it changes with every window read or revisit of every account.
  */
 export const REVISIT_SAVE_GAP_MS = 10_000;
 
@@ -82,7 +82,7 @@ export class CursorBook {
   private checkpointSource: CheckpointSource | undefined;
   /** The counter part as loaded: written as it is until a checkpoint source takes over. */
   private savedCounters: SavedCounters | undefined;
-  /** Re-reads counted in the newest exposition a scrape was given (wanted), and in the state on disk (durable). */
+  /** Revisits counted in the newest exposition a scrape was given (wanted), and in the state on disk (durable). */
   private wantedRevisitCount = 0;
   private durableRevisitCount = 0;
   /** When a write was last asked for (this clock), and the wait of a revisit-only write, if one is held back. */
@@ -137,7 +137,7 @@ export class CursorBook {
     });
   }
 
-  /** The windows awaiting a re-read as the state file had them (metrics.revisit); undefined: none. */
+  /** The windows awaiting a revisit as the state file had them (metrics.revisit); undefined: none. */
   get loadedRevisits(): SavedRevisits | undefined {
     return this.savedRevisits;
   }
@@ -223,7 +223,7 @@ export class CursorBook {
   commit(counted: CountedCursors): Promise<void> {
     if (!this.file || !this.loaded) return Promise.resolve();
     let newer = false;
-    // A re-read's late part shown for the first time: its window must be on disk as done before the bytes leave.
+    // A revisit's late part shown for the first time: its window must be on disk as done before the bytes leave.
     const revisitCount = counted.revisitCount ?? 0;
     if ((this.revisitSource || this.checkpointSource) && revisitCount > this.durableRevisitCount)
       newer = true;

@@ -1,6 +1,6 @@
 /**
  * The accounts stopped at run time (accounts_discovery) and not back: what was kept for them (their counter values,
- * their windows awaiting a re-read, their ranking) stays, in memory and in the state file, for
+ * their windows awaiting a revisit, their ranking) stays, in memory and in the state file, for
  * `metrics.counter_retention`, so one that comes back resumes where it stopped; then it is forgotten.
  */
 

@@ -1,7 +1,7 @@
 /**
- * The state file's revisit part as the traffic pipeline keeps it (metrics.revisit): the windows awaiting a re-read
+ * The state file's revisit part as the traffic pipeline keeps it (metrics.revisit): the windows awaiting a revisit
  * read from the file until each account's queue takes them, the part written with each checkpoint (only what the
- * exposition it goes with shows), the re-reads counted but not shown yet, and what is kept for an account stopped
+ * exposition it goes with shows), the revisits counted but not shown yet, and what is kept for an account stopped
  * at run time. The part's format and codec: ./saved-revisits.ts.
  */
 import type { Family } from '../store/types.js';
@@ -12,7 +12,7 @@ import {
   type SavedRevisits,
 } from './saved-revisits.js';
 
-/** A window awaiting its re-read (src/traffic/revisit.ts, PendingWindow), as far as the file is concerned. */
+/** A window awaiting its revisit (src/traffic/revisit.ts, PendingWindow), as far as the file is concerned. */
 export interface KeptWindow {
   start: number;
   end: number;
@@ -35,7 +35,7 @@ export interface NumberedSeries {
   ): SavedAccountRevisits['series'];
 }
 
-/** A window awaiting a re-read as the state file holds it; its record is encoded once, however often it is saved. */
+/** A window awaiting a revisit as the state file holds it; its record is encoded once, however often it is saved. */
 function savedWindow(w: KeptWindow): SavedAccountRevisits['windows'][number] {
   w.encoded ??= encodeCounted(w.counted);
   return { start: new Date(w.start).toISOString(), end: new Date(w.end).toISOString(), counted: w.encoded };
@@ -50,16 +50,16 @@ export class RevisitKeep {
    */
   private loaded: SavedRevisits | undefined;
   /**
-   * Re-reads counted (and gone from their queue) with their number (CountingLedger.countRevisit), until an exposition
+   * Revisits counted (and gone from their queue) with their number (CountingLedger.countRevisit), until an exposition
    * that includes them is given to a scrape (`shown`): a state file for an older exposition still lists their
-   * windows as pending, with what their first read counted, so a restart re-reads the late part that exposition
+   * windows as pending, with what their first read counted, so a restart revisits the late part that exposition
    * lacked.
    */
   private unsaved: { account: string; n: number; windows: readonly KeptWindow[] }[] = [];
 
   constructor(private readonly book: NumberedSeries) {}
 
-  /** Takes the windows awaiting a re-read from the state file (before any poller is made). */
+  /** Takes the windows awaiting a revisit from the state file (before any poller is made). */
   restore(saved: SavedRevisits | undefined, now: number): void {
     if (!saved) return;
     this.loaded = saved;
@@ -94,13 +94,13 @@ export class RevisitKeep {
   }
 
   /**
-   * The revisit part of the state file: every account's windows awaiting a re-read (`queues`: the polled
+   * The revisit part of the state file: every account's windows awaiting a revisit (`queues`: the polled
    * accounts' pending windows), and the kept part of the others.
    *
-   * Given the counted cursors and re-read number of an exposition (what a scrape was given), it is the part that
+   * Given the counted cursors and revisit number of an exposition (what a scrape was given), it is the part that
    * goes with that exposition and nothing newer: a window whose first read that exposition does not include (its
    * end past the account's cursor; no cursor: none of the account's) is left out, a restart reads it from scratch;
-   * a window whose re-read the exposition does not include is listed as pending, with what its first read counted.
+   * a window whose revisit the exposition does not include is listed as pending, with what its first read counted.
    */
   save(
     queues: ReadonlyMap<string, { readonly pending: readonly KeptWindow[] }>,
@@ -140,20 +140,20 @@ export class RevisitKeep {
     return out;
   }
 
-  /** A re-read numbered `n` was counted over `windows` whose first read a scrape was already given. */
+  /** A revisit numbered `n` was counted over `windows` whose first read a scrape was already given. */
   revisitCounted(account: string, n: number, windows: readonly KeptWindow[]): void {
     this.unsaved.push({ account, n, windows });
   }
 
   /**
-   * A scrape was given an exposition that includes re-reads up to number `revisitCount`: no later write of the state
+   * A scrape was given an exposition that includes revisits up to number `revisitCount`: no later write of the state
    * file is for an older one, so they are held no more.
    */
   shown(revisitCount: number): void {
     this.unsaved = this.unsaved.filter((r) => r.n > revisitCount);
   }
 
-  /** The account is no longer polled: what was held for it from the file or its re-reads goes (see keep). */
+  /** The account is no longer polled: what was held for it from the file or its revisits goes (see keep). */
   leave(account: string): void {
     this.restored.delete(account);
     this.unsaved = this.unsaved.filter((r) => r.account !== account);
@@ -161,7 +161,7 @@ export class RevisitKeep {
   }
 
   /**
-   * The account's windows awaiting a re-read, with the numbers of the series their records refer to, where save()
+   * The account's windows awaiting a revisit, with the numbers of the series their records refer to, where save()
    * (the state file) and a return (`returning`) find them, as for an account loaded from the file. `each`: the
    * account's counter series (its series are going).
    */

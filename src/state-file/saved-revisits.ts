@@ -1,6 +1,6 @@
 /**
  * The state file's revisit part (./state-file.ts stores it beside the cursors, and checks it on load): the windows
- * awaiting a re-read (src/traffic/revisit.ts) and what was counted for each (src/traffic/counted-book.ts), and the
+ * awaiting a revisit (src/traffic/revisit.ts) and what was counted for each (src/traffic/counted-book.ts), and the
  * codec of those records. How the pipeline keeps it between saves: ./revisit-keep.ts.
  */
 
@@ -14,7 +14,7 @@ export interface SavedRevisits {
 export interface SavedAccountRevisits {
   /** By cid: [family index, ...label values after the account], or null for an unused number. */
   series: Array<[number, ...string[]] | null>;
-  /** Windows awaiting their re-read, in order: start, end (ISO), what was counted (Float64 LE by cid, base64). */
+  /** Windows awaiting their revisit, in order: start, end (ISO), what was counted (Float64 LE by cid, base64). */
   windows: Array<{ start: string; end: string; counted: string }>;
 }
 

@@ -7,7 +7,7 @@
  * state winning.
  *
  * Beside the cursors it holds a `revisit` part (metrics.revisit): what was counted for each window awaiting its
- * re-read, so a restart can still re-read late data.
+ * revisit, so a restart can still revisit late data.
  */
 import { copyFile, mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -42,7 +42,7 @@ export interface LoadedState {
   problems: string[];
   /** Where a copy of the file was kept when some of its cursors were bad (the next save overwrites the file). */
   keptAs?: string;
-  /** Windows awaiting a re-read (metrics.revisit), checked; absent when the file has none. */
+  /** Windows awaiting a revisit (metrics.revisit), checked; absent when the file has none. */
   revisits?: SavedRevisits;
   /** The counters' values at the saved cursors, checked; absent when the file has none (an older file). */
   counters?: SavedCounters;
@@ -52,7 +52,7 @@ export interface LoadedState {
 
 /**
  * The revisit part of the state file (`revisit`, versioned on its own, so the cursor part can change without it):
- * what was counted for each window awaiting its re-read, per counter series. See ./saved-revisits.ts.
+ * what was counted for each window awaiting its revisit, per counter series. See ./saved-revisits.ts.
  */
 const revisitsSchema = z.strictObject({
   version: z.literal(1),
@@ -84,7 +84,7 @@ export interface SavedState {
   version: 1;
   /** Account name to cursor (ISO 8601, UTC). */
   cursors: Record<string, string>;
-  /** Windows awaiting a re-read (metrics.revisit); absent when there are none or revisit is off. */
+  /** Windows awaiting a revisit (metrics.revisit); absent when there are none or revisit is off. */
   revisit?: SavedRevisits;
   /** The traffic counters' values at the cursors; absent when there are none. */
   counters?: SavedCounters;

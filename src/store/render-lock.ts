@@ -16,7 +16,7 @@ import type { CountedCursors } from './types.js';
 export abstract class RenderLock {
   /**
    * What an exposition rendered now carries (read only while no window is half counted): the counted cursors and
-   * re-reads of traffic's ledger (src/traffic/counting-ledger.ts), which sets it; without one, none.
+   * revisits of traffic's ledger (src/traffic/counting-ledger.ts), which sets it; without one, none.
    */
   counted: () => CountedCursors = () => Object.assign(new Map<string, number>(), { revisitCount: 0 });
   /** Windows being counted (entered, not left). */

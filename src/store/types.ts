@@ -59,7 +59,7 @@ export type ExpositionFormat = 'text' | 'openmetrics' | 'protobuf';
  */
 export type CountedCursors = ReadonlyMap<string, number> & {
   /**
-   * How many re-reads of late data (metrics.revisit) the values include: re-reads are numbered 1, 2, ... in the
+   * How many revisits of late data (metrics.revisit) the values include: revisits are numbered 1, 2, ... in the
    * order they are counted (CountingLedger.countRevisit). Absent: none, or not tracked.
    */
   readonly revisitCount?: number;

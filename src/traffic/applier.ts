@@ -41,11 +41,11 @@ export type AppliedCallback = (result: ApplyResult | undefined, error?: unknown)
 
 /** How a window is counted (default: a first read, gauges and all). */
 export interface ApplyOptions {
-  /** False: a re-read of late data: counters only (see TrafficMapping.begin). */
+  /** False: a revisit of late data: counters only (see TrafficMapping.begin). */
   gauges?: boolean;
   /** Runs just before the window's first record is counted (no other window is being counted until `done`). */
   prepare?: () => void;
-  /** A re-read of a window counted before: the counted cursor stays where it is (it is past this window). */
+  /** A revisit of a window counted before: the counted cursor stays where it is (it is past this window). */
   again?: boolean;
 }
 

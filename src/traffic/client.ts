@@ -76,7 +76,7 @@ export class MetricsClient {
     private readonly parse: TrafficBodyParser = parseInline,
   ) {}
 
-  /** `priority`: the gate's (re-reads of late data ask for REVISIT_PRIORITY, everything else leaves it out). */
+  /** `priority`: the gate's (revisits of late data ask for REVISIT_PRIORITY, everything else leaves it out). */
   async fetchTraffic(opts: FetchTrafficOptions, priority?: number): Promise<TrafficResponse> {
     const query: QueryParam[] = [
       ['account', opts.account],

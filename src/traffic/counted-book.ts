@@ -1,8 +1,8 @@
 /**
  * CountedBook (late data, `metrics.revisit`: ./revisit.ts): what was counted for each window still awaiting its
- * re-read, per counter series. It sits between TrafficMapping and the counter families (a Family wrapper), so the
+ * revisit, per counter series. It sits between TrafficMapping and the counter families (a Family wrapper), so the
  * mapping's hot path is unchanged: while a first read is counted, each add is also written to the window's record;
- * while a re-read is counted, each add becomes `max(0, answer - counted)`. Each counter series of an account has a
+ * while a revisit is counted, each add becomes `max(0, answer - counted)`. Each counter series of an account has a
  * small dense number (its `cid`), so a window's record is one Float64Array indexed by cid: 8 bytes per counter
  * series per window held.
  */
@@ -10,11 +10,11 @@
 import type { SavedAccountRevisits } from '../state-file/saved-revisits.js';
 import type { Family, Slot } from '../store/types.js';
 
-/** What a re-read found, series by series. */
+/** What a revisit found, series by series. */
 export interface RevisitOutcome {
-  /** Series the re-read added to. */
+  /** Series the revisit added to. */
   up: number;
-  /** Series the re-read reported less for than was counted (nothing taken back), missing ones included. */
+  /** Series the revisit reported less for than was counted (nothing taken back), missing ones included. */
   down: number;
   /** Edge requests added (cdn_edge_requests_total). */
   edgeRequests: number;
@@ -125,8 +125,8 @@ export class CountedBook {
   }
 
   /**
-   * What the re-read being counted has as counted for the series (its windows' records summed); 0 when nothing,
-   * when the series has no number, or outside a re-read. Folding reads it to tell where a late part goes.
+   * What the revisit being counted has as counted for the series (its windows' records summed); 0 when nothing,
+   * when the series has no number, or outside a revisit. Folding reads it to tell where a late part goes.
    */
   counted(family: Family, slot: Slot): number {
     if (this.mode !== 'revisit') return 0;
@@ -145,7 +145,7 @@ export class CountedBook {
     return this.maps.reduce((n, m) => n + m.bytes, 0);
   }
 
-  /** The next window counted is a first read that will be read again: record what it adds. */
+  /** The next window counted is a first read that will be revisited: record what it adds. */
   beginRecord(account: string): void {
     this.mode = 'record';
     this.current = this.book(account);
@@ -161,7 +161,7 @@ export class CountedBook {
     return this.scratch.slice(0, n);
   }
 
-  /** The next window counted is a re-read of windows whose records are `counted` (summed here). */
+  /** The next window counted is a revisit of windows whose records are `counted` (summed here). */
   beginRevisit(account: string, counted: readonly Float64Array[]): void {
     this.mode = 'revisit';
     this.current = this.book(account);
@@ -172,7 +172,7 @@ export class CountedBook {
     this.outcome = { up: 0, down: 0, edgeRequests: 0 };
   }
 
-  /** What the re-read begun with beginRevisit found. Series counted before but missing from it went down. */
+  /** What the revisit begun with beginRevisit found. Series counted before but missing from it went down. */
   endRevisit(): RevisitOutcome {
     const s = this.scratch;
     for (let i = 0; i < s.length; i++) if (s[i]! > 0) this.outcome.down++;
@@ -226,7 +226,7 @@ export class CountedBook {
   /**
    * One account's series table, as `save` makes it, from the label values of its counter series (`each` calls
    * back with every one of them, as TrafficMapping.eachCounter does): O(its series), not a pass over every family.
-   * For an account that stops with windows awaiting a re-read.
+   * For an account that stops with windows awaiting a revisit.
    */
   saveOne(
     account: string,
@@ -314,7 +314,7 @@ export class CountedBook {
 
   /**
    * A counter series was deleted. Its number is free again at once: TrafficMapping deletes counters only of
-   * resources not seen since before the oldest window awaiting a re-read (MappingOptions.keepSeenSince, ./mapping-base.ts), so no
+   * resources not seen since before the oldest window awaiting a revisit (MappingOptions.keepSeenSince, ./mapping-base.ts), so no
    * record held has a count under it.
    */
   private release(map: SlotMap, slot: Slot, account: string): void {

@@ -1,6 +1,6 @@
 /**
  * Traffic's ledger of what is counted: each account's counted cursor (every window before it is in the store's
- * values, none after it) and the number of re-reads of late data counted (numbered 1, 2, ... in the order they are
+ * values, none after it) and the number of revisits of late data counted (numbered 1, 2, ... in the order they are
  * counted). It is kept inside the series store's render lock (src/store/render-lock.ts: enter before a window
  * begins, leave once it is whole), and the store reads it (`counted`) each time it renders from a whole state, so
  * every exposition carries the ledger of the windows it shows (CountedCursors): what the exporter may save as seen
@@ -31,7 +31,7 @@ export interface CountingLock {
   forgetCounted(account: string): void;
   /** Where `account`'s counted windows end now (inside enter/leave); undefined: none counted. */
   countedOf?(account: string): number | undefined;
-  /** A re-read of late data is counted in the values (inside enter/leave); returns its number (1, 2, ...). */
+  /** A revisit of late data is counted in the values (inside enter/leave); returns its number (1, 2, ...). */
   countRevisit?(): number;
 }
 
@@ -39,7 +39,7 @@ export interface CountingLock {
 export class CountingLedger implements CountingLock {
   /** Counted cursors now (set by the applier inside enter/leave). */
   readonly #counted = new Map<string, number>();
-  /** Re-reads of late data counted so far. */
+  /** Revisits of late data counted so far. */
   #revisitCount = 0;
 
   constructor(private readonly store: WholeRenders) {
@@ -70,7 +70,7 @@ export class CountingLedger implements CountingLock {
     return ++this.#revisitCount;
   }
 
-  /** The counted cursors now, with the number of re-reads counted (an exposition's `counted`). */
+  /** The counted cursors now, with the number of revisits counted (an exposition's `counted`). */
   now(): CountedCursors {
     return Object.assign(new Map(this.#counted), { revisitCount: this.#revisitCount });
   }

@@ -35,14 +35,14 @@ export interface AccountState {
   windows: number;
   /**
    * Grows each time a resource is counted on its own while it may have been folded before (it was, or `__other__`
-   * exists): a re-read never merges windows counted on either side of such a change (./fold-book.ts).
+   * exists): a revisit never merges windows counted on either side of such a change (./fold-book.ts).
    */
   epoch: number;
 }
 
-/** What folding reads of the records of windows awaiting a re-read (CountedBook, through ./fold-book.ts). */
+/** What folding reads of the records of windows awaiting a revisit (CountedBook, through ./fold-book.ts). */
 export interface FoldBook {
-  /** What the re-read being counted has for this series, summed over its windows (0: nothing counted there). */
+  /** What the revisit being counted has for this series, summed over its windows (0: nothing counted there). */
   counted(family: Family, slot: Slot): number;
 }
 

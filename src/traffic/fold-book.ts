@@ -1,6 +1,6 @@
 /**
  * The traffic pipeline's side of folding (./fold.ts, ./entries.ts): each account's `top_resources`, the FoldBook
- * that tells a re-read where its first read counted, and the rule that keeps a re-read from merging windows counted
+ * that tells a revisit where its first read counted, and the rule that keeps a revisit from merging windows counted
  * on either side of a change of where a resource is counted.
  */
 import type { SeriesLimits } from './admission.js';
@@ -43,9 +43,9 @@ export function foldBook(book: CountedBook): FoldBook {
 }
 
 /**
- * Whether two neighbouring windows of an account may be re-read in one request: always while the account folds
+ * Whether two neighbouring windows of an account may be revisited in one request: always while the account folds
  * nothing; else only windows of one fold epoch (TrafficMapping.foldEpoch) counted in this process. Windows read
- * from the state file are then re-read one by one, since the epochs they were counted in are not known.
+ * from the state file are then revisited one by one, since the epochs they were counted in are not known.
  */
 export function mergeable(folds: () => boolean): (prev: PendingWindow, next: PendingWindow) => boolean {
   return (prev, next) => !folds() || (prev.foldEpoch !== undefined && prev.foldEpoch === next.foldEpoch);

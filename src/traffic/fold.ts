@@ -89,7 +89,7 @@ export class FoldSum {
     this.origin.add(record.origin, this.seconds);
   }
 
-  /** Adds only some counters of one side (a re-read: ./mapping.ts routes each series on its own). */
+  /** Adds only some counters of one side (a revisit: ./mapping.ts routes each series on its own). */
   addCounter(side: 'edge' | 'origin', part: SideRecord): void {
     (side === 'edge' ? this.edge : this.origin).add(part, this.seconds);
   }

@@ -23,7 +23,7 @@ export interface MappingOptions {
   limits?: SeriesLimits;
   /**
    * Counters of a resource seen at or after this time (ms) are kept past their retention: a window awaiting its
-   * re-read (./revisit.ts) may hold what was counted for them. Default: none kept.
+   * revisit (./revisit.ts) may hold what was counted for them. Default: none kept.
    */
   keepSeenSince?: (account: string) => number;
   /** Folding beyond the caps' (issue 35); absent: only a full cap folds. */
@@ -35,7 +35,7 @@ export interface FoldOptions {
   topResources(account: string): number;
   /** The ranking; needed when an account has a limit. */
   ranking?: ResourceRanking;
-  /** With `metrics.revisit`: the records of windows awaiting a re-read (./pipeline.ts). */
+  /** With `metrics.revisit`: the records of windows awaiting a revisit (./pipeline.ts). */
   book?: FoldBook;
 }
 

@@ -9,8 +9,8 @@
  * traffic (./ranking.ts), and with a full series cap its new resources, are counted together as one `__other__`
  * entry: its counters add exactly what they count. A first read folds by the top N of the ranking with this window
  * in it; a resource that drops out keeps its counters at their last value (gone a counter retention later) and loses
- * its gauges (./entries.ts). A re-read (late data) must put each late part where its first read counted the rest:
- * with `__other__` there, a counter goes to the resource's own series only when the windows re-read counted
+ * its gauges (./entries.ts). A revisit (late data) must put each late part where its first read counted the rest:
+ * with `__other__` there, a counter goes to the resource's own series only when the revisited windows counted
  * something under it (FoldBook.counted), everything else to `__other__` (a resource folded then adds there).
  *
  * Speed: a poll of 10k resources touches ~700k series. Looking each one up by its label text every window costs
@@ -136,7 +136,7 @@ export class TrafficMapping extends MappingBase {
   }
 
   /**
-   * The same as `apply`, in pieces (see WindowApply). `gauges` false (a re-read of late data, ./revisit.ts): only
+   * The same as `apply`, in pieces (see WindowApply). `gauges` false (a revisit of late data, ./revisit.ts): only
    * counters are touched; gauges, info series, the window count and the window end stay as the newest first read
    * left them, and nothing is dropped or swept.
    */
@@ -155,11 +155,11 @@ export class TrafficMapping extends MappingBase {
     const list = response.records;
     const n = this.topOf(account);
     const ranking = this.fold?.ranking;
-    // The top N with this window in it (a first read); a re-read does not rank.
+    // The top N with this window in it (a first read); a revisit does not rank.
     if (n > 0 && gauges) ranking?.observe(account, startMs, endMs, list, (r) => this.rankedId(r));
     const top = n > 0 ? ranking?.top(account, n) : undefined;
     const hasOther = state.entries.has(OTHER);
-    // A resource folded before any cap is asked: out of the top N; in a re-read, one without series while
+    // A resource folded before any cap is asked: out of the top N; in a revisit, one without series while
     // `__other__` is there (it was folded when first read, or its series went since).
     const foldFirst = (id: string): boolean =>
       this.byResource &&
@@ -176,7 +176,7 @@ export class TrafficMapping extends MappingBase {
     const refusedIds = admission?.ids;
     const capFolded = admission?.folded;
     const book = this.fold?.book;
-    // A re-read with `__other__` there: each counter goes where its first read counted (see the file's comment).
+    // A revisit with `__other__` there: each counter goes where its first read counted (see the file's comment).
     const routed = !gauges && hasOther && book !== undefined;
     const own = (family: Family, slot: number) => book!.counted(family, slot) > 0;
     const sum = new FoldSum(seconds);
@@ -235,7 +235,7 @@ export class TrafficMapping extends MappingBase {
             state.epoch++;
           }
           entry.window = stamp;
-          // A re-read does not keep the counters of a resource out of the top N alive (see ./entries.ts).
+          // A revisit does not keep the counters of a resource out of the top N alive (see ./entries.ts).
           if (gauges || !entry.folded) entry.lastSeen = nowMs;
           counted++;
           kept?.add(id);

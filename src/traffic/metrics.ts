@@ -39,7 +39,7 @@ export interface TrafficFamilies {
   windows: Family;
   skippedSeconds: Family;
   windowSize: Family;
-  /** Only with `metrics.revisit` on: re-reads of late data by direction, and the edge requests they added. */
+  /** Only with `metrics.revisit` on: revisits of late data by direction, and the edge requests they added. */
   revisions?: Family;
   revisitEdgeRequests?: Family;
 }

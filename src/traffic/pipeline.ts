@@ -10,7 +10,7 @@
  *
  * What leaves traffic/ besides the store (which refreshes itself when a family is written: src/store/series-store.ts)
  * goes through the narrow TrafficPollerDeps below: the walker's status (for the status board), an audit of what an
- * answer could not give, what the caps refused, "the token was refused", and "the windows awaiting a re-read
+ * answer could not give, what the caps refused, "the token was refused", and "the windows awaiting a revisit
  * changed" (for the cursor book).
  */
 import type { Breakdown } from '../api/vocabulary.js';
@@ -90,13 +90,13 @@ export interface TrafficPollerDeps {
   limited?(r: ApplyResult): void;
   /** The API refused the token (401/403): it may have been rotated. */
   refused(): void;
-  /** The windows awaiting a re-read changed (revisit on): the state file should be saved. */
+  /** The windows awaiting a revisit changed (revisit on): the state file should be saved. */
   revisitsChanged?(): void;
-  /** A window's first read was counted (re-reads are not): the landing page's traffic history. Must not throw. */
+  /** A window's first read was counted (revisits are not): the landing page's traffic history. Must not throw. */
   windowCounted?(start: number, end: number, response: TrafficResponse): void;
   /**
    * A window's final answer (docs/remote-write.md, "When a window is settled"): its first read when it will not be
-   * read again (revisit off, or read once its minutes were delay + revisit old), else its re-read (which may span
+   * revisited (revisit off, or read once its minutes were delay + revisit old), else its revisit (which may span
    * several first-read windows). Called in the order the windows are counted, after the counters took it. Must
    * not throw.
    */
@@ -106,17 +106,17 @@ export interface TrafficPollerDeps {
 }
 
 /**
- * One account's traffic poller: the walker, and with revisit on the queue of re-reads. `run` runs until `signal`
+ * One account's traffic poller: the walker, and with revisit on the queue of revisits. `run` runs until `signal`
  * aborts (see AccountWalker.run and RevisitQueue.run).
  */
 export interface TrafficPoller extends Poller {
   readonly walker: AccountWalker;
   readonly revisits: RevisitQueue | undefined;
-  /** A new token arrived: first reads and re-reads waiting out the auth backoff are tried now. */
+  /** A new token arrived: first reads and revisits waiting out the auth backoff are tried now. */
   authRestored(): void;
   /**
    * Reads a window whose minutes are final (at least delay + revisit old) through the account's upstream, at the
-   * re-reads' priority: the settled writer's own reads (src/settled/writer.ts), for windows no read gave it.
+   * revisits' priority: the settled writer's own reads (src/settled/writer.ts), for windows no read gave it.
    */
   readFinal(start: number, end: number): Promise<TrafficResponse>;
 }
@@ -128,7 +128,7 @@ export class TrafficPipeline {
    * ./ranking-state.ts). The settled side folds through `mapping.foldOf`.
    */
   readonly ranking: ResourceRanking | undefined;
-  /** With revisit on: what was counted for each window awaiting its re-read. */
+  /** With revisit on: what was counted for each window awaiting its revisit. */
   readonly book: CountedBook | undefined;
   private readonly families: TrafficFamilies;
   private readonly applier: TrafficApplier;
@@ -154,7 +154,7 @@ export class TrafficPipeline {
    */
   shownCursor: (account: string) => number = () => Number.POSITIVE_INFINITY;
 
-  /** Each polled account's windows awaiting a re-read (with revisit on), by account. */
+  /** Each polled account's windows awaiting a revisit (with revisit on), by account. */
   get revisitQueues(): ReadonlyMap<string, RevisitQueue> {
     return this.queues;
   }
@@ -222,7 +222,7 @@ export class TrafficPipeline {
     mapping.initAccount(account, 10);
     this.polled.add(account);
     this.departed.back(account);
-    // Back after a stop in this process: its windows awaiting a re-read, numbered before its series come back.
+    // Back after a stop in this process: its windows awaiting a revisit, numbered before its series come back.
     this.revisitKeep?.returning(account, d.clock.now());
     const nowMs = d.clock.now();
     this.counterKeep.continueAccount(
@@ -291,7 +291,7 @@ export class TrafficPipeline {
         // Counted in time slices, in order (a big answer must not stall /metrics); see ./applier.ts.
         backlog: () => uncounted,
         handOver: (start, end, response, readAt) => {
-          // Read while its minutes were younger than delay + revisit: it will be read again.
+          // Read while its minutes were younger than delay + revisit: it will be revisited.
           const again = queue !== undefined && book !== undefined && readAt < end + opts.delayMs + revisitMs;
           const now = d.clock.now();
           uncounted++;
@@ -359,19 +359,19 @@ export class TrafficPipeline {
 
   /**
    * The revisit part of the state file (undefined with revisit off): for the exposition of these counted cursors
-   * and re-read number, nothing newer (RevisitKeep.save).
+   * and revisit number, nothing newer (RevisitKeep.save).
    */
   savedRevisits(cursors?: ReadonlyMap<string, number>, revisitCount?: number): SavedRevisits | undefined {
     return this.revisitKeep?.save(this.queues, cursors, revisitCount);
   }
 
-  /** A scrape was given an exposition that includes re-reads up to number `revisitCount` (RevisitKeep.shown). */
+  /** A scrape was given an exposition that includes revisits up to number `revisitCount` (RevisitKeep.shown). */
   revisitsShown(revisitCount: number): void {
     this.revisitKeep?.shown(revisitCount);
   }
 
   /**
-   * Takes the windows awaiting a re-read from the state file (before any poller is made). With revisit off they
+   * Takes the windows awaiting a revisit from the state file (before any poller is made). With revisit off they
    * are dropped: their late part is not read.
    */
   restoreRevisits(saved: SavedRevisits | undefined, now: number): void {
@@ -405,7 +405,7 @@ export class TrafficPipeline {
   }
 
   /**
-   * The account is no longer polled (its walker and re-reads stopped): once the windows it handed over are
+   * The account is no longer polled (its walker and revisits stopped): once the windows it handed over are
    * counted, so none lands after the removal, every traffic series of the account goes from the exposition. Its
    * counter values are kept (in memory and in the state file's counter part, as for an account another replica
    * polls): if it comes back it resumes at the cursor they go with, and they continue. Started again at 0, they
@@ -419,7 +419,7 @@ export class TrafficPipeline {
     atMs?: number,
   ): Promise<void> {
     await this.applier.idle();
-    // Its windows awaiting a re-read are kept with its counters: if it comes back they are read again then.
+    // Its windows awaiting a revisit are kept with its counters: if it comes back they are revisited then.
     const pending = this.queues.get(account)?.pending ?? [];
     this.queues.delete(account);
     this.revisitKeep?.leave(account);

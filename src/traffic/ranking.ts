@@ -130,7 +130,7 @@ export class ResourceRanking {
   }
 
   /**
-   * Counts one window's records of `account` (a first read: re-reads add late parts, which the ranking does without).
+   * Counts one window's records of `account` (a first read: revisits add late parts, which the ranking does without).
    * `skip(id)`: records not to rank (no resource id, not allowed). A window ending at or before one fed already is
    * not counted again.
    */

@@ -1,7 +1,7 @@
 /**
  * What a failed traffic request means for the next one: the one classification of failure kinds that the first
- * reads (./walker.ts) and the re-reads of late data (./revisit.ts) both follow. Each caller keeps its own
- * consequence (a first read splits its window or skips it; a re-read merges fewer windows or gives up and keeps
+ * reads (./walker.ts) and the revisits of late data (./revisit.ts) both follow. Each caller keeps its own
+ * consequence (a first read splits its window or skips it; a revisit merges fewer windows or gives up and keeps
  * what the first read counted), but which kind calls for which is decided here only.
  */
 import type { ErrorKind } from '../http/errors.js';

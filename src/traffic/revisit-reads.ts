@@ -1,5 +1,5 @@
 /**
- * One account's re-reads of late data (metrics.revisit): its RevisitQueue, wired to count each re-read in the
+ * One account's revisits of late data (metrics.revisit): its RevisitQueue, wired to count each revisit in the
  * applier's order as the difference to what its first reads counted (./counted-book.ts), numbered in the counting
  * lock (CountingLedger.countRevisit, ./counting-ledger.ts) so a scrape that shows it is saved before it is served. Made by the pipeline's poller
  * (./pipeline.ts).
@@ -18,7 +18,7 @@ import type { TrafficPipelineOptions, TrafficPollerDeps } from './pipeline.js';
 import type { TrafficResponse } from './response.js';
 import { RevisitQueue } from './revisit.js';
 
-/** What the re-reads share with the pipeline. */
+/** What the revisits share with the pipeline. */
 export interface RevisitReadsContext {
   opts: Pick<TrafficPipelineOptions, 'delayMs' | 'revisitMs' | 'backoff' | 'authBackoff'>;
   mapping: TrafficMapping;
@@ -28,11 +28,11 @@ export interface RevisitReadsContext {
   lock: CountingLock | undefined;
   /** The account's counted cursor in the newest exposition a scrape was given. */
   shownCursor(account: string): number;
-  /** A re-read numbered `n` counted over windows a scrape had seen the first read of (RevisitKeep.revisitCounted). */
+  /** A revisit numbered `n` counted over windows a scrape had seen the first read of (RevisitKeep.revisitCounted). */
   revisitCounted(account: string, n: number, held: readonly KeptWindow[]): void;
 }
 
-/** What the re-reads need of the poller's deps. */
+/** What the revisits need of the poller's deps. */
 export type RevisitReadDeps = Pick<
   TrafficPollerDeps,
   'clock' | 'log' | 'random' | 'audit' | 'windowSettled' | 'settledSkipped' | 'revisitsChanged' | 'refused'
@@ -72,7 +72,7 @@ export function revisitReads(
           (r, err) => {
             const n = c.lock?.countRevisit?.();
             // Held only for a window whose first read a scrape was already given: any exposition a scrape gets
-            // from now on includes this re-read, and one given before without its first read needs nothing.
+            // from now on includes this revisit, and one given before without its first read needs nothing.
             const shown = c.shownCursor(account);
             const held = windows.filter((w) => w.end <= shown);
             if (n !== undefined && held.length > 0) c.revisitCounted(account, n, held);
@@ -110,7 +110,7 @@ export function revisitReads(
       skip: (start, end) => {
         d.settledSkipped?.(start, end, 'revisit');
         mapping.skip(account, (end - start) / MINUTE, 'revisit');
-        // A change of the counters outside any window: numbered as a re-read, so a scrape that shows it is
+        // A change of the counters outside any window: numbered as a revisit, so a scrape that shows it is
         // saved before it is served (CursorBook.commit).
         c.lock?.countRevisit?.();
       },

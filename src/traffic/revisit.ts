@@ -3,19 +3,19 @@
  * read `delay` after its end may be incomplete. With revisit on, every window whose first read came before its
  * minutes were `delay + revisit` old is read once more when they are, and the difference between the second answer
  * and what was counted for the window is added to the counters. A minute read when already that old (catch-up,
- * lookback) is final: it is not read again (the walker never plans a window across that line, see ./walker.ts).
+ * lookback) is final: it is not revisited (the walker never plans a window across that line, see ./walker.ts).
  *
  * Two parts:
- * - CountedBook (./counted-book.ts): what was counted for each window still awaiting its re-read, per counter
+ * - CountedBook (./counted-book.ts): what was counted for each window still awaiting its revisit, per counter
  *   series, recorded as the windows are counted.
- * - RevisitQueue: one account's windows awaiting their re-read, and the loop that re-reads them when due, merging
+ * - RevisitQueue: one account's windows awaiting their revisit, and the loop that revisits them when due, merging
  *   neighbours into one request of up to 10 minutes (what was counted for exactly the merged span is the sum of
  *   their records), one request at a time, behind every other request of the token (REVISIT_PRIORITY).
  * The state file's revisit part, and the codec of its records, are in src/state-file/saved-revisits.ts.
  *
- * Contracts: a counter never goes down (a re-read that reports less adds nothing for that series and is counted as
- * a revision `down`); gauges keep showing the newest first read; a re-read changes counters only. Each minute is
- * read at most twice; a failed re-read is retried as a first read is; a 422 skips its minutes (reason `revisit`).
+ * Contracts: a counter never goes down (a revisit that reports less adds nothing for that series and is counted as
+ * a revision `down`); gauges keep showing the newest first read; a revisit changes counters only. Each minute is
+ * read at most twice; a failed revisit is retried as a first read is; a 422 skips its minutes (reason `revisit`).
  */
 import { Alarm, type Clock, MINUTE } from '../clock.js';
 import type { Logger } from '../log.js';
@@ -24,19 +24,19 @@ import type { RevisitOutcome } from './counted-book.js';
 import type { TrafficResponse } from './response.js';
 import { asFailure, type RequestFailure, retryDecision } from './retry-decision.js';
 
-/** One window awaiting its re-read. */
+/** One window awaiting its revisit. */
 export interface PendingWindow {
   start: number;
   end: number;
   /** What its first read counted, by cid (CountedBook). */
   counted: Float64Array;
-  /** When it was counted (ms): its resources' counters are kept until it is re-read. */
+  /** When it was counted (ms): its resources' counters are kept until it is revisited. */
   countedAt: number;
   /** `counted` as the state file holds it (encodeCounted), made once, on the first save that needs it. */
   encoded?: string;
   /**
    * The account's fold epoch when it was counted (TrafficMapping.foldEpoch); undefined: read from the state file.
-   * Windows of different epochs are not re-read together (RevisitDeps.mergeable).
+   * Windows of different epochs are not revisited together (RevisitDeps.mergeable).
    */
   foldEpoch?: number;
 }
@@ -51,10 +51,10 @@ export interface RevisitDeps {
   clock: Clock;
   log: Logger;
   random?: () => number;
-  /** One re-read, through the token's gate behind every first read. */
+  /** One revisit, through the token's gate behind every first read. */
   fetchWindow(start: number, end: number): Promise<TrafficResponse>;
   /**
-   * Counts a re-read of `windows` (consecutive) as one answer for [start, end); `done` runs once it is counted,
+   * Counts a revisit of `windows` (consecutive) as one answer for [start, end); `done` runs once it is counted,
    * with what it found, or with undefined when counting failed.
    */
   apply(
@@ -64,13 +64,13 @@ export interface RevisitDeps {
     response: TrafficResponse,
     done: (outcome: RevisitOutcome | undefined) => void,
   ): void;
-  /** A re-read the API refused (422): these minutes keep what their first read counted. */
+  /** A revisit the API refused (422): these minutes keep what their first read counted. */
   skip(start: number, end: number): void;
-  /** The windows awaiting a re-read changed (for the state file). */
+  /** The windows awaiting a revisit changed (for the state file). */
   changed(): void;
   authFailed(): void;
   /**
-   * Whether `next` may be re-read in one request with `prev`, the window before it (default: always). Folding
+   * Whether `next` may be revisited in one request with `prev`, the window before it (default: always). Folding
    * (src/traffic/fold.ts) says no across a change of where a resource's traffic is counted.
    */
   mergeable?(prev: PendingWindow, next: PendingWindow): boolean;
@@ -78,7 +78,7 @@ export interface RevisitDeps {
 
 export interface RevisitOptions {
   account: string;
-  /** delay + revisit: a window is re-read once its end is this old. */
+  /** delay + revisit: a window is revisited once its end is this old. */
   afterMs: number;
   backoff: BackoffPolicy;
   authBackoff: BackoffPolicy;
@@ -91,7 +91,7 @@ export class RevisitQueue {
   private maxSpan = MAX_SPAN_MINUTES;
   private readonly alarm: Alarm;
   private signal: AbortSignal | undefined;
-  /** The last re-read was refused for its token: waiting out the auth backoff. */
+  /** The last revisit was refused for its token: waiting out the auth backoff. */
   private authDown = false;
   private readonly random: () => number;
 
@@ -103,7 +103,7 @@ export class RevisitQueue {
     this.alarm = new Alarm(deps.clock);
   }
 
-  /** A first read counted and recorded: re-read it once it is due. Windows come in order. */
+  /** A first read counted and recorded: revisit it once it is due. Windows come in order. */
   add(w: PendingWindow): void {
     this.entries.push({ ...w, state: 'waiting', notBefore: 0, attempts: 0 });
     this.entries.sort((a, b) => a.start - b.start);
@@ -111,19 +111,19 @@ export class RevisitQueue {
     this.alarm.wake();
   }
 
-  /** Windows awaiting their re-read, in order (for the state file and tests). */
+  /** Windows awaiting their revisit, in order (for the state file and tests). */
   get pending(): readonly PendingWindow[] {
     return this.entries;
   }
 
-  /** When the oldest window awaiting its re-read was counted; +Infinity when none is. */
+  /** When the oldest window awaiting its revisit was counted; +Infinity when none is. */
   get oldestCountedAt(): number {
     let at = Number.POSITIVE_INFINITY;
     for (const e of this.entries) at = Math.min(at, e.countedAt);
     return at;
   }
 
-  /** A new token arrived (a login renewed it): re-reads waiting out the auth backoff are tried now. */
+  /** A new token arrived (a login renewed it): revisits waiting out the auth backoff are tried now. */
   authRestored(): void {
     if (!this.authDown) return;
     this.authDown = false;
@@ -132,7 +132,7 @@ export class RevisitQueue {
     this.alarm.wake();
   }
 
-  /** Runs until `signal` aborts, then waits for a re-read in flight to settle (its answer is still counted). */
+  /** Runs until `signal` aborts, then waits for a revisit in flight to settle (its answer is still counted). */
   async run(signal: AbortSignal): Promise<void> {
     this.signal = signal;
     await this.alarm.loop(
@@ -153,7 +153,7 @@ export class RevisitQueue {
     return e.state === 'waiting' && e.end + this.opts.afterMs <= now && e.notBefore <= now;
   }
 
-  /** One re-read at a time: the oldest due window, merged with the due windows right after it. */
+  /** One revisit at a time: the oldest due window, merged with the due windows right after it. */
   private launch(): void {
     if (this.entries.some((e) => e.state === 'inflight')) return;
     const now = this.deps.clock.now();
@@ -227,7 +227,7 @@ export class RevisitQueue {
         notBefore = now + backoffDelay(attempts, this.opts.authBackoff, () => 1);
         break;
       case 'give-up':
-        // A re-read gives up: the minutes keep what their first read counted.
+        // A revisit gives up: the minutes keep what their first read counted.
         this.deps.log.warn(
           {
             account,

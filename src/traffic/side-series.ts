@@ -210,7 +210,7 @@ export class SideSeries {
     this.keyedCall.startMs = ms;
   }
 
-  /** Counts one side of one record; `gauges` false (a re-read): counters only. */
+  /** Counts one side of one record; `gauges` false (a revisit): counters only. */
   apply(
     side: Side,
     f: SideFamilies,
@@ -282,8 +282,8 @@ export class SideSeries {
   }
 
   /**
-   * Counts one side of a re-read counter by counter (folding on: ./mapping.ts). A counter goes to this resource's
-   * own series only when `own(family, slot)` says the windows re-read counted something there; every other
+   * Counts one side of a revisit counter by counter (folding on: ./mapping.ts). A counter goes to this resource's
+   * own series only when `own(family, slot)` says the revisited windows counted something there; every other
    * counter (no series, nothing counted under it: it was folded then) is returned, to go to `__other__`. Returns
    * undefined when nothing is left over.
    */

@@ -89,7 +89,7 @@ export interface WalkerOptions {
   growAfter?: number;
   /**
    * `metrics.revisit` (ms, 0: off). When on, no window is planned across the line where minutes turn final
-   * (delay + revisit old): the windows before it are read once and for all, the ones after it are read again
+   * (delay + revisit old): the windows before it are read once and for all, the ones after it are revisited
    * later (./revisit.ts), and none holds both kinds of minute.
    */
   revisitMs?: number;

@@ -1,12 +1,12 @@
 /**
  * Issue 21 at process level: the built exporter (`dist/src/cli.js run`) against the simulator, with everything at
- * once: late data re-read (`revisit`), faults on every API, login tokens living 20 s, a request-rate limit at the
+ * once: late data revisited (`revisit`), faults on every API, login tokens living 20 s, a request-rate limit at the
  * simulator, and SIGKILLs at seeded random moments, while a scraper reads /metrics as Prometheus does (a drop is a
  * reset, nothing else is). Every counter must end equal to the final truth, and the API must never get more than
  * requests_per_second in any second, counting the killed processes' requests.
  *
  * Both processes' clocks run WARP times as fast as the real one (./time-warp.mjs preloaded into the exporter, the
- * same warped clock for the simulator), so the minutes that late data, re-reads and token lifetimes need pass in
+ * same warped clock for the simulator), so the minutes that late data, revisits and token lifetimes need pass in
  * seconds. Everything else is real: processes, HTTP on loopback, the state file, SIGKILL.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -116,14 +116,14 @@ describe('everything at once, as a process', () => {
         expect(await exitWithin(p, 30_000), `run ${run} still running after SIGKILL`).toBeDefined();
         base = undefined;
       }
-      // The books close: no faults, no lag; the last run goes on until every minute read too early is read again.
+      // The books close: no faults, no lag; the last run goes on until every minute read too early is revisited.
       sim.setFaults({});
       sim.setLag(0);
       closedAt = warped.now();
       const p = start();
       base = await servingUrl(p);
       // Done when the state file (a checkpoint at least as new as any scrape) holds no window begun before the
-      // close awaiting its re-read, and a scrape after that has been recorded.
+      // close awaiting its revisit, and a scrape after that has been recorded.
       const pendingEarly = () => {
         try {
           const state = JSON.parse(readFileSync(stateFile, 'utf8')) as {
@@ -141,10 +141,10 @@ describe('everything at once, as a process', () => {
           (seen.cursors.get('demo') ?? 0) >= floorMinute(closedAt) &&
           pendingEarly() === 0,
         90_000,
-        'the last run to re-read what was read early',
+        'the last run to revisit what was read early',
       );
       const scrapes = seen.scrapes;
-      await waitFor(() => seen.scrapes >= scrapes + 2, 60_000, 'a scrape after the last re-read');
+      await waitFor(() => seen.scrapes >= scrapes + 2, 60_000, 'a scrape after the last revisit');
     } finally {
       stopped = true;
       await loop;
@@ -180,7 +180,7 @@ describe('everything at once, as a process', () => {
     expect(problems).toEqual([]);
     expect(checked).toBeGreaterThan(50);
     // The late data was met: windows were read before their last minute was complete (40 s after it ended), and
-    // each was read again later, by a re-read or by the next process. (On a loaded machine the exporter may lag
+    // each was read again later, by a revisit or by the next process. (On a loaded machine the exporter may lag
     // the warped clock so far that fewer reads are early; the counters above are exact either way.)
     const log = sim.requestLog;
     const usable = log.filter((e) => e.api === 'metrics' && usableAnswer(e));

@@ -166,7 +166,7 @@ const CASES: Case[] = [
     expect: [{ labels: '{}', value: 24 }],
   },
   {
-    name: 'late traffic share is the scraped job’s re-reads over its own requests',
+    name: 'late traffic share is the scraped job’s revisits over its own requests',
     series: {
       'cdn_edge_requests_total{job="cdn-exporter",account="acme",resource="r1"}': '0+1200x40',
       'cdn_metrics_revisit_edge_requests_total{job="cdn-exporter",account="acme"}': '0+120x40',
@@ -177,7 +177,7 @@ const CASES: Case[] = [
     expect: [{ labels: '{job="cdn-exporter",account="acme"}', value: 0.1 }],
   },
   {
-    name: 'late traffic share is empty on the settled job, not scraped re-reads over settled requests',
+    name: 'late traffic share is empty on the settled job, not scraped revisits over settled requests',
     series: {
       'cdn_edge_requests_total{job="cdn-exporter",account="acme",resource="r1"}': '0+1200x40',
       'cdn_metrics_revisit_edge_requests_total{job="cdn-exporter",account="acme"}': '0+120x40',

@@ -30,7 +30,7 @@ const BUILTINS: Record<string, string> = {
 /** Panels that may show nothing here, per job, with the reason. */
 const MAY_BE_EMPTY: Record<string, string> = {
   'Late traffic share per account':
-    'revisit is off here (no re-reads), and on the settled job it is empty by design (scraped job only)',
+    'revisit is off here (no revisits), and on the settled job it is empty by design (scraped job only)',
 };
 
 const hasData = (a: QueryAnswer) => a.result.some((s) => Number.isFinite(Number(s.value[1])));

@@ -48,7 +48,7 @@ const MAY_BE_EMPTY: Record<string, string> = {
   'cdn-cost/Volume per hour':
     'one point an hour, recorded in minute 0; its exactness is checked over a month in test/e2e/cost-month.test.ts',
   'cdn-traffic/Late traffic share per account':
-    'metrics.revisit is off here, and a catch-up would not make re-reads anyway (its minutes are final at their ' +
+    'metrics.revisit is off here, and a catch-up would not make revisits anyway (its minutes are final at their ' +
     'first read); the late share is checked against the simulator in test/scenarios/revisit.test.ts',
 };
 

@@ -249,11 +249,11 @@ export async function runSchedule(s: Schedule): Promise<Outcome> {
           break;
       }
     }
-    // The books close: no faults, no lag; on until every minute read too early has been read again.
+    // The books close: no faults, no lag; on until every minute read too early has been revisited.
     sim.setFaults({});
     sim.setLag(0);
     if (discovery) sim.setAccountStatus(EXTRA, 'active');
-    // Windows counted from here on are complete at their first read; those counted before are re-read within
+    // Windows counted from here on are complete at their first read; those counted before are revisited within
     // delay + revisit (+ a window, + a retry or two).
     const closedAt = clock.now();
     const early = () =>
@@ -268,7 +268,7 @@ export async function runSchedule(s: Schedule): Promise<Outcome> {
     }
     if (early().length > 0)
       problems.push(
-        `re-reads still pending after the close: ${early()
+        `revisits still pending after the close: ${early()
           .map((w) => `${new Date(w.start).toISOString()}..${new Date(w.end).toISOString()}`)
           .join(', ')}`,
       );

@@ -37,7 +37,7 @@ export const CATALOGUE: Readonly<Record<string, readonly string[]>> = {
   cdn_metrics_skipped_seconds_total: ['account', 'reason'],
   // Proposed with the exporter dashboard (not in the first catalogue): the current max window.
   cdn_metrics_window_seconds: ['account'],
-  // metrics.revisit: the revisions counter, and the counter of the edge requests re-reads added (named here; the
+  // metrics.revisit: the revisions counter, and the counter of the edge requests revisits added (named here; the
   // first catalogue only asked for one).
   cdn_metrics_revisions_total: ['account', 'direction'],
   cdn_metrics_revisit_edge_requests_total: ['account'],

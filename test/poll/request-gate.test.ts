@@ -253,7 +253,7 @@ describe('request gate on stop', () => {
     expect(gate.length).toBe(0);
   });
 
-  it('lets every waiting first read go before a waiting re-read of late data, whatever their order', async () => {
+  it('lets every waiting first read go before a waiting revisit of late data, whatever their order', async () => {
     const clock = new FakeClock(0);
     const gate = new RequestGate({ requestsPerSecond: 10, concurrency: 1, clock, marginMs: 0 });
     const order: string[] = [];
@@ -265,7 +265,7 @@ describe('request gate on stop', () => {
         undefined,
         priority,
       );
-    // The first request takes the only turn; the rest queue behind it, re-reads asked for before first reads.
+    // The first request takes the only turn; the rest queue behind it, revisits asked for before first reads.
     const all = Promise.all([
       run('first-1'),
       run('revisit-1', REVISIT_PRIORITY),

@@ -1,5 +1,5 @@
 /**
- * Issue 21's loss: with faults on every API, late data re-read (`revisit`), short-lived login tokens and the
+ * Issue 21's loss: with faults on every API, late data revisited (`revisit`), short-lived login tokens and the
  * process killed several times, the counters as a scraper that treats a drop as a reset sees them must equal the
  * final truth. Before the state file carried the counters' values, a restarted process began them at 0 and soon
  * passed the values the killed one had shown: a reset no scraper can see, and everything counted before it gone

@@ -88,7 +88,7 @@ describe('state_file with a discovered account stopped and back', () => {
 });
 
 describe('a discovered account away longer than counter_retention', () => {
-  it('is forgotten: no counters, re-reads or cursor kept for it, and if it comes back it starts afresh', async () => {
+  it('is forgotten: no counters, revisits or cursor kept for it, and if it comes back it starts afresh', async () => {
     const { s, clock, stateFile } = await discovering('cdn-discovered-away-', { counter_retention: '1h' });
     await runClock(clock, 10_000, stacks);
     await scrapeNow(s);
@@ -138,8 +138,8 @@ describe('a discovered account away and back, as Prometheus sees its counters', 
   it.each([
     ['with a state file', true, false],
     ['without a state file', false, false],
-    ['with a state file and late data (its re-reads wait for it)', true, true],
-    ['without a state file, with late data (its re-reads wait for it)', false, true],
+    ['with a state file and late data (its revisits wait for it)', true, true],
+    ['without a state file, with late data (its revisits wait for it)', false, true],
   ])(
     '%s: every counter equals the truth, a restart while away included',
     async (_, withFile, late) => {
@@ -186,7 +186,7 @@ describe('a discovered account away and back, as Prometheus sees its counters', 
         }
         simulator.setAccountStatus('prod-a', 'active');
         await runClock(clock, INTERVAL + 2 * MINUTE, stacks);
-        // The books close: from here every minute read is final, and those read early are read again (the ones
+        // The books close: from here every minute read is final, and those read early are revisited (the ones
         // awaiting it when the account stopped included).
         simulator.setLag(0);
         await runClock(clock, INTERVAL, stacks);

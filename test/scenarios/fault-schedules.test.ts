@@ -152,10 +152,10 @@ const REGRESSIONS: Array<[string, Schedule]> = [
   ],
   [
     // Soak seed 1657289515: a resource a late second of one minute short, one process, no crash. The gate's
-    // p-queue also paced in real time, so a re-read was held while the fake clock ran 24 minutes on, and the
+    // p-queue also paced in real time, so a revisit was held while the fake clock ran 24 minutes on, and the
     // harness scraped before its answer was counted. Fixed: the gate paces on its clock only; the harness waits
     // with quiet(stack) (the /metrics text rebuilt, nothing under way).
-    'a re-read of a minute read a second early is counted before the last scrape',
+    'a revisit of a minute read a second early is counted before the last scrape',
     {
       seed: 744135,
       lookbackMinutes: 26,

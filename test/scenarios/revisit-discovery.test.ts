@@ -1,7 +1,7 @@
 /**
- * metrics.revisit with accounts_discovery: an account discovery stops keeps its windows awaiting a re-read (in the
+ * metrics.revisit with accounts_discovery: an account discovery stops keeps its windows awaiting a revisit (in the
  * state file's revisit part too), with its cursor and counters, while its series leave /metrics; when it comes
- * back they are read again.
+ * back they are revisited.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,7 +39,7 @@ async function stateWhere(path: string, ok: (s: Saved) => boolean): Promise<Save
 }
 
 describe('metrics.revisit with account discovery', () => {
-  it('keeps the pending re-reads of an account discovery stops, and reads them when it is back', async () => {
+  it('keeps the pending revisits of an account discovery stops, and reads them when it is back', async () => {
     const dir = started.folder('cdn-revisit-disc-');
     const stateFile = join(dir, 'state.json');
     const clock = new FakeClock(T0);
@@ -66,7 +66,7 @@ describe('metrics.revisit with account discovery', () => {
 
     stack.sim.setAccountStatus('prod-a', 'inactive');
     await runClock(clock, INTERVAL, [stack]);
-    // Stopped: the state file still holds its windows awaiting a re-read, up to its cursor.
+    // Stopped: the state file still holds its windows awaiting a revisit, up to its cursor.
     await stack.exporter.store.refresh();
     await stack.scrape();
     saved = await stateWhere(stateFile, (s) => pending(s, 'prod-a') > 0 && !!s.cursors['prod-a']);
@@ -82,7 +82,7 @@ describe('metrics.revisit with account discovery', () => {
       scrape.all('cdn_metrics_revisit_edge_requests_total').filter((x) => x.labels.account === 'prod-a'),
     ).toEqual([]);
 
-    // Back: the windows it kept are read again (they end at or before its cursor), and its counters continue.
+    // Back: the windows it kept are revisited (they end at or before its cursor), and its counters continue.
     const mark = stack.sim.requestLog.length;
     stack.sim.setAccountStatus('prod-a', 'active');
     await runClock(clock, INTERVAL + 10 * MINUTE, [stack]);

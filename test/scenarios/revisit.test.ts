@@ -121,12 +121,12 @@ describe('metrics.revisit', () => {
     await quiet(stack);
     await walk(clock, stack, T0 + 6 * 60 * MINUTE);
     const before = await stack.scrape();
-    // Late data was there to find: the first reads missed some, and the re-reads added it.
+    // Late data was there to find: the first reads missed some, and the revisits added it.
     expect(before.value('cdn_metrics_revisit_edge_requests_total', { account: 'demo' })).toBeGreaterThan(0);
     expect(revisions(before, 'up')).toBeGreaterThan(60);
     expect(revisions(before, 'down')).toBe(0);
     // From now on the CDN is on time: windows read from here on are complete at their first read, so once the
-    // windows read before are re-read, every counted minute is final.
+    // windows read before are revisited, every counted minute is final.
     stack.sim.setLag(0);
     await awaitRevisits(clock, stack, clock.now());
     const scrape = await stack.scrape();
@@ -146,7 +146,7 @@ describe('metrics.revisit', () => {
     expect(revisited.filter(([, n]) => n !== 2).map(([m, n]) => `${new Date(m).toISOString()} ${n}`)).toEqual(
       [],
     );
-    // The request budget: in steady state a re-read per first read at most (merged ones save some).
+    // The request budget: in steady state a revisit per first read at most (merged ones save some).
     const requests = metricsRequests(stack.sim, 'demo').filter((e) => e.window[1] <= cursor);
     const firsts = firstReads(stack.sim, 'demo').filter(([, e]) => e <= cursor).length;
     expect(requests.length).toBeLessThanOrEqual(2 * firsts);
@@ -157,7 +157,7 @@ describe('metrics.revisit', () => {
         `revisit 5m, steady state: ${(steady / ((cursor - T0) / MINUTE)).toFixed(3)} metrics requests per minute\n`,
       );
     }
-    // Re-reads change counters only: the windows counted are the first reads alone.
+    // Revisits change counters only: the windows counted are the first reads alone.
     expect(scrape.value('cdn_metrics_windows_total', { account: 'demo' })).toBe(
       firstReads(stack.sim, 'demo').filter(([, e]) => e <= cursor).length,
     );
@@ -195,7 +195,7 @@ describe('metrics.revisit', () => {
     expect(revisions(scrape, 'up')).toBeGreaterThan(0);
     const log = stack.sim.requestLog.filter((e) => e.api === 'metrics');
     expectEveryFaultMet(log, faults);
-    // Re-reads met faults too, and were retried until answered (every minute was read twice, above).
+    // Revisits met faults too, and were retried until answered (every minute was read twice, above).
     const all = metricsRequests(stack.sim, 'demo');
     const revisited = all.filter(
       (e) =>
@@ -233,15 +233,15 @@ describe('metrics.revisit', () => {
     const next = stack.sim.truth('demo', '1003', T0 - MINUTE, cursorOf(after, 'demo'));
     expect(after.value('cdn_edge_requests_total', l)).toBe(requests + next.edge.requests);
     expect(after.value('cdn_metrics_revisit_edge_requests_total', { account: 'demo' })).toBe(0);
-    // The re-read of [T0 - 6m, T0 - 1m) came after the first read of [T0 - 1m, T0 + 4m): the gauges still show
-    // that newest window as it was read, not the re-read one.
+    // The revisit of [T0 - 6m, T0 - 1m) came after the first read of [T0 - 1m, T0 + 4m): the gauges still show
+    // that newest window as it was read, not the revisited one.
     const cursor = cursorOf(after, 'demo');
     expect(cursor).toBe(T0 + 4 * MINUTE);
     const newest = stack.sim.truth('demo', '1003', T0 - MINUTE, cursor);
     expect(after.value('cdn_edge_bandwidth_bytes_per_second', l)).toBeCloseTo(newest.edge.bytes / 300, 6);
   }, 60_000);
 
-  it('counts the minutes of a re-read the API rejects (422) as skipped for the reason revisit', async () => {
+  it('counts the minutes of a revisit the API rejects (422) as skipped for the reason revisit', async () => {
     const clock = new FakeClock(T0);
     const stack = await started.stack({ clock, sim: { lagSeconds: 0 }, config: CONFIG });
     await quiet(stack);
@@ -262,7 +262,7 @@ describe('metrics.revisit', () => {
     expectExact(stack.sim, reader(scrape), 'demo', [[T0 - 10 * MINUTE, cursorOf(scrape, 'demo')]]);
   }, 60_000);
 
-  it('keeps the re-reads pending across a restart with state_file: the two runs add up to the final truth', async () => {
+  it('keeps the revisits pending across a restart with state_file: the two runs add up to the final truth', async () => {
     const dir = started.folder('cdn-revisit-');
     const stateFile = join(dir, 'state.json');
     const clock = new FakeClock(T0);
@@ -290,7 +290,7 @@ describe('metrics.revisit', () => {
     const scrape2 = await two.scrape();
     const cursor = cursorOf(scrape2, 'demo');
     expect(expectExact(sim, prometheus(scrape1, scrape2), 'demo', [[first, cursor]])).toBeGreaterThan(100);
-    // The second run re-read what the first left pending, and read nothing a third time.
+    // The second run revisited what the first left pending, and read nothing a third time.
     expect(Math.max(...readsPerMinute(sim, 'demo', first, cursor).values())).toBe(2);
     expect(sim.requestLog.length).toBeGreaterThan(mark);
   }, 120_000);
@@ -299,7 +299,7 @@ describe('metrics.revisit', () => {
     ['a crash (the state file as it is at that moment, nothing saved after)', 'crash' as const],
     ['a stop', 'stop' as const],
   ])(
-    'after %s with re-reads pending and windows counted but not scraped, a restart adds up to the final truth',
+    'after %s with revisits pending and windows counted but not scraped, a restart adds up to the final truth',
     async (_what, end) => {
       const dir = started.folder('cdn-revisit-');
       const stateFile = join(dir, 'state.json');
@@ -318,7 +318,7 @@ describe('metrics.revisit', () => {
       const scrape1 = await one.scrape();
       const scraped = cursorOf(scrape1, 'demo');
       const scrapedAt = clock.now();
-      // Windows read and re-read after it: counted, never scraped.
+      // Windows read and revisited after it: counted, never scraped.
       await walk(clock, one, T0 + 26 * MINUTE);
       const after = metricsRequests(sim, 'demo').filter((e) => e.time >= scrapedAt);
       expect(
@@ -327,7 +327,7 @@ describe('metrics.revisit', () => {
       ).toBe(true);
       expect(
         after.some((e) => e.window[1] <= scraped),
-        're-reads of windows the scrape showed',
+        'revisits of windows the scrape showed',
       ).toBe(true);
       if (end === 'crash') copyFileSync(stateFile, crashImage);
       await one.stopExporter();
@@ -336,7 +336,7 @@ describe('metrics.revisit', () => {
         revisit?: { accounts: Record<string, { windows: { start: string; end: string }[] }> };
       };
       // The state is a checkpoint at least as new as the scrape: its cursor, its counters' values, and no window
-      // past that cursor pending a re-read.
+      // past that cursor pending a revisit.
       const savedCursor = Date.parse(saved.cursors.demo!);
       expect(savedCursor).toBeGreaterThanOrEqual(scraped);
       for (const w of saved.revisit?.accounts.demo?.windows ?? [])

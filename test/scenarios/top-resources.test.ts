@@ -2,7 +2,7 @@
  * Bounded series, exact sums (issue 35), as a user checks them: the simulator's exact truth against what a scraper
  * sees of an exporter with `limits.top_resources: N`, in generated schedules (fast-check, shrunk to the smallest
  * failure): a random N, resources whose traffic appears, grows, shrinks and vanishes minute by minute (the
- * simulator's model scaled per resource and minute, the truth with it), windows of 1 to 5 minutes, re-reads of late
+ * simulator's model scaled per resource and minute, the truth with it), windows of 1 to 5 minutes, revisits of late
  * data on or off, a few faults, and crashes at any step (quiet, busy, or while a scrape is served), each next
  * process starting from the state file as it was on disk then.
  *
@@ -46,7 +46,7 @@ interface Segment {
 
 type Step =
   | { kind: 'advance'; seconds: number }
-  /** Every request fails (503) for this long, then the drawn faults again: windows and re-reads pile up. */
+  /** Every request fails (503) for this long, then the drawn faults again: windows and revisits pile up. */
   | { kind: 'outage'; seconds: number }
   | { kind: 'crash'; when: 'quiet' | 'busy' | 'scraping' };
 
@@ -111,7 +111,7 @@ const draws: fc.Arbitrary<Draw> = fc
       { minLength: 2, maxLength: Number(process.env.TOP_STEPS ?? 12) },
     ),
   })
-  // Late data only with re-reads (without them a minute read early would stay short for good, by design).
+  // Late data only with revisits (without them a minute read early would stay short for good, by design).
   .chain((d) =>
     fc.integer({ min: 0, max: d.revisitMinutes * 60 }).map((lagSeconds) => ({
       ...d,
@@ -321,7 +321,7 @@ async function run(d: Draw): Promise<string[]> {
       putBack(dir, files);
       await start();
     }
-    // The books close: no faults, no lag; on until every minute read early has been read again.
+    // The books close: no faults, no lag; on until every minute read early has been revisited.
     sim.setFaults({});
     sim.setLag(0);
     for (let i = 0; i < 20 && problems.length === 0; i++) {

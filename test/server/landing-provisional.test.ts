@@ -49,7 +49,7 @@ function status(accounts: string[]): ExporterStatus {
 
 /**
  * The demo's shape: 1-minute windows read with 1 minute of delay, complete later; 20 windows, the last `open`
- * still waiting for their re-read. First reads see about half the requests (18/s), re-reads all of them (36/s).
+ * still waiting for their revisit. First reads see about half the requests (18/s), revisits all of them (36/s).
  */
 function history(open: number): TrafficHistory {
   const h = new TrafficHistory();
@@ -149,10 +149,10 @@ describe('landing page: provisional windows', () => {
     expect(charts(after)[0]!.title).toBe('Edge requests: 36.0/s in the newest window');
   });
 
-  it('lists every window on the account page, newest first, provisional or final, a merged re-read as one', () => {
+  it('lists every window on the account page, newest first, provisional or final, a merged revisit as one', () => {
     const h = new TrafficHistory();
     for (let m = 0; m < 5; m++) h.record('live', T0 + m * MIN, T0 + (m + 1) * MIN, answer(18 * 60));
-    // Minutes 0 and 1 re-read as one 2-minute window (4320 requests over 120 s), minute 2 on its own.
+    // Minutes 0 and 1 are revisited as one 2-minute window (4320 requests over 120 s), minute 2 on its own.
     h.settle('live', T0, T0 + 2 * MIN, answer(36 * 120));
     h.settle('live', T0 + 2 * MIN, T0 + 3 * MIN, answer(30 * 60));
     const html = renderAccountPage('live', { now: T0 + 10 * MIN, secrets: [], history: (a) => h.get(a) });

@@ -1,7 +1,7 @@
 /**
  * The landing page's final numbers with the real pipeline (issue 32): the simulator's minutes complete 150 s after
  * they end (the demo's lag), the exporter reads each 1-minute window 1 minute after its end and again once it is
- * delay + revisit (6 minutes) old. Before its re-read a window is on the page as provisional with less than the
+ * delay + revisit (6 minutes) old. Before its revisit a window is on the page as provisional with less than the
  * simulator's truth; after it, the page shows the window's complete truth (requests per second over the window)
  * and marks it final. One FakeClock drives the simulator and the exporter.
  */
@@ -46,7 +46,7 @@ async function windows(s: Stack) {
 }
 
 describe('landing page: final numbers with metrics.revisit', () => {
-  it('shows a window as provisional until its re-read, then its complete truth', async () => {
+  it('shows a window as provisional until its revisit, then its complete truth', async () => {
     const clock = new FakeClock(T0);
     const stack = await started.stack({
       clock,
@@ -86,15 +86,15 @@ describe('landing page: final numbers with metrics.revisit', () => {
     );
     expect(card).toMatch(/<path class="dash" d="[^"]+"\/><circle class="open"/);
 
-    // Walk on until that window was re-read (bounded: it is due 6 minutes after its end).
+    // Walk on until that window was revisited (bounded: it is due 6 minutes after its end).
     let settled: (typeof rows)[number] | undefined;
     for (let i = 0; i < 12 && !settled; i++) {
       await walk(clock, stack, 30_000);
       rows = await windows(stack);
       settled = rows.find((r) => r.start <= newest.start && r.end >= newest.end && r.state === 'final');
     }
-    expect(settled, 'the window was re-read').toBeDefined();
-    // Its figure now: the simulator's complete truth over the window the page shows (a re-read may have merged
+    expect(settled, 'the window was revisited').toBeDefined();
+    // Its figure now: the simulator's complete truth over the window the page shows (a revisit may have merged
     // it with neighbours: then over their span).
     expect(settled!.requests).toBe(formatRate(truth(settled!.start, settled!.end)));
     const after = stack.exporter.history.get('demo')!;

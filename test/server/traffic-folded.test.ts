@@ -126,7 +126,7 @@ describe('top resources with folded resources', () => {
     expect(trafficSection(['acme'], (a) => h.get(a), t, new Date(0))).not.toContain('other resources');
   });
 
-  it('takes the folding of a settled re-read, which replaces the newest lists', () => {
+  it('takes the folding of a settled revisit, which replaces the newest lists', () => {
     const h = new TrafficHistory();
     h.foldBy((_a, resource) => folded.has(resource));
     h.record('acme', 0, 5 * MIN, answer(rec('r1', 10, 1e3), rec('f1', 10, 2e3)));

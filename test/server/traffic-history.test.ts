@@ -33,11 +33,11 @@ describe('TrafficHistory.settle', () => {
     expect(entries(h.get('a'))).toEqual([[0, 1, 10, false]]);
   });
 
-  it('replaces a re-read window figures by the final answer, same bounds', () => {
+  it('replaces the figures of a revisited window by the final answer, same bounds', () => {
     const h = new TrafficHistory();
     h.record('a', 0, MIN, answer(rec('r1', 600, 8000, 6)));
     h.record('a', MIN, 2 * MIN, answer(rec('r1', 300, 4000)));
-    // The re-read found late requests: 1200 in the first minute, 60 of them 5xx.
+    // The revisit found late requests: 1200 in the first minute, 60 of them 5xx.
     h.settle('a', 0, MIN, answer(rec('r1', 1200, 16000, 60)));
     const got = h.get('a')!;
     expect(entries(got)).toEqual([
@@ -50,13 +50,13 @@ describe('TrafficHistory.settle', () => {
     expect(got.topByTraffic.map((r) => r.bandwidthBitsPerSecond)).toEqual([4000]);
   });
 
-  it('gives one final entry over a re-read that spans several recorded windows', () => {
+  it('gives one final entry over a revisit that spans several recorded windows', () => {
     const h = new TrafficHistory();
     h.record('a', 0, MIN, answer(rec('r1', 600, 1)));
     h.record('a', MIN, 2 * MIN, answer(rec('r1', 300, 1)));
     h.record('a', 2 * MIN, 3 * MIN, answer(rec('r1', 120, 1)));
     h.record('a', 3 * MIN, 4 * MIN, answer(rec('r1', 60, 1)));
-    // Minutes 1 and 2 re-read as one 2-minute window: 2400 requests over 120 s.
+    // Minutes 1 and 2 are revisited as one 2-minute window: 2400 requests over 120 s.
     h.settle('a', MIN, 3 * MIN, answer(rec('r1', 2400, 1)));
     expect(entries(h.get('a'))).toEqual([
       [0, 1, 10, true],
@@ -78,7 +78,7 @@ describe('TrafficHistory.settle', () => {
   it('merges across the ring edge and keeps counting in order after it', () => {
     const h = new TrafficHistory(4);
     for (let m = 0; m < 6; m++) h.record('a', m * MIN, (m + 1) * MIN, answer(rec('r1', 60 * (m + 1), 1)));
-    // Slots wrapped: minutes 2..5 are kept. Re-read 3..5 (two slots before the edge, one after).
+    // Slots wrapped: minutes 2..5 are kept. Revisit 3..5 (two slots before the edge, one after).
     h.settle('a', 3 * MIN, 6 * MIN, answer(rec('r1', 1800, 1)));
     expect(entries(h.get('a'))).toEqual([
       [2, 3, 3, true],
@@ -99,7 +99,7 @@ describe('TrafficHistory.settle', () => {
     const before = h.get('a');
     // Minutes 0..10 aged out of the ring.
     h.settle('a', 0, 10 * MIN, answer(rec('r1', 99_999, 1)));
-    // Part of a recorded window only (the pipeline never re-reads so, but the ring must not be bent by it).
+    // Part of a recorded window only (the pipeline never revisits so, but the ring must not be bent by it).
     h.settle('a', 12 * MIN, 17 * MIN, answer(rec('r1', 99_999, 1)));
     // A window after everything recorded.
     h.settle('a', 25 * MIN, 30 * MIN, answer(rec('r1', 99_999, 1)));
@@ -122,9 +122,9 @@ describe('TrafficHistory.settle', () => {
 
   it('keeps every entry equal to its own minutes, provisional until settled (generated sequences)', () => {
     /**
-     * A walk of windows 1..4 minutes long; after each first read, re-reads of the oldest unsettled windows (1..3
+     * A walk of windows 1..4 minutes long; after each first read, revisits of the oldest unsettled windows (1..3
      * of them merged, as RevisitQueue merges neighbours), or a settle at once (read once final). Minute m's first
-     * read count is m % 7, its count at a re-read m % 7 + 3 (a window read once final keeps its first read's).
+     * read count is m % 7, its count at a revisit m % 7 + 3 (a window read once final keeps its first read's).
      */
     const step = fc.record({
       minutes: fc.integer({ min: 1, max: 4 }),
@@ -156,7 +156,7 @@ describe('TrafficHistory.settle', () => {
             h.settle('a', from * MIN, to * MIN, first);
             model[model.length - 1]!.open = false;
           } else if (s.revisit > 0) {
-            // The oldest run of open windows, up to `reread` of them, among those still kept.
+            // The oldest run of open windows, up to `revisit` of them, among those still kept.
             const kept = model.slice(-capacity);
             const k = kept.findIndex((w) => w.open);
             if (k >= 0) {

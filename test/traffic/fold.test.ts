@@ -3,7 +3,7 @@
  * traffic keep their own series and the rest are counted under `resource="__other__"`, whose counters add exactly
  * what they count; the window's gauges of `__other__` come from the folded sums (bandwidth added, hit ratio from the
  * byte sums, no median). A resource that drops out keeps its counters at their last value (its gauges go) and
- * continues them if it comes back; a re-read of late data lands where its first read counted.
+ * continues them if it comes back; a revisit of late data lands where its first read counted.
  */
 import { describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
@@ -226,7 +226,7 @@ describe('the ranking', () => {
 });
 
 describe('folding with late data (metrics.revisit)', () => {
-  it('a re-read lands where its first read counted, across a climb-in and a drop-out', () => {
+  it('a revisit lands where its first read counted, across a climb-in and a drop-out', () => {
     const { mapping, book, scrape } = setup(1, { revisit: true });
     const b = book!;
     const windows: Array<{ counted: Float64Array; epoch: number }> = [];
@@ -257,7 +257,7 @@ describe('folding with late data (metrics.revisit)', () => {
     expect(total(s, 'cdn_edge_requests_total')).toBe(135 + 1105);
   });
 
-  it('merges re-reads of neighbours only within one fold epoch, and never of windows read from the state file, while the account folds', () => {
+  it('merges revisits of neighbours only within one fold epoch, and never of windows read from the state file, while the account folds', () => {
     const w = (foldEpoch?: number) => ({
       start: T,
       end: T + W,

@@ -1,5 +1,5 @@
 /**
- * The one decision first reads and re-reads take on a failed traffic request, from the errors the request leg
+ * The one decision first reads and revisits take on a failed traffic request, from the errors the request leg
  * really throws: an ApiError per HTTP status (kinds as src/http gives them), a token file that cannot be read,
  * anything else.
  */

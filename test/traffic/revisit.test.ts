@@ -1,5 +1,5 @@
 /**
- * The CountedBook and the revisit part of the state file, on the real store and TrafficMapping: what a re-read
+ * The CountedBook and the revisit part of the state file, on the real store and TrafficMapping: what a revisit
  * adds series by series, and what a restart and another shard's accounts keep.
  */
 import { describe, expect, it } from 'vitest';
@@ -93,7 +93,7 @@ describe('CountedBook', () => {
     expect(names(book.save(['acme']))).toEqual([]);
   });
 
-  it('adds what a re-read found beyond the first read, never takes back, and tells up from down', () => {
+  it('adds what a revisit found beyond the first read, never takes back, and tells up from down', () => {
     const { book, mapping, text } = setup();
     book.beginRecord('acme');
     mapping.apply('acme', T, T + 5 * MINUTE, answer([['1', 100, { '200': 90, '404': 10 }]]), T + 6 * MINUTE);
@@ -127,7 +127,7 @@ describe('CountedBook', () => {
     expect(o.up).toBeGreaterThan(0);
   });
 
-  it('counts a series missing from the re-read as down, and a merged re-read against the sum of its windows', () => {
+  it('counts a series missing from the revisit as down, and a merged revisit against the sum of its windows', () => {
     const { book, mapping, text } = setup();
     const records: Float64Array[] = [];
     for (let i = 0; i < 2; i++) {
