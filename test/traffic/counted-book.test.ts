@@ -1,7 +1,7 @@
 /**
  * The counted book (src/traffic/counted-book.ts), as the revisit reads use it (src/traffic/revisit-reads.ts): the
- * counter families TrafficMapping writes are wrapped, and through them a first read that will be read again records
- * what it added per series, and a re-read of those windows adds only what the answer has beyond that record, never
+ * counter families TrafficMapping writes are wrapped, and through them a first read that will be revisited records
+ * what it added per series, and a revisit of those windows adds only what the answer has beyond that record, never
  * less (a revision down is counted, not taken back). Series numbers are dense per account, reused once their
  * series is deleted, and saved and restored (the state file's revisit part) so that records read back from disk
  * still line up with their series in the next process.
@@ -73,7 +73,7 @@ describe('the counted book', () => {
     expect(record[cid(bytes, 'r1')]).toBe(1000);
   });
 
-  it('adds on a re-read only what the answer has beyond the windows counted, and takes nothing back', () => {
+  it('adds on a revisit only what the answer has beyond the windows counted, and takes nothing back', () => {
     const { book, requests, bytes } = setup();
     book.beginRecord('acme');
     apply([
@@ -86,7 +86,7 @@ describe('the counted book', () => {
     apply([[requests, 'acme', 'r1', 5]]);
     const second = book.endRecord();
 
-    // Both windows read again in one answer: r1 has 18 of the 15 counted, r2 3 of 4, bytes r1 is missing, r3 is new.
+    // Both windows revisited in one answer: r1 has 18 of the 15 counted, r2 3 of 4, bytes r1 is missing, r3 is new.
     book.beginRevisit('acme', [first, second]);
     expect(book.counted(requests, requests.find(['acme', 'r1'])!)).toBe(15);
     apply([
@@ -100,13 +100,13 @@ describe('the counted book', () => {
     expect(value(requests, 'acme', 'r2')).toBe(4);
     expect(value(requests, 'acme', 'r3')).toBe(7);
     expect(value(bytes, 'acme', 'r1')).toBe(1000);
-    // Up: r1 and r3. Down: r2 (less) and bytes r1 (missing from the re-read).
+    // Up: r1 and r3. Down: r2 (less) and bytes r1 (missing from the revisit).
     expect(outcome).toEqual({ up: 2, down: 2, edgeRequests: 3 + 7 });
-    // Outside a re-read, nothing is counted for a series.
+    // Outside a revisit, nothing is counted for a series.
     expect(book.counted(requests, requests.find(['acme', 'r1'])!)).toBe(0);
   });
 
-  it('keeps accounts apart: a re-read of one account is measured against its own record only', () => {
+  it('keeps accounts apart: a revisit of one account is measured against its own record only', () => {
     const { book, requests } = setup();
     book.beginRecord('acme');
     apply([[requests, 'acme', 'r1', 10]]);
@@ -149,7 +149,7 @@ describe('the counted book', () => {
     expect(book.size('acme')).toBe(2);
   });
 
-  it('saves its numbering, and a book restored from it measures a re-read against the records saved with it', () => {
+  it('saves its numbering, and a book restored from it measures a revisit against the records saved with it', () => {
     const a = setup();
     apply([[a.requests, 'acme', 'r0', 1]]);
     a.book.beginRecord('acme');
