@@ -14,6 +14,7 @@ export async function writeAtomic(path: string, text: string | Iterable<string>)
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.tmp`;
   const handle = await open(tmp, 'w');
+  let written = false;
   try {
     if (typeof text === 'string') await handle.write(text);
     else {
@@ -28,8 +29,11 @@ export async function writeAtomic(path: string, text: string | Iterable<string>)
       await handle.write(piece);
     }
     await handle.sync();
+    written = true;
   } finally {
     await handle.close();
+    // A write that failed part way (a full disk, a piece that threw) leaves the old file and no stray temporary.
+    if (!written) await unlink(tmp).catch(() => {});
   }
   try {
     await rename(tmp, path);

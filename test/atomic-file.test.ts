@@ -1,11 +1,11 @@
 /**
  * A file written whole or not at all (src/atomic-file.ts), as the files beside `state_file` rely on it: the new
  * content replaces the old one whole, in missing folders too, from one text or from pieces made as they are
- * written; a write that fails leaves the old file as it was, and no temporary file of a failed rename behind.
+ * written; a write that fails leaves the old file as it was, and no temporary file behind.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeAtomic } from '../src/atomic-file.js';
 
@@ -59,6 +59,8 @@ describe('writeAtomic', () => {
     }
     await expect(writeAtomic(path, failing())).rejects.toThrow('out of pieces');
     expect(readFileSync(path, 'utf8')).toBe('old');
+    // Nor its temporary file: the next process (another pid) would not write over it.
+    expect(readdirSync(dirname(path))).toEqual(['gaps.json']);
   });
 
   it('rejects when the file cannot be replaced, and removes its temporary file', async () => {
