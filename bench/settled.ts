@@ -1,7 +1,7 @@
 /**
  * Writing one settled window of about 1M series (issue 32, item 6), beside baselines from the same run: the
  * window's answer (the simulator's /resources elements of 15,000 resources, every metric) read as the exporter
- * reads it, then its series and running totals (src/settled/window-series.ts, running-totals.ts), then the
+ * reads it, then its series and running totals (src/settled/window-series.ts, src/settled/running-totals.ts), then the
  * remote-write requests (src/remote-write/encode.ts, snappy) of `remote_write.queue.max_samples_per_send`'s default.
  * Figures: CPU time of each step against JSON.parse of the same answer, heap kept by the running totals, bytes on
  * the wire per sample.

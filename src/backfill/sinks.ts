@@ -1,6 +1,6 @@
 /**
  * The two places a backfill's series go (./account-runner.ts SeriesSink): the OpenMetrics spool of `--output`
- * (./openmetrics.ts), and the remote writer of `--remote-write` (src/remote-write/, its contract in types.ts).
+ * (./openmetrics.ts), and the remote writer of `--remote-write` (src/remote-write/, its contract in src/remote-write/types.ts).
  */
 import type { RemoteWriter, WriteOutcome } from '../remote-write/index.js';
 import type { SettledSeries } from '../settled/running-totals.js';

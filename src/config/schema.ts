@@ -184,7 +184,7 @@ function formatExact(n: number, unit: number): string {
   return fraction ? `${whole}.${fraction}` : whole;
 }
 
-/** What the contract commits to per calendar month (src/server/commit.ts exposes it); either or both. */
+/** What the contract commits to per calendar month (src/server/commit-metrics.ts exposes it); either or both. */
 const commitSchema = z.strictObject({
   monthly_transfer: transferVolume.optional(),
   bandwidth_p95: bandwidth.optional(),

@@ -35,7 +35,7 @@ export interface MetricsConfig {
   lookbackMs: number;
   /**
    * The furthest back a saved cursor resumes: max(lookback, max_catch_up) before now. Whole minutes. An older
-   * cursor is moved up to it on load (src/exporter/state-file.ts); the minutes given up are counted as skipped.
+   * cursor is moved up to it on load (src/state-file/state-file.ts); the minutes given up are counted as skipped.
    */
   maxCatchUpMs: number;
   /** API metric names to ask for, deduplicated; empty: every name in METRIC_NAMES. */

@@ -66,7 +66,7 @@ export function dvrTransferables(p: PackedDvrStreamResponse): ArrayBuffer[] {
   return [p.texts.ends.buffer, p.entries.buffer, p.ranges.buffer] as ArrayBuffer[];
 }
 
-/** Unpacks on the event loop, yielding every `sliceMs` (./packing.ts). */
+/** Unpacks on the event loop, yielding every `sliceMs` (src/offloop/packing.ts). */
 export async function unpackDvrStreamResponse(
   p: PackedDvrStreamResponse,
   opts: SliceOptions = {},

@@ -140,7 +140,7 @@ function status(v: number): RecordingStatus | undefined {
   return Number.isNaN(v) ? undefined : RECORDING_STATUSES[v];
 }
 
-/** Unpacks on the event loop, yielding every `sliceMs` (./packing.ts). */
+/** Unpacks on the event loop, yielding every `sliceMs` (src/offloop/packing.ts). */
 export async function unpackRecordingList(
   p: PackedRecordingList,
   opts: SliceOptions = {},

@@ -1,5 +1,5 @@
 /**
- * The contract's monthly commit per account (design.md section 5, "Cost"), as gauges that rules and dashboards
+ * The contract's monthly commit per account (docs/metrics.md, "Cost"), as gauges that rules and dashboards
  * compare the month's traffic with: `cdn_commit_transfer_bytes{account}` and
  * `cdn_commit_bandwidth_bits_per_second{account}`. An account without a commit of a kind has no series of it
  * (never a 0, which would read as "everything is over commit"). The families are registered on first use, so an

@@ -64,9 +64,9 @@ export interface WindowApply {
   finish(): ApplyResult;
 }
 
-/** Reasons of cdn_metrics_skipped_seconds_total made outside skip() (./poller.ts makes `revisit` at start). */
+/** Reasons of cdn_metrics_skipped_seconds_total made outside skip() (./revisit-reads.ts makes `revisit` at start). */
 const SKIP_REASONS = ['rejected', 'revisit', 'catch_up_limit'] as const;
-/** The `direction` values of cdn_metrics_revisions_total (./poller.ts). */
+/** The `direction` values of cdn_metrics_revisions_total (./revisit-reads.ts). */
 const REVISION_DIRECTIONS = ['up', 'down', 'none'] as const;
 
 export class TrafficMapping extends MappingBase {

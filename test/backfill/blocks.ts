@@ -47,7 +47,7 @@ const keyOf = (name: string, labels: Record<string, string>) =>
 
 /**
  * For every window `[s, s + windowMs)` of `[from, to)`: increase() of every counter series of `names` over the
- * window, evaluated at its end, equals the simulator's truth for it (ground-truth.ts `expectExact`; a series with
+ * window, evaluated at its end, equals the simulator's truth for it (test/helpers/ground-truth.ts `expectExact`; a series with
  * no value there reads as 0). One range query per family, stepping from window end to window end, gives every
  * window's increase() as an instant query at that end would. Returns how many values were compared.
  */

@@ -1,9 +1,9 @@
 /**
- * `backfill --remote-write` (the built CLI) into a remote-write receiver on loopback (test/helpers/
- * remote-write-receiver.ts decodes what it gets, independently of src/remote-write/): the samples accepted are
- * exactly the ones `--output` writes for the same range, with job, instance and the external labels; a receiver
- * that stops answering mid-way and a SIGTERM leave a progress file beside state_file, and --resume (to a receiver
- * that answers) sends the rest: both receivers together hold every sample, each series in time order.
+ * `backfill --remote-write` (the built CLI) into a remote-write receiver on loopback
+ * (test/helpers/remote-write-receiver.ts decodes what it gets, independently of src/remote-write/): the samples
+ * accepted are exactly the ones `--output` writes for the same range, with job, instance and the external labels; a
+ * receiver that stops answering mid-way and a SIGTERM leave a progress file beside state_file, and --resume (to a
+ * receiver that answers) sends the rest: both receivers together hold every sample, each series in time order.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

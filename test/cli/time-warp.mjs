@@ -1,8 +1,8 @@
 /**
  * Preloaded into an exporter process a test starts (`node --import ./time-warp.mjs`): its wall clock runs
  * CDN_TEST_WARP_SPEED times as fast as the real one from CDN_TEST_WARP_BASE (ms) on, timers alike, so a process
- * test covers minutes of the exporter's time (late data re-read after `revisit`, token lifetimes) in seconds. The
- * test's simulator runs on the same warped clock (warpedClock in ./warp.ts): both see one time.
+ * test covers minutes of the exporter's time (late data revisited after `revisit`, token lifetimes) in seconds. The
+ * test's simulator runs on the same warped clock (`warped` in ./everything-at-once.test.ts): both see one time.
  */
 const base = Number(process.env.CDN_TEST_WARP_BASE);
 const speed = Number(process.env.CDN_TEST_WARP_SPEED);

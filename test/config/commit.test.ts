@@ -1,5 +1,5 @@
 /**
- * The per-account commit (design.md section 5, "Cost"): units as contracts write them (decimal SI: 50TB is
+ * The per-account commit (docs/metrics.md, "Cost"): units as contracts write them (decimal SI: 50TB is
  * 50 * 10^12 bytes, 2Gbps is 2 * 10^9 bit/s; binary units read too), refused with the key named, printed back by
  * check-config in the same units, and exposed as cdn_commit_* gauges for configured and discovered accounts.
  */

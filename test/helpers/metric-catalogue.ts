@@ -82,7 +82,7 @@ export const CATALOGUE: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
- * The cost recording rules of rules/cdn-exporter.rules.yml (design.md section 5 names the first two), by the
+ * The cost recording rules of rules/cdn-exporter.rules.yml (docs/metrics.md, "Cost", names the first two), by the
  * labels they keep: no target labels (they aggregate them away), `month` on the per-minute and per-window ones.
  */
 export const RECORDED: Readonly<Record<string, readonly string[]>> = {

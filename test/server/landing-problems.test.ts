@@ -18,7 +18,7 @@ const KEYS: RoundKey[] = [
   ['dvr-net', 'demo'],
   ['recorder-cloud', 'demo'],
 ];
-/** The exporter lists a live host below this coverage (exporter.ts). */
+/** The exporter lists a live host below this coverage (src/dvr/module.ts COVERAGE_PROBLEM). */
 const COVERAGE_PROBLEM = 0.9;
 
 const cleanups: Array<() => Promise<void>> = [];

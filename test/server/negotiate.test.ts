@@ -5,7 +5,7 @@
  * `charset=utf-8` on the OpenMetrics range got the classic text format.
  *
  * negotiator (express's `req.accepts`, which the app used before) is the reference: on headers within the bound
- * and without `charset`, the answer is the same. (No timing here: bench/negotiate.ts measures the CPU.)
+ * and without `charset`, the answer is the same. (No timing here: bench/hostile.ts measures the CPU.)
  */
 import express from 'express';
 import fc from 'fast-check';

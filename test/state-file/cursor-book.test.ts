@@ -1,5 +1,5 @@
 /**
- * The cursor book's rule (src/exporter/cursor-book.ts): the state file holds only cursors a scrape is about to
+ * The cursor book's rule (src/state-file/cursor-book.ts): the state file holds only cursors a scrape is about to
  * serve, on disk before the bytes leave; concurrent scrapes share writes and never move it back; a failed save is
  * counted, leaves the durable cursor where it was and does not hold the scrape.
  */

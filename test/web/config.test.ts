@@ -34,7 +34,7 @@ rate_limit:
   burst: 20
 `;
 
-/** Every key of docs/web-configuration.md, at once. */
+/** Every key of the toolkit's web configuration document (linked from docs/configuration.md), at once. */
 const EVERY_KEY = `tls_server_config:
   cert: "-----BEGIN CERTIFICATE-----"
   key: "-----BEGIN PRIVATE KEY-----"
