@@ -1,6 +1,6 @@
 /**
  * TEST ORACLE: the straightforward TrafficMapping as it was before the series caches (src/traffic/mapping.ts),
- * kept only so series-cache.test.ts can check that the cached one exposes exactly the same series.
+ * kept only so side-series.test.ts can check that the cached one exposes exactly the same series.
  *
  * Maps traffic answers onto the traffic families: counters once per window, gauges from the newest window.
  * No I/O: time comes in as an argument.

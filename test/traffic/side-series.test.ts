@@ -1,9 +1,10 @@
 /**
- * The series caches of TrafficMapping against the straightforward implementation it replaced (reference-mapping.ts):
- * random sequences of windows, with resources that come and go, codes and ranges that appear and vanish, renames,
- * repeats, allow-lists and gaps longer than the counter retention, must expose exactly the same series and values
- * after every window. Freed slots are reused by the store, so a stale cached slot would show up here as a value
- * written into another series, or a series that should be gone.
+ * The series caches of TrafficMapping (src/traffic/side-series.ts, SideSeries) against the straightforward
+ * implementation it replaced (reference-mapping.ts): random sequences of windows, with resources that come and go,
+ * codes and ranges that appear and vanish, renames, repeats, allow-lists and gaps longer than the counter
+ * retention, must expose exactly the same series and values after every window. Freed slots are reused by the
+ * store, so a stale cached slot would show up here as a value written into another series, or a series that should
+ * be gone.
  */
 import { describe, expect, it } from 'vitest';
 import { mulberry32 as prng } from '../../src/simulator/random.js';
