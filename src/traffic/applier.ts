@@ -46,7 +46,7 @@ export interface ApplyOptions {
   /** Runs just before the window's first record is counted (no other window is being counted until `done`). */
   prepare?: () => void;
   /** A revisit of a window counted before: the counted cursor stays where it is (it is past this window). */
-  again?: boolean;
+  revisit?: boolean;
 }
 
 interface Job {
@@ -266,7 +266,7 @@ export class TrafficApplier {
   /** The window is counted (or lost, logged by `done`): the account's counted cursor moves past it either way. */
   private finished(job: Job): void {
     if (job.forget) this.lock.forgetCounted(job.account);
-    else if (!job.opts.again) this.lock.setCounted(job.account, job.endMs);
+    else if (!job.opts.revisit) this.lock.setCounted(job.account, job.endMs);
     job.entered = false;
     this.lock.leave();
   }

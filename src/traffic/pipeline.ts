@@ -292,7 +292,7 @@ export class TrafficPipeline {
         backlog: () => uncounted,
         handOver: (start, end, response, readAt) => {
           // Read while its minutes were younger than delay + revisit: it will be revisited.
-          const again = queue !== undefined && book !== undefined && readAt < end + opts.delayMs + revisitMs;
+          const toRevisit = queue !== undefined && book !== undefined && readAt < end + opts.delayMs + revisitMs;
           const now = d.clock.now();
           uncounted++;
           applier.apply(
@@ -304,7 +304,7 @@ export class TrafficPipeline {
             (r, err) => {
               uncounted--;
               walker.windowCounted();
-              const counted = again ? book.endRecord() : undefined;
+              const counted = toRevisit ? book.endRecord() : undefined;
               if (!r) {
                 book?.abort();
                 d.log.error({ error: describeError(err) }, 'counting a traffic window failed');
@@ -315,9 +315,9 @@ export class TrafficPipeline {
               d.audit(response, r.dropped);
               d.limited?.(r);
               d.windowCounted?.(start, end, response);
-              if (!again) d.windowSettled?.(start, end, response);
+              if (!toRevisit) d.windowSettled?.(start, end, response);
             },
-            book ? { prepare: () => (again ? book.beginRecord(account) : book.abort()) } : {},
+            book ? { prepare: () => (toRevisit ? book.beginRecord(account) : book.abort()) } : {},
           );
         },
         // In its turn after the windows queued before it: the counted cursor moves in order.

@@ -99,7 +99,7 @@ export function revisitReads(
           },
           {
             gauges: false,
-            again: true,
+            revisit: true,
             prepare: () =>
               book.beginRevisit(
                 account,
