@@ -292,7 +292,8 @@ export class TrafficPipeline {
         backlog: () => uncounted,
         handOver: (start, end, response, readAt) => {
           // Read while its minutes were younger than delay + revisit: it will be revisited.
-          const toRevisit = queue !== undefined && book !== undefined && readAt < end + opts.delayMs + revisitMs;
+          const toRevisit =
+            queue !== undefined && book !== undefined && readAt < end + opts.delayMs + revisitMs;
           const now = d.clock.now();
           uncounted++;
           applier.apply(
