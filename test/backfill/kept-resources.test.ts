@@ -85,7 +85,7 @@ describe('keptResources', () => {
     });
     const { log, lines } = captureLog();
     expect(await keptResources(config, ['acme', 'newcomer'], T + W, log)).toEqual({
-      acme: ['a', 'b'],
+      acme: ['a', 'c'],
       newcomer: [],
     });
     const warned = lines.map((l) => JSON.parse(l)).filter((l) => l.level === 40);
