@@ -3,22 +3,14 @@
  * from one that cannot be used, which is an error naming what the file is and its path; writeAtomic is the
  * project's whole-file write (tested in test/atomic-file.test.ts), and what it writes reads back.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readJson, writeAtomic } from '../../src/backfill/files.js';
+import { perTest } from '../helpers/per-test.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function dir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'cdn-backfill-files-'));
-  dirs.push(d);
-  return d;
-}
+const started = perTest();
+const dir = () => started.folder('cdn-backfill-files-');
 
 describe('readJson', () => {
   it('gives the parsed JSON of a file, and undefined when there is no file', async () => {

@@ -5,10 +5,8 @@
  * with breakdown `account` or no limit. foldByKept folds a listed account's other resources, and nothing of an
  * account not listed.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { foldByKept, keptResources } from '../../src/backfill/kept-resources.js';
 import { loadConfig } from '../../src/config/index.js';
@@ -16,22 +14,15 @@ import { ResourceRanking } from '../../src/traffic/ranking.js';
 import { RankingStateFile, rankingStatePath } from '../../src/traffic/ranking-state.js';
 import type { TrafficRecord } from '../../src/traffic/response.js';
 import { captureLog } from '../helpers/log-capture.js';
+import { perTest } from '../helpers/per-test.js';
 
 const DAY = 86_400_000;
 const T = Date.UTC(2026, 2, 1, 12, 0);
 const W = 5 * 60_000;
 const API = { base_url: 'https://api.cdn.example', token: 't' };
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function stateFile(): string {
-  const d = mkdtempSync(join(tmpdir(), 'cdn-kept-'));
-  dirs.push(d);
-  return join(d, 'state.json');
-}
+const started = perTest();
+const stateFile = () => join(started.folder('cdn-kept-'), 'state.json');
 
 const load = (doc: unknown) => loadConfig({ file: 'cdn.yaml', env: {}, readFile: () => stringify(doc) });
 
