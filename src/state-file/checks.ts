@@ -15,7 +15,9 @@ export const describe = (v: unknown): string =>
       ? 'an array'
       : typeof v === 'string'
         ? JSON.stringify(v)
-        : `a ${typeof v}`;
+        : typeof v === 'object' || typeof v === 'undefined'
+          ? `an ${typeof v}`
+          : `a ${typeof v}`;
 
 /** A time as a problem names it, to the minute. */
 export const iso = (ms: number) => new Date(ms).toISOString().replace(':00.000Z', 'Z');

@@ -160,7 +160,7 @@ export class ResourceRanking {
 
   /**
    * The N resources of `account` with the most traffic over the period (ties: the smaller id first); all of them
-   * when it has N or fewer. The same Set object as last time while its members did not change.
+   * when it has N or fewer. Asked again with nothing counted in between, the same Set object.
    */
   top(account: string, n: number): ReadonlySet<string> {
     const a = this.of(account);

@@ -143,6 +143,7 @@ describe('values as a problem or log line names them', () => {
     expect(describeValue([1])).toBe('an array');
     expect(describeValue('x')).toBe('"x"');
     expect(describeValue(3)).toBe('a number');
+    expect(describeValue({})).toBe('an object');
     expect(sampleOf(1.5)).toBe('1.5');
     expect(sampleOf('soon')).toBe('"soon"');
     expect(sampleOf('y'.repeat(41))).toBe(`"${'y'.repeat(40)}"...`);
