@@ -4,10 +4,10 @@
  * top-resource tables are instant queries over the dashboard's time range (`$__range`).
  *
  * The `job` variable picks the series the traffic panels read (issue 32, docs/remote-write.md): the scraped job
- * (`/metrics`: each window lands when it is read, its late part again at its re-read) or the settled job
+ * (`/metrics`: each window lands when it is read, its late part again at its revisit) or the settled job
  * (`remote_write.job`: each window at the minutes it happened, with final numbers). Every selector of a family the
  * settled job has (SETTLED_FAMILIES) carries `job=~"$job"`; the families only the scraped job has (window end,
- * resource info, re-read counters) are read from it whatever the variable says, and their panels say so.
+ * resource info, revisit counters) are read from it whatever the variable says, and their panels say so.
  *
  * With `breakdown: account` the `resource` label is absent: the resource variable is then empty and its All
  * (`.*`) still matches, so every panel but the per-resource tables keeps working.
@@ -54,7 +54,7 @@ export const SETTLED_FAMILIES: readonly string[] = (['edge', 'origin'] as const)
 const JOB_DESCRIPTION =
   'Which series the traffic panels read. The scraped job (e.g. cdn-exporter): the counters as /metrics gives ' +
   'them, each window landing when it was read (metrics.delay after its end, catch-up in bursts) and, with ' +
-  'metrics.revisit, its late part again at its re-read. The settled job (cdn-exporter-settled, remote_write.job): ' +
+  'metrics.revisit, its late part again at its revisit. The settled job (cdn-exporter-settled, remote_write.job): ' +
   'each window at the minutes it happened, with its final numbers, minutes after it ends; it needs remote_write. ' +
   'Listed alphabetically: the scraped job comes first and is the default when the settled one is named after it ' +
   '(<scrape job>-settled). Panels from exporter-only series (freshness, resources, late share) read the scraped job.';
@@ -390,7 +390,7 @@ export function build(): Dashboard {
     timeseries({
       title: 'Late traffic share per account',
       description:
-        'Share of edge requests that arrived after the first read of their window and were added by its re-read ' +
+        'Share of edge requests that arrived after the first read of their window and were added by its revisit ' +
         '(metrics.revisit). Empty with revisit off. A share that stays high means metrics.delay is too short: ' +
         'dashboards and alerts on the newest windows see too little (docs/metrics.md: choosing delay and revisit). ' +
         'Scraped job only: empty when the Job variable is the settled job, whose windows are final at once.',
@@ -398,7 +398,7 @@ export function build(): Dashboard {
       w: 24,
       queries: [
         {
-          // Matched on (job, account): the re-read counter exists only on the scraped job, so with the settled job
+          // Matched on (job, account): the revisit counter exists only on the scraped job, so with the settled job
           // selected nothing matches, rather than a scraped numerator over a settled denominator.
           expr:
             `sum by (job, account) (rate(cdn_metrics_revisit_edge_requests_total{account=~"$account"}[${W}]))\n/\n` +
@@ -415,7 +415,7 @@ export function build(): Dashboard {
     description:
       'Requests, errors, bytes, cache and request time of CDN resources, from cdn-exporter. The Job variable picks ' +
       'the series: scraped = the counters as read (each window lands when it was read, its late data later at ' +
-      'the re-read); settled = each window at the minutes it happened, with final numbers (needs remote_write).',
+      'the revisit); settled = each window at the minutes it happened, with final numbers (needs remote_write).',
     variables: [
       jobVariable(),
       labelVariable('account', 'account', 'cdn_edge_requests_total{job=~"$job"}', 'Account'),
