@@ -49,8 +49,6 @@ import {
 } from './login-schedule.js';
 import { PasswordFile, type PasswordFs } from './password-file.js';
 
-export type { PasswordFs };
-
 /** `too_short`: logged in, but with a token that expires before the limit allows its renewal (lifetimeTooShort). */
 export type LoginResult = 'ok' | 'too_short' | 'refused' | 'error';
 

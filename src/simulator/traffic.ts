@@ -23,15 +23,6 @@ import { MINUTE } from '../clock.js';
 import type { TrafficModel, TrafficTotals } from './traffic-model.js';
 import type { SimAccount, SimContext } from './types.js';
 
-/** The model, also from here: tests and benches build answers with it and metricValues. */
-export {
-  type MinuteTraffic,
-  type SideTotals,
-  TrafficModel,
-  type TrafficScale,
-  type TrafficTotals,
-} from './traffic-model.js';
-
 export type RequestTimeShape = 'object' | 'flat' | 'number';
 
 /** The data keys of one element: documented metric names (request_time expanded by shape) to values. */

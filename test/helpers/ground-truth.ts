@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import type { Exporter } from '../../src/exporter/exporter.js';
 import type { RequestLogEntry, Simulator } from '../../src/simulator/server.js';
-import type { SideTotals, TrafficTotals } from '../../src/simulator/traffic.js';
+import type { SideTotals, TrafficTotals } from '../../src/simulator/traffic-model.js';
 import type { AccountWalker } from '../../src/traffic/walker.js';
 import type { Scrape } from './exposition.js';
 

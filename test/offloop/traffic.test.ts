@@ -15,7 +15,8 @@ import {
   unpackTrafficResponse,
   unpackTrafficResponseSliced,
 } from '../../src/offloop/traffic.js';
-import { metricValues, TrafficModel } from '../../src/simulator/traffic.js';
+import { metricValues } from '../../src/simulator/traffic.js';
+import { TrafficModel } from '../../src/simulator/traffic-model.js';
 import { SeriesStore } from '../../src/store/series-store.js';
 import { TrafficMapping } from '../../src/traffic/mapping.js';
 import { createTrafficFamilies } from '../../src/traffic/metrics.js';

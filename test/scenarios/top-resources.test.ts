@@ -25,7 +25,7 @@ import { describe, expect, it } from 'vitest';
 import { MINUTE } from '../../src/clock.js';
 import type { FaultRates } from '../../src/simulator/faults.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import type { MinuteTraffic } from '../../src/simulator/traffic.js';
+import type { MinuteTraffic } from '../../src/simulator/traffic-model.js';
 import { DropIsReset } from '../helpers/crash-schedule.js';
 import { parseExposition } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
