@@ -15,7 +15,7 @@ export function tableRows(html: string, label: string): string[][] {
   if (start < 0) return [];
   const table = html.slice(start, html.indexOf('</table>', start));
   const body = table.slice(table.indexOf('<tbody>'));
-  return [...body.matchAll(/<tr>(.*?)<\/tr>/g)].map((m) =>
+  return [...body.matchAll(/<tr(?:\s[^>]*)?>(.*?)<\/tr>/g)].map((m) =>
     [...m[1]!.matchAll(/<td[^>]*>(.*?)<\/td>/g)].map((c) => pageText(c[1]!)),
   );
 }

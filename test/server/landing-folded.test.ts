@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SimAccount } from '../../src/simulator/types.js';
 import { demoWorld } from '../../src/simulator/world.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { tableRows } from '../helpers/landing-html.js';
 import { runClock, type Stack, scrapeNow, startStack } from '../helpers/stack.js';
 
 const T0 = Date.UTC(2026, 2, 10, 12, 0, 0);
@@ -36,14 +37,11 @@ async function get(s: Stack, path: string): Promise<string> {
   return res.text();
 }
 
-/** A table's rows as their cells' text. */
+/** A table's rows as their cells' text; the table must be on the page. */
 function rows(html: string, label: string): string[][] {
-  const at = html.indexOf(`aria-label="${label}"`);
-  expect(at, label).toBeGreaterThan(0);
-  const body = html.slice(at, html.indexOf('</table>', at));
-  return [...body.matchAll(/<tr(?: class="other")?>((?:<td[^>]*>[^<]*<\/td>)+)<\/tr>/g)].map((m) =>
-    [...m[1]!.matchAll(/<td[^>]*>([^<]*)<\/td>/g)].map((c) => c[1]!),
-  );
+  const found = tableRows(html, label);
+  expect(found.length, label).toBeGreaterThan(0);
+  return found;
 }
 
 describe('landing pages: folded resources', () => {
