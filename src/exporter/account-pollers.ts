@@ -19,10 +19,10 @@ import type { CommitMetrics } from '../server/commit-metrics.js';
 import type { SelfMetrics } from '../server/self-metrics.js';
 import type { TrafficHistory } from '../server/traffic-history.js';
 import type { CursorBook } from '../state-file/cursor-book.js';
+import type { TrafficPipeline } from '../traffic/pipeline.js';
 import type { TrafficResponse } from '../traffic/response.js';
 import type { AccountWalker } from '../traffic/walker.js';
 import { APIS, type Api, type OpenApi } from './api-table.js';
-import type { Sinks } from './sinks.js';
 import type { StatusBoard } from './status-board.js';
 import { rereadIfRefused, rereadToken } from './token-refresh.js';
 
@@ -46,7 +46,8 @@ export interface SettledSink {
 const STOPPED = new DOMException('polling stopped', 'AbortError');
 
 export interface AccountPollersDeps {
-  sinks: Pick<Sinks, 'traffic'>;
+  /** What every account's traffic poller writes into. */
+  traffic: TrafficPipeline;
   /** The modules of the API table with their sinks (./api-table.ts), in the table's order. */
   apis: readonly OpenApi[];
   board: StatusBoard;
@@ -123,7 +124,7 @@ export class AccountPollers {
   start(account: AccountConfig, up: Upstream, discovered: boolean): void {
     const { d } = this;
     const { clock, board } = d;
-    const { traffic } = d.sinks;
+    const { traffic } = d;
     const name = account.name;
     const ctl = new AbortController();
     if (d.signal.aborted) ctl.abort(STOPPED);
@@ -241,7 +242,7 @@ export class AccountPollers {
     const { d } = this;
     // Windows handed over before the stop are counted first, so none lands after the removal. Its counters are
     // kept with the cursor they go with; the state file follows (and its revisit part, without the account's).
-    await d.sinks.traffic.removeAccount(name, (cursor) => d.cursors.leave(name, cursor), d.clock.now());
+    await d.traffic.removeAccount(name, (cursor) => d.cursors.leave(name, cursor), d.clock.now());
     d.cursors.touch();
     for (const m of d.apis) m.removeAccount(run.account);
     d.board.removeAccount(name);
@@ -257,7 +258,7 @@ export class AccountPollers {
    */
   forgetAway(): void {
     const { d } = this;
-    const gone = d.sinks.traffic.forgetAway(d.clock.now() - d.config.metrics.counterRetentionMs);
+    const gone = d.traffic.forgetAway(d.clock.now() - d.config.metrics.counterRetentionMs);
     for (const name of gone) {
       d.cursors.forget(name);
       d.settled?.forget(name);

@@ -44,8 +44,8 @@ function open<Name extends Exclude<Api, 'metrics'>, Sink, Rows>(
 
 /**
  * Each module of the table with the sink its pollers write into, made here once (each registers its families on
- * the store, in the table's order). The exporter opens them right after the traffic pipeline (./sinks.ts), so the
- * families keep their order on /metrics: traffic's, then the table's.
+ * the store, in the table's order). The exporter opens them right after the traffic pipeline (./exporter.ts,
+ * `openTraffic`), so the families keep their order on /metrics: traffic's, then the table's.
  */
 export function openApis(d: ApiSinkDeps): OpenApi[] {
   return (API_TABLE as readonly ApiModule<Exclude<Api, 'metrics'>>[]).map((m) => open(m, d));

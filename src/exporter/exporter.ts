@@ -14,6 +14,7 @@ import { GapsRecorder, gapsPath } from '../backfill/gaps.js';
 import { type Clock, MINUTE, systemClock } from '../clock.js';
 import {
   type Config,
+  METRIC_NAMES,
   type TokenFs,
   type TokenSource,
   type TokenSources,
@@ -23,6 +24,7 @@ import { AnswerAudit } from '../http/answers.js';
 import { type AgentOptions, createAgent } from '../http/request.js';
 import type { Logger } from '../log.js';
 import { ANSWER_POOL, ParsePool, type ParsePoolOptions, TRAFFIC_POOL } from '../offloop/pool.js';
+import type { BackoffPolicy } from '../poll/backoff.js';
 import { createApp } from '../server/app.js';
 import { CommitMetrics } from '../server/commit-metrics.js';
 import { createSelfMetrics, type SelfMetrics } from '../server/self-metrics.js';
@@ -30,8 +32,11 @@ import type { ExporterStatus } from '../server/status.js';
 import { TrafficHistory } from '../server/traffic-history.js';
 import { type Settled, startSettled } from '../settled/index.js';
 import { accountsForShard } from '../sharding.js';
+import { tieStateFile } from '../state-file/checkpoints.js';
 import { CursorBook } from '../state-file/cursor-book.js';
 import { SeriesStore } from '../store/series-store.js';
+import { CountingLedger } from '../traffic/counting-ledger.js';
+import { TrafficPipeline } from '../traffic/pipeline.js';
 import { RankingSaver, RankingStateFile, rankingStatePath } from '../traffic/ranking-state.js';
 import type { AccountWalker } from '../traffic/walker.js';
 import { AccountPollers } from './account-pollers.js';
@@ -39,14 +44,12 @@ import { APIS, type Api, openApis } from './api-table.js';
 import { startDiscovery } from './discovered-accounts.js';
 import { lastResortGc, ShrinkReclaim } from './reclaim.js';
 import { settledWithin } from './settle.js';
-import { createSinks, type Sinks, type SinksDeps } from './sinks.js';
 import { StatusBoard, settingsSummary } from './status-board.js';
 import { Upstreams } from './upstreams.js';
 
 export { APIS, type Api };
 
-/** `backoff`, `authBackoff`: the traffic windows' retries and auth probing (defaults: ./sinks.ts). */
-export interface ExporterOptions extends Pick<SinksDeps, 'backoff' | 'authBackoff'> {
+export interface ExporterOptions {
   config: Config;
   log: Logger;
   version: string;
@@ -65,6 +68,10 @@ export interface ExporterOptions extends Pick<SinksDeps, 'backoff' | 'authBackof
    * (default SLICE_MS, src/discovery/slices.ts; tests: 0, a yield after every account).
    */
   sliceMs?: number;
+  /** Retries of failed traffic windows (default 1 s doubling to 2 min, full jitter). */
+  backoff?: BackoffPolicy;
+  /** Probing while a token is refused (default 1 min doubling to 10 min). */
+  authBackoff?: BackoffPolicy;
 }
 
 export class Exporter {
@@ -89,7 +96,8 @@ export class Exporter {
   private readonly audit: AnswerAudit;
   private readonly controller = new AbortController();
   private loops: Promise<void>[] = [];
-  private sinks: Sinks | undefined;
+  /** What every account's traffic poller writes into (src/traffic/pipeline.ts); made in start(). */
+  private traffic: TrafficPipeline | undefined;
   /** Each polled account's pollers (./account-pollers.ts); made in start(). */
   private pollers: AccountPollers | undefined;
   private readonly tokens: TokenSources;
@@ -205,24 +213,15 @@ export class Exporter {
     const used = new Set<TokenSource>(this.accounts.map(tokenOf));
     if (config.discovery.enabled) for (const t of this.tokens.all) used.add(t);
     await this.upstreams.startLogins(used, signal, (loop) => this.loops.push(loop));
-    const sinks = createSinks({
-      store: this.store,
-      config,
-      cursors: this.cursors,
-      now: this.clock.now(),
-      stateFile: config.stateFile !== undefined,
-      backoff: this.opts.backoff,
-      authBackoff: this.opts.authBackoff,
-      parseTraffic: this.parser.traffic,
-    });
-    this.sinks = sinks;
+    const traffic = this.openTraffic();
+    this.traffic = traffic;
     // Right after the traffic pipeline: each module of the API table registers its families, in the table's order.
     const apis = openApis({
       store: this.store,
       limits: { ...config.limits, storeSize: () => this.store.size },
     });
     // The ranking of limits.top_resources continues from its file, before any window is counted.
-    const ranking = sinks.traffic.ranking;
+    const ranking = traffic.ranking;
     if (ranking && config.stateFile) {
       const file = new RankingStateFile(rankingStatePath(config.stateFile));
       const saved = await file.load(ranking.periodMs, this.clock.now(), log);
@@ -240,14 +239,12 @@ export class Exporter {
       registry: this.registry,
       version: this.opts.version,
       random: this.opts.random,
-      fold: (account, resource, records) => sinks.traffic.mapping.foldOf(account, resource, records),
+      fold: (account, resource, records) => traffic.mapping.foldOf(account, resource, records),
     });
     this.settled = settled;
     if (settled) this.loops.push(settled.run(signal));
     // The pages fold as /metrics and the settled series do: the resources out of the top N are one row.
-    this.history.foldBy((account, resource, records) =>
-      sinks.traffic.mapping.foldOf(account, resource, records),
-    );
+    this.history.foldBy((account, resource, records) => traffic.mapping.foldOf(account, resource, records));
     // Spans skipped for good, listed beside the state file for `backfill --gaps` (docs/backfill.md). A span the
     // settled writer reads itself (it has a cursor for the account) is not a gap of the settled series.
     const gaps = config.stateFile
@@ -258,7 +255,7 @@ export class Exporter {
     for (const [account, { from, to }] of loaded.clamped)
       if (!ownCursor?.has(account)) gaps?.record(account, from, to, 'catch_up_limit');
     const pollers = new AccountPollers({
-      sinks,
+      traffic,
       apis,
       board: this.board,
       cursors: this.cursors,
@@ -328,7 +325,7 @@ export class Exporter {
     await settledWithin(this.parser.close(), 250);
     await settledWithin(this.answerParser.close(), 250);
     // Counting what the applier holds helps only a scrape that still comes; never past the grace.
-    const traffic = this.sinks?.traffic;
+    const traffic = this.traffic;
     if (traffic) await settledWithin(traffic.idle(), Math.max(0, until - Date.now()));
     // Windows queued for the receiver get what is left of the grace; the acknowledged state is saved. What is
     // still queued is read again by the next run (src/settled/writer.ts).
@@ -340,6 +337,46 @@ export class Exporter {
     await settledWithin(this.cursors.close(), 250);
     if (this.gaps) await settledWithin(this.gaps.flush(), 250);
     if (this.rankingSaver) await settledWithin(this.rankingSaver.flush(), 250);
+  }
+
+  /**
+   * The traffic pipeline from `metrics`, `api` and `limits`, counting under traffic's ledger inside the store's
+   * render lock (each exposition shows whole windows and carries their counted cursors), its counters and revisits
+   * restored from the cursor book and tied to its checkpoints (src/state-file/checkpoints.ts). Traffic is not a
+   * module of the API table: docs/architecture.md, "The API table", says why.
+   */
+  private openTraffic(): TrafficPipeline {
+    const { config, store, cursors } = this;
+    const { metrics } = config;
+    const traffic = new TrafficPipeline(
+      store,
+      {
+        breakdown: metrics.breakdown,
+        windowGauges: metrics.windowGauges,
+        metrics: metrics.metrics,
+        allMetrics: METRIC_NAMES,
+        resources: metrics.resources,
+        windowMs: metrics.windowMs,
+        delayMs: metrics.delayMs,
+        lookbackMs: metrics.lookbackMs,
+        revisitMs: metrics.revisitMs,
+        counterRetentionMs: metrics.counterRetentionMs,
+        maxInFlight: Math.max(1, config.api.concurrency),
+        backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
+        authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
+        limits: { ...config.limits, storeSize: () => store.size },
+        parse: this.parser.traffic,
+      },
+      new CountingLedger(store),
+    );
+    tieStateFile({
+      store,
+      traffic,
+      cursors,
+      now: this.clock.now(),
+      stateFile: config.stateFile !== undefined,
+    });
+    return traffic;
   }
 
   status(): ExporterStatus {

@@ -7,7 +7,7 @@
  *
  * Traffic is not a module of the table: its poller walks windows under a cursor the state file keeps, its
  * counters outlive a stopped account, and its windows go on to the settled writer and the landing page's history
- * (src/traffic/pipeline.ts, wired by src/exporter/account-pollers.ts and src/exporter/sinks.ts).
+ * (src/traffic/pipeline.ts, wired by src/exporter/account-pollers.ts and src/exporter/exporter.ts).
  */
 import type { Clock } from '../clock.js';
 import type { AccountConfig, Config } from '../config/index.js';

@@ -83,7 +83,7 @@ const EXTRA = 'extra';
 const DELAY_MINUTES = 0;
 
 function pipelineOf(stack: Stack): TrafficPipeline {
-  return (stack.exporter as unknown as { sinks: { traffic: TrafficPipeline } }).sinks.traffic;
+  return (stack.exporter as unknown as { traffic: TrafficPipeline }).traffic;
 }
 
 /** What Prometheus makes of the scrapes: per counter series, the sum of its increases, a drop being a reset. */

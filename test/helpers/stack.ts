@@ -129,8 +129,8 @@ export async function waitFor(
 }
 
 /** The exporter's parts the FakeClock helpers below watch (private fields: what is under way, not public API). */
-function inside(stack: Stack): { upstreams: Upstreams; sinks?: { traffic?: TrafficPipeline } } {
-  return stack.exporter as unknown as { upstreams: Upstreams; sinks?: { traffic?: TrafficPipeline } };
+function inside(stack: Stack): { upstreams: Upstreams; traffic?: TrafficPipeline } {
+  return stack.exporter as unknown as { upstreams: Upstreams; traffic?: TrafficPipeline };
 }
 
 /**
@@ -152,10 +152,10 @@ export async function requestsLanded(stack: Stack, timeoutMs = 30_000): Promise<
  * loopback round trip only on an idle machine.
  */
 export async function quiet(stack: Stack, timeoutMs = 30_000): Promise<void> {
-  const { upstreams, sinks } = inside(stack);
+  const { upstreams, traffic } = inside(stack);
   const calm = async () => {
     await settle();
-    await sinks?.traffic?.idle();
+    await traffic?.idle();
     // What was counted is in the /metrics text (rebuilt a turn after a change, and compressed off the loop).
     await stack.exporter.store.refresh();
     await settle();

@@ -139,17 +139,15 @@ const keyOf = (name: string, account: string, values: readonly string[]) =>
 interface Inside {
   parser: { traffic: TrafficBodyParser };
   upstreams: { underWay(): number };
-  sinks?: {
-    traffic: {
-      applier: {
-        sliceMs: number;
-        yieldToLoop: () => Promise<void>;
-        readonly pending: number;
-        readonly queue: ReadonlyArray<{ next: number; window?: unknown }>;
-      };
-      /** Traffic's ledger (src/traffic/counting-ledger.ts): where each account's counted windows end. */
-      readonly lock?: { countedOf?(account: string): number | undefined };
+  traffic?: {
+    applier: {
+      sliceMs: number;
+      yieldToLoop: () => Promise<void>;
+      readonly pending: number;
+      readonly queue: ReadonlyArray<{ next: number; window?: unknown }>;
     };
+    /** Traffic's ledger (src/traffic/counting-ledger.ts): where each account's counted windows end. */
+    readonly lock?: { countedOf?(account: string): number | undefined };
   };
   cursors: {
     durable: ReadonlyMap<string, number>;
@@ -391,7 +389,7 @@ export async function runLifeSchedule(s: LifeSchedule): Promise<LifeOutcome> {
     };
     const { server, url } = await serveExporter(exporter);
     await exporter.start();
-    const applier = inside.sinks!.traffic.applier;
+    const applier = inside.traffic!.applier;
     // Every window is counted in slices of a few records, with a turn of the event loop between them.
     applier.sliceMs = 0;
     const yieldToLoop = applier.yieldToLoop.bind(applier);
@@ -412,7 +410,7 @@ export async function runLifeSchedule(s: LifeSchedule): Promise<LifeOutcome> {
   /** Nothing under way in real time: no request, no window to count, the /metrics text rebuilt. */
   const calm = async (proc: Proc): Promise<boolean> => {
     await settle();
-    const applier = proc.inside.sinks?.traffic.applier;
+    const applier = proc.inside.traffic?.applier;
     return proc.inside.upstreams.underWay() === 0 && (applier?.pending ?? 0) === 0;
   };
 
@@ -435,7 +433,7 @@ export async function runLifeSchedule(s: LifeSchedule): Promise<LifeOutcome> {
   const countedUnsaved = (proc: Proc) =>
     ACCOUNTS.some(
       (a) =>
-        (proc.inside.sinks?.traffic.lock?.countedOf?.(a) ?? Number.NEGATIVE_INFINITY) >
+        (proc.inside.traffic?.lock?.countedOf?.(a) ?? Number.NEGATIVE_INFINITY) >
         (proc.inside.cursors.durable.get(a) ?? Number.NEGATIVE_INFINITY),
     );
 
@@ -530,8 +528,7 @@ export async function runLifeSchedule(s: LifeSchedule): Promise<LifeOutcome> {
       proc,
       () =>
         ACCOUNTS.every(
-          (a) =>
-            (proc.inside.sinks?.traffic.lock?.countedOf?.(a) ?? 0) > horizon() - s.windowMinutes * MINUTE,
+          (a) => (proc.inside.traffic?.lock?.countedOf?.(a) ?? 0) > horizon() - s.windowMinutes * MINUTE,
         ),
       behind + 2 * s.windowMinutes * MINUTE,
     );
