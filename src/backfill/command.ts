@@ -28,6 +28,7 @@ import { createRemoteWriter } from '../remote-write/index.js';
 import { settledLabels } from '../settled/index.js';
 import { WindowSeries } from '../settled/window-series.js';
 import { MetricsClient } from '../traffic/client.js';
+import { TRAFFIC_BACKOFF } from '../traffic/retry-decision.js';
 import { type BackfillOutputDeps, type BackfillResult, runBackfill } from './backfill.js';
 import { gapsPath, markFilled, pendingGaps } from './gaps.js';
 import { foldByKept, keptResources } from './kept-resources.js';
@@ -35,7 +36,6 @@ import { OpenMetricsSpool } from './openmetrics.js';
 import { BackfillError, type BackfillPlan, planBackfill, rangeRuns } from './plan.js';
 import { askedOf, ProgressFile, type RunProgress } from './progress-file.js';
 import { formatSeconds, ProgressReport } from './progress-report.js';
-import { DEFAULT_BACKOFF } from './reader.js';
 
 /** An interruption waits this long for the receiver to take what is queued (as the exporter's stop grace). */
 const CLOSE_GRACE_MS = 2500;
@@ -241,7 +241,7 @@ export async function backfillCommand(o: BackfillCommandOptions): Promise<number
       clock,
       log,
       random: o.random ?? Math.random,
-      backoff: o.backoff ?? DEFAULT_BACKOFF,
+      backoff: o.backoff ?? TRAFFIC_BACKOFF,
       onProgress: (done, total, n) => report?.update(done, total, n),
       signal: controller.signal,
     });

@@ -18,9 +18,6 @@ import { type BackoffPolicy, backoffDelay } from '../poll/backoff.js';
 import type { TrafficResponse } from '../traffic/response.js';
 import { asFailure, retryDecision } from '../traffic/retry-decision.js';
 
-/** The exporter's own retry policy for traffic windows (src/exporter/sinks.ts): 1 s doubling to 2 min. */
-export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 1000, capMs: 120_000 };
-
 /** A failure retrying cannot mend: the backfill stops, its progress kept. */
 export class BackfillStop extends Error {
   constructor(message: string) {

@@ -38,6 +38,7 @@ import { SeriesStore } from '../store/series-store.js';
 import { CountingLedger } from '../traffic/counting-ledger.js';
 import { TrafficPipeline } from '../traffic/pipeline.js';
 import { RankingSaver, RankingStateFile, rankingStatePath } from '../traffic/ranking-state.js';
+import { AUTH_BACKOFF, TRAFFIC_BACKOFF } from '../traffic/retry-decision.js';
 import type { AccountWalker } from '../traffic/walker.js';
 import { AccountPollers } from './account-pollers.js';
 import { APIS, type Api, openApis } from './api-table.js';
@@ -68,9 +69,9 @@ export interface ExporterOptions {
    * (default SLICE_MS, src/discovery/slices.ts; tests: 0, a yield after every account).
    */
   sliceMs?: number;
-  /** Retries of failed traffic windows (default 1 s doubling to 2 min, full jitter). */
+  /** Retries of failed traffic windows (default TRAFFIC_BACKOFF, src/traffic/retry-decision.ts). */
   backoff?: BackoffPolicy;
-  /** Probing while a token is refused (default 1 min doubling to 10 min). */
+  /** Probing while a token is refused (default AUTH_BACKOFF, src/traffic/retry-decision.ts). */
   authBackoff?: BackoffPolicy;
 }
 
@@ -362,8 +363,8 @@ export class Exporter {
         revisitMs: metrics.revisitMs,
         counterRetentionMs: metrics.counterRetentionMs,
         maxInFlight: Math.max(1, config.api.concurrency),
-        backoff: this.opts.backoff ?? { baseMs: 1000, capMs: 120_000 },
-        authBackoff: this.opts.authBackoff ?? { baseMs: MINUTE, capMs: 10 * MINUTE },
+        backoff: this.opts.backoff ?? TRAFFIC_BACKOFF,
+        authBackoff: this.opts.authBackoff ?? AUTH_BACKOFF,
         limits: { ...config.limits, storeSize: () => store.size },
         parse: this.parser.traffic,
       },

@@ -5,6 +5,12 @@
  * what the first read counted), but which kind calls for which is decided here only.
  */
 import type { ErrorKind } from '../http/errors.js';
+import type { BackoffPolicy } from '../poll/backoff.js';
+
+/** Retries of a failed traffic window, by the exporter and by backfill: 1 s doubling to 2 min, full jitter. */
+export const TRAFFIC_BACKOFF: BackoffPolicy = { baseMs: 1000, capMs: 120_000 };
+/** Probing while the API refuses the token: 1 min doubling to 10 min. */
+export const AUTH_BACKOFF: BackoffPolicy = { baseMs: 60_000, capMs: 600_000 };
 
 /** The kinds of src/http's ApiError, and `configuration` (a token file that cannot be read: nothing was sent). */
 export type FailureKind = ErrorKind | 'configuration';
