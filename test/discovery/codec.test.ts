@@ -7,8 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { inventoryCodec, inventoryParser } from '../../src/discovery/codec.js';
-import type { ApiCodec, BodyParsers } from '../../src/poll/api-module.js';
-import { Draw, tripDrawn, viaPost, WRONG } from '../helpers/codec-trip.js';
+import { Draw, inlineParsers, tripDrawn, viaPost, WRONG } from '../helpers/codec-trip.js';
 
 const utf8 = new TextEncoder();
 const NAMES = [
@@ -63,13 +62,7 @@ describe('inventoryCodec', () => {
 
 describe('inventoryParser', () => {
   it("asks the pool for the inventory codec's parser and reads a body with it", async () => {
-    const asked: ApiCodec<never, unknown>[] = [];
-    const inline: BodyParsers = {
-      parser: (codec) => {
-        asked.push(codec as ApiCodec<never, unknown>);
-        return async (bytes, arg) => codec.parse(bytes, arg);
-      },
-    };
+    const { parsers: inline, asked } = inlineParsers();
     const parse = inventoryParser(inline);
     expect(asked).toEqual([inventoryCodec]);
     const text = JSON.stringify([{ name: 'acme', status: 'active' }, { status: 'active' }]);

@@ -7,6 +7,7 @@
 import { expect } from 'vitest';
 import { ApiError } from '../../src/http/errors.js';
 import type { AnswerCodec } from '../../src/offloop/packing.js';
+import type { ApiCodec, BodyParsers } from '../../src/poll/api-module.js';
 import { mulberry32 } from '../../src/simulator/random.js';
 
 /** What a parse gives: the value and its JSON (key order), or the ApiError's fields, or another throw. */
@@ -95,4 +96,16 @@ export async function tripDrawn<Arg, Answer, Packed>(
     kinds.add(o.error ? 'malformed' : hasIssues(o.value!) ? 'issues' : 'clean');
   }
   return [...kinds].sort();
+}
+
+/** BodyParsers (src/poll/api-module.ts) that parse inline, noting each codec a parser was asked for. */
+export function inlineParsers(): { parsers: BodyParsers; asked: ApiCodec<never, unknown>[] } {
+  const asked: ApiCodec<never, unknown>[] = [];
+  const parsers: BodyParsers = {
+    parser: (codec) => {
+      asked.push(codec as ApiCodec<never, unknown>);
+      return async (bytes, arg) => codec.parse(bytes, arg);
+    },
+  };
+  return { parsers, asked };
 }
