@@ -1,6 +1,6 @@
 /**
- * The two outputs of a backfill (src/backfill/sinks.ts). RemoteSink over a writer built on the RemoteWriter
- * interface (src/remote-write/types.ts): a window with samples is one batch, offered once the writer has room;
+ * The two outputs of a backfill (src/backfill/sinks.ts). RemoteSink over ./fake-writer.ts (the RemoteWriter
+ * interface alone): a window with samples is one batch, offered once the writer has room;
  * a window with nothing to send is acknowledged at once, sending nothing; a batch the writer has no room for is not
  * counted as pending (the caller waits and offers it again); `acknowledged` follows the writer's outcome, `dropped`
  * counts the batches refused for good, and `drained` resolves once every batch offered is acknowledged, or at the
@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OpenMetricsSpool } from '../../src/backfill/openmetrics.js';
 import { FileSink, RemoteSink } from '../../src/backfill/sinks.js';
-import type { RemoteWriter, WriteBatch, WriteOutcome } from '../../src/remote-write/types.js';
 import type { SettledSeries } from '../../src/settled/running-totals.js';
 import { settle } from '../helpers/fake-clock.js';
+import { FakeWriter } from './fake-writer.js';
 
 const series = (account: string, samples: number): SettledSeries => ({
   labels: [
@@ -24,45 +24,6 @@ const series = (account: string, samples: number): SettledSeries => ({
   ],
   samples: Array.from({ length: samples }, (_, i) => ({ value: i, timestampMs: 60_000 * (i + 1) })),
 });
-
-/** A writer with room for `room` batches at once; the test says when the receiver answers each. */
-class FakeWriter implements RemoteWriter {
-  offered: { batch: WriteBatch; done: (o: WriteOutcome) => void }[] = [];
-  refusals = 0;
-  roomAsked: number[] = [];
-  private waiting: (() => void)[] = [];
-  private answered = 0;
-  constructor(private free: number) {}
-  offer(batch: WriteBatch, done: (o: WriteOutcome) => void): boolean {
-    if (this.free === 0) {
-      this.refusals++;
-      return false;
-    }
-    this.free--;
-    this.offered.push({ batch, done });
-    return true;
-  }
-  /** The receiver answers the oldest batch not yet answered. */
-  answer(outcome: WriteOutcome): void {
-    const next = this.offered[this.answered++]!;
-    this.free++;
-    next.done(outcome);
-    for (const w of this.waiting.splice(0)) w();
-  }
-  pendingSamples(): number {
-    return 0;
-  }
-  room(samples: number, signal?: AbortSignal): Promise<void> {
-    this.roomAsked.push(samples);
-    if (this.free > 0) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      this.waiting.push(resolve);
-      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
-    });
-  }
-  async close(): Promise<void> {}
-  forget(): void {}
-}
 
 describe('RemoteSink', () => {
   it('acknowledges a window with nothing to send at once, offering nothing and waiting for no room', async () => {
