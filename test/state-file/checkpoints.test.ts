@@ -51,16 +51,20 @@ class FakeTraffic implements SavedTraffic {
   }
 }
 
-/** The cursor book's side: what it loaded, and the sources tieStateFile gives it. */
-function fakeBook() {
-  const book = {
-    loadedRevisits: LOADED_REVISITS,
-    loadedCounters: LOADED_COUNTERS,
-    shown: (account: string) => (account === 'acme' ? T : Number.NEGATIVE_INFINITY),
-    revisits: undefined as RevisitSource | undefined,
-    checkpoints: undefined as CheckpointSource | undefined,
-  };
-  return book;
+/** The cursor book's side: what it loaded, and the sources tieStateFile gives it (its setters, kept in `given`). */
+class FakeBook {
+  readonly loadedRevisits = LOADED_REVISITS;
+  readonly loadedCounters = LOADED_COUNTERS;
+  readonly given: { revisits?: RevisitSource; checkpoints?: CheckpointSource } = {};
+  shown(account: string): number {
+    return account === 'acme' ? T : Number.NEGATIVE_INFINITY;
+  }
+  set revisits(source: RevisitSource) {
+    this.given.revisits = source;
+  }
+  set checkpoints(source: CheckpointSource) {
+    this.given.checkpoints = source;
+  }
 }
 
 /** A store whose counted cursors the test moves, as traffic's ledger does. */
@@ -86,7 +90,7 @@ const value = (c: Checkpoint) => c.counters?.accounts.acme?.[0]?.[1];
 function tie(o: { revisit: boolean; stateFile: boolean }) {
   const st = store();
   const traffic = new FakeTraffic(o.revisit);
-  const cursors = fakeBook();
+  const cursors = new FakeBook();
   const ties: StateFileTies = { store: st.s, traffic, cursors, now: T + 5 * MINUTE, stateFile: o.stateFile };
   tieStateFile(ties);
   return { ...st, traffic, cursors };
@@ -101,20 +105,20 @@ describe('tieStateFile: what the file held', () => {
   it("with revisits on: the pipeline reads the book's shown cursors, the book the pipeline's revisit part", () => {
     const { traffic, cursors } = tie({ revisit: true, stateFile: false });
     expect(traffic.shownCursor('acme')).toBe(T);
-    expect(cursors.revisits?.part(new Map([['acme', T]]), 3)?.families).toEqual([`at ${T} #3`]);
-    cursors.revisits?.shown(4);
+    expect(cursors.given.revisits?.part(new Map([['acme', T]]), 3)?.families).toEqual([`at ${T} #3`]);
+    cursors.given.revisits?.shown(4);
     expect(traffic.shownRevisits).toEqual([4]);
   });
 
   it('with revisits off: the book is given no revisit part', () => {
     const { traffic, cursors } = tie({ revisit: false, stateFile: true });
-    expect(cursors.revisits).toBeUndefined();
+    expect(cursors.given.revisits).toBeUndefined();
     expect(traffic.shownCursor('acme')).toBe(Number.NEGATIVE_INFINITY);
   });
 
   it('without state_file: no checkpoints, and the store copies nothing at its renders', () => {
     const { s, cursors } = tie({ revisit: true, stateFile: false });
-    expect(cursors.checkpoints).toBeUndefined();
+    expect(cursors.given.checkpoints).toBeUndefined();
     expect(s.settled).toBeUndefined();
   });
 });
@@ -132,7 +136,7 @@ describe('tieStateFile: checkpoints of one whole moment', () => {
     // Counted after that render, not rendered yet.
     traffic.value = 11;
     count(T + MINUTE, 2);
-    const c = await cursors.checkpoints!.take();
+    const c = await cursors.given.checkpoints!.take();
     expect(c.cursors).toEqual(served);
     expect(c.cursors.get('acme')).toBe(T);
     expect(c.revisitCount).toBe(1);
@@ -149,7 +153,7 @@ describe('tieStateFile: checkpoints of one whole moment', () => {
     traffic.value = 12;
     count(T + MINUTE);
     let taken: Checkpoint | undefined;
-    void cursors.checkpoints!.take().then((c) => (taken = c));
+    void cursors.given.checkpoints!.take().then((c) => (taken = c));
     await settle();
     expect(taken && value(taken)).toBe(10);
     s.leave();
@@ -162,8 +166,8 @@ describe('tieStateFile: checkpoints of one whole moment', () => {
     count(T);
     let first: Checkpoint | undefined;
     let atNow: Checkpoint | undefined;
-    void cursors.checkpoints!.take().then((c) => (first = c));
-    void cursors.checkpoints!.now().then((c) => (atNow = c));
+    void cursors.given.checkpoints!.take().then((c) => (first = c));
+    void cursors.given.checkpoints!.now().then((c) => (atNow = c));
     await settle();
     // A window is half counted: neither may copy it.
     expect(first).toBeUndefined();
@@ -179,8 +183,8 @@ describe('tieStateFile: checkpoints of one whole moment', () => {
     // A stop's last checkpoint stays the newest: a scrape's write queued behind it holds this state or a newer one.
     traffic.value = 5;
     count(T + 2 * MINUTE);
-    const now = await cursors.checkpoints!.now();
+    const now = await cursors.given.checkpoints!.now();
     expect(value(now)).toBe(5);
-    expect(value(await cursors.checkpoints!.take())).toBe(5);
+    expect(value(await cursors.given.checkpoints!.take())).toBe(5);
   });
 });
