@@ -47,9 +47,7 @@ describe('escapeHtml', () => {
   });
 
   it('leaves text without the five specials unchanged, any script or emoji included', () => {
-    for (const s of ['', 'acme-prod', 'Grüße', '東京', 'rocket 🚀', 'a;b#c=1 & no']) {
-      if (!/[&<>"']/.test(s)) expect(escapeHtml(s)).toBe(s);
-    }
-    expect(escapeHtml('acme 🚀')).toBe('acme 🚀');
+    for (const s of ['', 'acme-prod', 'Grüße', '東京', 'rocket 🚀', 'a;b#c=1 %20 `x`'])
+      expect(escapeHtml(s)).toBe(s);
   });
 });
