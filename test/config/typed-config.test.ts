@@ -3,8 +3,8 @@
  * camelCase keys, every duration in whole milliseconds, sizes in bytes, bandwidths in bits per second, optional
  * keys left out rather than undefined, `limits.max_series_per_account` never above `limits.max_series`, and
  * `remote_write.instance` defaulting to the host name it is given (docs/configuration.md, src/config/README.md).
- * Parsing and refusals are the schema's (test/config/schema.test.ts); here the schema's output goes through
- * toConfig as loadConfig passes it.
+ * Parsing and refusals are the schema's (test/config/schema.test.ts), the defaults as a whole
+ * Config test/config/load.test.ts; here the schema's output goes through toConfig as loadConfig passes it.
  */
 import { describe, expect, it } from 'vitest';
 import { fileSchema } from '../../src/config/schema.js';
@@ -59,39 +59,6 @@ describe('toConfig', () => {
     expect(c.server).toMatchObject({ idleTimeoutMs: 90_000, writeTimeoutMs: 2 * MINUTE });
     expect(c.server.authFailureIntervalMs).toBe(DAY);
     expect(c.remoteWrite?.timeoutMs).toBe(10 * MINUTE);
-  });
-
-  it('gives the documented defaults in milliseconds and bytes when the file names none', () => {
-    const c = typed({ api: API, accounts: [{ name: 'acme' }] });
-    expect(c.api).toEqual({
-      baseUrl: 'https://api.cdn.example',
-      tokenFile: '/run/secrets/cdn',
-      timeoutMs: 30_000,
-      requestsPerSecond: 5,
-      concurrency: 4,
-      maxBodyBytes: 64 * 1024 * 1024,
-    });
-    expect(c.metrics).toMatchObject({
-      windowMs: 5 * MINUTE,
-      delayMs: 5 * MINUTE,
-      lookbackMs: HOUR,
-      maxCatchUpMs: 7 * DAY,
-      revisitMs: 0,
-      counterRetentionMs: DAY,
-    });
-    expect([c.dvr.intervalMs, c.recordings.intervalMs, c.discovery.intervalMs]).toEqual([
-      MINUTE,
-      MINUTE,
-      10 * MINUTE,
-    ]);
-    expect(c.server).toEqual({
-      maxConnections: 512,
-      maxScrapesInFlight: 100,
-      idleTimeoutMs: 30_000,
-      writeTimeoutMs: 60_000,
-      authFailureBurst: 10,
-      authFailureIntervalMs: MINUTE,
-    });
   });
 
   it('converts sizes to bytes exactly: binary units by 1024, decimal by 1000, a bare number as bytes', () => {
