@@ -241,33 +241,4 @@ describe('view (the API settings object)', () => {
     expect(all.status).toBe('progress');
     expect(formatDatetime(Date.UTC(2026, 0, 1, 0, 0, 5, 999))).toBe('2026-01-01T00:00:05Z');
   });
-
-  it('shows the defaults a created setting gets, and path null for launch_type schedule without a path or an instance', () => {
-    const { state } = stateWith([]);
-    const s = created(state, {
-      stream_name: 'sched',
-      stream_type: 'short',
-      launch_type: 'schedule',
-      source: 'https://origin.example/sched.m3u8',
-    });
-    expect(state.view(s, { all: true, status: true })).toEqual({
-      id: s.id,
-      account_name: 'acme',
-      source_domain: 'origin.example',
-      source_path: '/sched.m3u8',
-      stream_type: 'short',
-      launch_type: 'schedule',
-      stop_timeout: 1800,
-      storage_time: -1,
-      dvr_enabled: false,
-      dvr_window: 43200,
-      smil: false,
-      qualities: null,
-      records: [],
-      path: null,
-      status: 'wait',
-    });
-    state.act(s, 'start');
-    expect(state.view(s, { all: false, status: false }).path).toBe('/records/{now}.m3u8');
-  });
 });
