@@ -11,6 +11,7 @@ import { RunningTotals } from '../../src/settled/running-totals.js';
 import { WindowSeries } from '../../src/settled/window-series.js';
 import { commitInSlices, takeInSlices } from '../../src/settled/window-slices.js';
 import type { SideRecord, TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
+import { turnsDuring } from '../helpers/loop-turns.js';
 
 const T = Date.UTC(2026, 5, 1, 12, 0);
 const DAY = 24 * 60 * MINUTE;
@@ -44,21 +45,6 @@ const series = () =>
     extraLabels: [['job', 'settled']],
     fold: (_account, resource) => Number(resource.slice(1)) >= 30,
   });
-
-/** Turns of the event loop that pass while `work` runs. */
-async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
-  let turns = 0;
-  let running = true;
-  const tick = () => {
-    if (!running) return;
-    turns++;
-    setImmediate(tick);
-  };
-  setImmediate(tick);
-  const result = await work();
-  running = false;
-  return { result, turns };
-}
 
 describe('a settled window in slices', () => {
   it('takes the same series and totals as at once, yielding to the event loop between parts', async () => {

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { SeriesFamily } from '../../src/store/family.js';
 import { gzipChunks, renderSliced } from '../../src/store/sliced-render.js';
 import type { ExpositionFormat, FamilySpec } from '../../src/store/types.js';
+import { turnsDuring } from '../helpers/loop-turns.js';
 
 const T = Date.UTC(2026, 5, 1, 12, 0);
 const SPEC: FamilySpec = {
@@ -22,22 +23,6 @@ function family(n: number): SeriesFamily {
   const f = new SeriesFamily(SPEC, () => T);
   for (let i = 0; i < n; i++) f.set(f.slot(['acme', `r${i}`], T - i * 1000), i);
   return f;
-}
-
-/** Turns of the event loop that pass while `work` runs. */
-async function turnsDuring<R>(work: () => Promise<R>, onTurn: () => void = () => {}) {
-  let turns = 0;
-  let running = true;
-  const tick = () => {
-    if (!running) return;
-    turns++;
-    onTurn();
-    setImmediate(tick);
-  };
-  setImmediate(tick);
-  const result = await work();
-  running = false;
-  return { result, turns };
 }
 
 /** The resources of a text body's series lines. */
