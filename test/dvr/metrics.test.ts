@@ -1,5 +1,5 @@
 /**
- * The DVR health families (src/dvr/metrics.ts) against the contract of names (../shared/design.md, "DVR"; as
+ * The DVR health families (src/dvr/metrics.ts) against the contract of names (the design's section "DVR", as
  * test/helpers/metric-catalogue.ts keeps it): every `cdn_dvr_*` name of the contract and no other, each a gauge
  * with the contract's labels in its order (per host: account, stream, host; `cdn_dvr_stream_up` per configured
  * stream), declared on the series store it is given and nowhere in prom-client's global registry. The type and

@@ -1,5 +1,5 @@
 /**
- * The recording families (src/recordings/metrics.ts) against the contract of names (../shared/design.md,
+ * The recording families (src/recordings/metrics.ts) against the contract of names (the design's section
  * "Recordings"; as test/helpers/metric-catalogue.ts keeps it): every `cdn_recording_*` name of the contract and no
  * other, each a gauge labelled account and id first (info: the setting's source; status: the state set), declared
  * on the series store it is given and nowhere in prom-client's global registry. The type and label cells of

@@ -1,5 +1,5 @@
 /**
- * The traffic families (src/traffic/metrics.ts) against the contract of names (../shared/design.md, "Traffic"; as
+ * The traffic families (src/traffic/metrics.ts) against the contract of names (the design's section "Traffic", as
  * test/helpers/metric-catalogue.ts keeps it), option by option: with `breakdown: resource` every traffic family of
  * the contract with its labels, the window gauges only with `metrics.window_gauges`, the revisit counters only
  * with `metrics.revisit`; with `breakdown: account` the `resource` label absent everywhere and no family that only
