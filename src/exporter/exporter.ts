@@ -35,8 +35,9 @@ import { accountsForShard } from '../sharding.js';
 import { tieStateFile } from '../state-file/checkpoints.js';
 import { CursorBook } from '../state-file/cursor-book.js';
 import { SeriesStore } from '../store/series-store.js';
+import type { TrafficBodyParser } from '../traffic/client.js';
 import { CountingLedger } from '../traffic/counting-ledger.js';
-import { TrafficPipeline } from '../traffic/pipeline.js';
+import { TrafficPipeline, type TrafficPipelineOptions } from '../traffic/pipeline.js';
 import { RankingSaver, RankingStateFile, rankingStatePath } from '../traffic/ranking-state.js';
 import { AUTH_BACKOFF, TRAFFIC_BACKOFF } from '../traffic/retry-decision.js';
 import type { AccountWalker } from '../traffic/walker.js';
@@ -348,26 +349,13 @@ export class Exporter {
    */
   private openTraffic(): TrafficPipeline {
     const { config, store, cursors } = this;
-    const { metrics } = config;
     const traffic = new TrafficPipeline(
       store,
-      {
-        breakdown: metrics.breakdown,
-        windowGauges: metrics.windowGauges,
-        metrics: metrics.metrics,
-        allMetrics: METRIC_NAMES,
-        resources: metrics.resources,
-        windowMs: metrics.windowMs,
-        delayMs: metrics.delayMs,
-        lookbackMs: metrics.lookbackMs,
-        revisitMs: metrics.revisitMs,
-        counterRetentionMs: metrics.counterRetentionMs,
-        maxInFlight: Math.max(1, config.api.concurrency),
-        backoff: this.opts.backoff ?? TRAFFIC_BACKOFF,
-        authBackoff: this.opts.authBackoff ?? AUTH_BACKOFF,
-        limits: { ...config.limits, storeSize: () => store.size },
+      trafficOptions(config, () => store.size, {
+        backoff: this.opts.backoff,
+        authBackoff: this.opts.authBackoff,
         parse: this.parser.traffic,
-      },
+      }),
       new CountingLedger(store),
     );
     tieStateFile({
@@ -383,4 +371,33 @@ export class Exporter {
   status(): ExporterStatus {
     return this.board.status();
   }
+}
+
+/**
+ * The traffic pipeline's options from the configuration's `metrics`, `api` and `limits`; `storeSize` is the series
+ * store's size now (the caps read it). Defaults: TRAFFIC_BACKOFF and AUTH_BACKOFF, parsing inline.
+ */
+export function trafficOptions(
+  config: Pick<Config, 'metrics' | 'api' | 'limits'>,
+  storeSize: () => number,
+  o: Pick<ExporterOptions, 'backoff' | 'authBackoff'> & { parse?: TrafficBodyParser } = {},
+): TrafficPipelineOptions {
+  const { metrics } = config;
+  return {
+    breakdown: metrics.breakdown,
+    windowGauges: metrics.windowGauges,
+    metrics: metrics.metrics,
+    allMetrics: METRIC_NAMES,
+    resources: metrics.resources,
+    windowMs: metrics.windowMs,
+    delayMs: metrics.delayMs,
+    lookbackMs: metrics.lookbackMs,
+    revisitMs: metrics.revisitMs,
+    counterRetentionMs: metrics.counterRetentionMs,
+    maxInFlight: Math.max(1, config.api.concurrency),
+    backoff: o.backoff ?? TRAFFIC_BACKOFF,
+    authBackoff: o.authBackoff ?? AUTH_BACKOFF,
+    limits: { ...config.limits, storeSize },
+    parse: o.parse,
+  };
 }
