@@ -24,6 +24,7 @@ const dir = mkdtempSync(join(tmpdir(), 'commands-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(() => {
   vi.restoreAllMocks();
+  vi.unstubAllEnvs();
 });
 
 const TOKEN = 'tok-Commands-4f8a1c';
@@ -100,8 +101,10 @@ describe('check-config', () => {
     expect(printed.api.base_url).toBe('https://env.cdn.example');
     expect(printed.accounts.map((a) => a.name)).toEqual(['acme', 'beta']);
     expect(r.out).not.toContain(TOKEN);
-    // Without it, nothing to load, whatever the process's own environment holds.
+    // Given none, nothing to load, though the process's own environment holds a whole configuration.
+    for (const [k, v] of Object.entries(env)) vi.stubEnv(k, v);
     const none = await run(['check-config'], {});
+    vi.unstubAllEnvs();
     expect(none.code).toBe(2);
     expect(none.err).toMatch(/^cdn-exporter: /);
     expect(none.err).toContain('CDN_API_URL');
