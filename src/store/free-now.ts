@@ -11,9 +11,11 @@
  * freed memory. The store proves this with its holders (series-store.ts); buffers it cannot prove free it leaves
  * to the GC.
  *
- * Small buffers are left alone: below FREE_MIN_BYTES freeing early saves nothing worth the care, and Buffer's
- * shared 8 KiB pool (Buffer.allocUnsafe, Buffer.from) lives there, which must never be detached. Where the
- * runtime has no `ArrayBuffer.prototype.transfer` (before Node 21), this does nothing.
+ * Small buffers are left alone: below FREE_MIN_BYTES freeing early saves nothing worth the care. Buffer's shared
+ * pool (Buffer.allocUnsafe, Buffer.from) must never be detached; its size is Buffer.poolSize (8 KiB before Node 24,
+ * 64 KiB on 24), so it can pass the size check, but Node makes it not detachable: `transfer` throws, and a slice
+ * of it is left alone. Where the runtime has no `ArrayBuffer.prototype.transfer` (before Node 21), this does
+ * nothing.
  */
 
 export const FREE_MIN_BYTES = 64 * 1024;
@@ -26,6 +28,11 @@ export function freeNow(view: ArrayBufferView | undefined): boolean {
   const ab = view.buffer as Transferable;
   if (!(ab instanceof ArrayBuffer) || ab.byteLength < FREE_MIN_BYTES || ab.detached === true) return false;
   if (typeof ab.transfer !== 'function') return false;
-  ab.transfer(0);
+  try {
+    ab.transfer(0);
+  } catch {
+    // Not detachable: Buffer's shared pool (see above), or a buffer a native part holds.
+    return false;
+  }
   return true;
 }
