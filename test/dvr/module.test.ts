@@ -8,11 +8,11 @@
  * hosts not alive or below COVERAGE_PROBLEM of their window.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Config, loadConfig } from '../../src/config/index.js';
+import type { Config } from '../../src/config/index.js';
 import { dvrCodec } from '../../src/dvr/codec.js';
 import { COVERAGE_PROBLEM, type DvrRound, dvrModule, dvrProblems } from '../../src/dvr/module.js';
 import { createDvrSim } from '../../src/simulator/dvr.js';
-import { wireModule } from '../helpers/module-wiring.js';
+import { moduleConfig, wireModule } from '../helpers/module-wiring.js';
 import { closeUpstreams, recordedUpstream } from '../helpers/recorded-upstream.js';
 import { ACME_TOKEN, closeServed, startApi, twoAccounts } from '../helpers/sim-api.js';
 
@@ -24,21 +24,17 @@ afterEach(async () => {
   await closeServed();
 });
 
-/**
- * The configuration as the loader makes it: acme lists a stream the API has and one it does not know. The module
- * does not read api.base_url: the account's upstream is given to it.
- */
+/** The configuration (acme lists a stream the API has and one it does not know). */
 function config(): Config {
-  const yaml = `
-api: { token: ${ACME_TOKEN}, base_url: 'http://127.0.0.1:9' }
-dvr: { interval: 2m }
-accounts:
-  - name: acme
+  return moduleConfig(
+    ACME_TOKEN,
+    'dvr: { interval: 2m }',
+    `  - name: acme
     dvr_streams: [live/main, gone/away]
   - name: other
     recordings: true
-`;
-  return loadConfig({ file: 'config.yml', env: {}, readFile: () => yaml });
+`,
+  );
 }
 
 describe('dvrModule', () => {

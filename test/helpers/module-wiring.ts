@@ -4,7 +4,7 @@
  * parsers that note the codec asked for, and what the poller reports kept for the test to wait on.
  */
 import type { Clock } from '../../src/clock.js';
-import type { AccountConfig, Config } from '../../src/config/index.js';
+import { type AccountConfig, type Config, loadConfig } from '../../src/config/index.js';
 import type { ApiName } from '../../src/http/errors.js';
 import type { ApiModule, CapReport } from '../../src/poll/api-module.js';
 import type { PollResult } from '../../src/poll/poller.js';
@@ -51,4 +51,13 @@ export function wireModule<Name extends ApiName, Sink, Rows>(
       };
     },
   };
+}
+
+/**
+ * The configuration as the loader makes it from `accounts` and the sections in `sections` (YAML), the token
+ * `token`. A module does not read api.base_url (the account's upstream is given to it): it points nowhere.
+ */
+export function moduleConfig(token: string, sections: string, accounts: string): Config {
+  const yaml = `api: { token: ${token}, base_url: 'http://127.0.0.1:9' }\n${sections}\naccounts:\n${accounts}`;
+  return loadConfig({ file: 'config.yml', env: {}, readFile: () => yaml });
 }

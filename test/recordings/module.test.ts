@@ -8,13 +8,13 @@
  * board; removing the account removes its series; its problem table lists the recordings in `error`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Config, loadConfig } from '../../src/config/index.js';
+import type { Config } from '../../src/config/index.js';
 import { recordingsCodec } from '../../src/recordings/codec.js';
 import { type RecordingSummary, SERIES_PER_SETTING } from '../../src/recordings/mapping.js';
 import { recordingProblems, recordingsModule } from '../../src/recordings/module.js';
 import { createRecorderSim } from '../../src/simulator/recorder.js';
 import type { SimRecordingSeed } from '../../src/simulator/types.js';
-import { wireModule } from '../helpers/module-wiring.js';
+import { moduleConfig, wireModule } from '../helpers/module-wiring.js';
 import { closeUpstreams, recordedUpstream } from '../helpers/recorded-upstream.js';
 import { ACME_TOKEN, closeServed, startApi, twoAccounts } from '../helpers/sim-api.js';
 
@@ -44,18 +44,17 @@ afterEach(async () => {
   await closeServed();
 });
 
-/** The configuration as the loader makes it (the module does not read api.base_url: the upstream is given). */
+/** The configuration (acme with recordings). */
 function config(): Config {
-  const yaml = `
-api: { token: ${ACME_TOKEN}, base_url: 'http://127.0.0.1:9' }
-recordings: { interval: 3m }
-accounts:
-  - name: acme
+  return moduleConfig(
+    ACME_TOKEN,
+    'recordings: { interval: 3m }',
+    `  - name: acme
     recordings: true
   - name: other
     dvr_streams: [live/main]
-`;
-  return loadConfig({ file: 'config.yml', env: {}, readFile: () => yaml });
+`,
+  );
 }
 
 describe('recordingsModule', () => {
