@@ -150,7 +150,11 @@ export class AuthSim {
       record('bad-request');
       return { status: 400 };
     }
-    const recent = this.logins.filter((l) => l.username === username && l.time > now - 60_000);
+    // The minute's logins are the attempts it admitted: a refused one takes no place, so a client that waits the
+    // Retry-After it was given is admitted.
+    const recent = this.logins.filter(
+      (l) => l.username === username && l.time > now - 60_000 && l.result !== 'rate-limited',
+    );
     if (recent.length >= this.perMinute) {
       const oldest = recent[0]!.time;
       record('rate-limited');
