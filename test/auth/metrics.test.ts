@@ -1,6 +1,6 @@
 /**
- * The login's own metric families (src/auth/metrics.ts) against the contract of names: ../shared/design.md and
- * docs/metrics.md list `cdn_auth_token_expiry_timestamp_seconds{login}` (gauge), `cdn_auth_logins_total{login,result}`
+ * The login's own metric families (src/auth/metrics.ts) against the contract of names: docs/metrics.md
+ * lists `cdn_auth_token_expiry_timestamp_seconds{login}` (gauge), `cdn_auth_logins_total{login,result}`
  * (counter, results ok, too_short, refused, error, starting at 0), `cdn_discovered_accounts{login}` (gauge) and
  * `cdn_discovered_accounts_refused{reason}` (gauge). On a registry of the test's own; nothing in prom-client's
  * global registry.

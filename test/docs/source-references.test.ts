@@ -9,6 +9,9 @@
  * 4. for a file under test/<folder>/, the source folder it mirrors, src/<folder>/ (a test in test/store/ may name a
  *    file of src/store/ by its name alone).
  *
+ * A path that leaves the repository (up from the root, to a folder beside the checkout) is never found: a fresh
+ * clone has only the repository.
+ *
  * A path inside a URL (`https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md`) or
  * a package name is not a path of this repository and is not read as one. There is no list of exceptions: a
  * comment that names a file elsewhere names it by its path from the root. CHANGELOG.md may name files of the past
@@ -157,7 +160,10 @@ function resolve(file: string, path: string): string | undefined {
   const mirrored = /^test\/([^/]+)\//.exec(file);
   if (mirrored) bases.push(`src/${mirrored[1]}`);
   for (const base of bases) {
-    const full = join(ROOT, normalize(join(base, path)));
+    const inside = normalize(join(base, path));
+    // Outside the repository (`../shared/…` from the root): not there in a fresh clone, whatever this machine has.
+    if (inside.startsWith('..')) continue;
+    const full = join(ROOT, inside);
     if (existsSync(full) && statSync(full).isFile()) return full;
   }
   return undefined;
@@ -214,5 +220,8 @@ describe('source comments', () => {
     expect(resolve('test/store/series-store.test.ts', 'sliced-render.ts')).toBeDefined();
     expect(resolve('test/helpers/stack.ts', 'sliced-render.ts')).toBeUndefined();
     expect(resolve('src/server/app.ts', 'server/commit.ts')).toBeUndefined();
+    // A file beside the checkout is not the repository's, even where this machine has it.
+    expect(resolve('test/auth/metrics.test.ts', '../../../shared/design.md')).toBeUndefined();
+    expect(resolve('test/auth/metrics.test.ts', '../shared/design.md')).toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 /**
- * The contract's commit per account as gauges (src/server/commit-metrics.ts; ../shared/design.md "Cost",
- * docs/metrics.md "Cost"): `cdn_commit_transfer_bytes{account}` and `cdn_commit_bandwidth_bits_per_second{account}`,
- * on the registry given and never prom-client's global one. An account without a commit of a kind has no series of
+ * The contract's commit per account as gauges (src/server/commit-metrics.ts; docs/metrics.md "Cost"):
+ * `cdn_commit_transfer_bytes{account}` and `cdn_commit_bandwidth_bits_per_second{account}`, on the registry given
+ * and never prom-client's global one. An account without a commit of a kind has no series of
  * it (never a 0), and an exporter without any commit exposes neither family.
  */
 import { register as globalRegistry, Registry } from 'prom-client';
