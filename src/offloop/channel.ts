@@ -66,9 +66,10 @@ export class WorkerChannel<Reply extends { id: number }> {
 
   /**
    * Sends `build(id)` with `bytes` moved to the worker (copied first when they are a view of a larger buffer) and
-   * resolves with the worker's reply of that id.
+   * resolves with the worker's reply of that id. Once closed it refuses, and starts no worker.
    */
   send(bytes: Uint8Array, build: (id: number, bytes: Uint8Array) => unknown): Promise<Reply> {
+    if (this.closedFlag) return Promise.reject(new Error(`${this.opts.name} closed`));
     const worker = this.worker ?? this.start();
     this.idle?.abort();
     this.idle = undefined;
