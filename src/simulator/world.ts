@@ -77,7 +77,10 @@ export function demoWorld(): SimAccount[] {
   ];
 }
 
-/** Traffic volume of the demo world: `staging` serves nothing (it must still be listed), `vod` is the busiest. */
+/**
+ * Traffic volume of the demo world: `staging` serves nothing (it must still be listed), `vod` twice what the seed
+ * draws for it (a volume drawn per resource: which is busiest is the seed's).
+ */
 export const DEMO_TRAFFIC_SCALE: TrafficScale = {
   'demo/1005': 0,
   'demo/1003': 2,
