@@ -123,6 +123,7 @@ describe("the DVR problem table (dvrModule.problems, table 'dvr')", () => {
             health('dead', false, 1),
             health('full', true, COVERAGE_PROBLEM),
             health('thin', true, 0.5),
+            health('edge', true, 0.896),
             health('new', true, undefined),
           ],
           failed: new Map([
@@ -144,6 +145,8 @@ describe("the DVR problem table (dvrModule.problems, table 'dvr')", () => {
       { account: 'beta', stream: 'live/x', problem: 'poll failed: dvr-net: 503 server' },
       { account: 'acme', stream: 'live/main', host: 'dead', problem: 'not alive' },
       { account: 'acme', stream: 'live/main', host: 'thin', problem: 'coverage 50%' },
+      // Just under the threshold: it reads as under it.
+      { account: 'acme', stream: 'live/main', host: 'edge', problem: 'coverage 89%' },
     ]);
   });
 });
