@@ -14,20 +14,11 @@ import { MINUTE, systemClock } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
 import type { SettledSeries } from '../../src/settled/running-totals.js';
 import { WindowSeries } from '../../src/settled/window-series.js';
-import type { TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
+import type { TrafficResponse } from '../../src/traffic/response.js';
+import { record } from './traffic-record.js';
 
 const RESOURCES = ['1', '2', '3'];
 const T0 = Date.parse('2026-10-01T00:00:00Z');
-
-function record(resource: string, requests: number): TrafficRecord {
-  const side = {
-    codes: new Map([['200', requests]]),
-    classes: new Map(),
-    requests,
-    requestTimeSeconds: new Map(),
-  };
-  return { resource, edge: side, origin: { ...side, codes: new Map() } };
-}
 
 /** Collects what a runner writes, as OpenMetrics lines, in order. */
 class Lines implements SeriesSink {

@@ -23,11 +23,12 @@ import { MINUTE } from '../../src/clock.js';
 import { ApiError } from '../../src/http/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { WindowSeries } from '../../src/settled/window-series.js';
-import type { TrafficRecord, TrafficResponse } from '../../src/traffic/response.js';
+import type { TrafficResponse } from '../../src/traffic/response.js';
 import { FakeClock, settle } from '../helpers/fake-clock.js';
 import { waitFor } from '../helpers/stack.js';
 import { FakeWriter } from './fake-writer.js';
 import { readOm } from './om.js';
+import { record } from './traffic-record.js';
 
 const T0 = Date.parse('2026-10-01T00:00:00Z');
 const ACCOUNTS = ['acme', 'globex'];
@@ -43,16 +44,6 @@ function folder(): string {
   const dir = mkdtempSync(join(tmpdir(), 'cdn-run-backfill-'));
   dirs.push(dir);
   return dir;
-}
-
-function record(resource: string, requests: number): TrafficRecord {
-  const side = {
-    codes: new Map([['200', requests]]),
-    classes: new Map(),
-    requests,
-    requestTimeSeconds: new Map(),
-  };
-  return { resource, edge: side, origin: { ...side, codes: new Map() } };
 }
 
 /** The same answer for the same window every time: two resources, counts from the window's start. */
