@@ -10,20 +10,8 @@ import { discoveryRound } from '../../src/discovery/discovery.js';
 import { inSlices, sortedInSlices } from '../../src/discovery/slices.js';
 import { HttpClient } from '../../src/http/request.js';
 import { silentLogger } from '../../src/log.js';
+import { turnsDuring } from '../helpers/loop-turns.js';
 import { startTestSimulator } from '../helpers/per-test.js';
-
-/** Turns of the event loop (setImmediate callbacks) seen until `stop()`. */
-function loopTurns(): { count: () => number; stop: () => void } {
-  let turns = 0;
-  let on = true;
-  const tick = () => {
-    if (!on) return;
-    turns++;
-    setImmediate(tick);
-  };
-  setImmediate(tick);
-  return { count: () => turns, stop: () => (on = false) };
-}
 
 describe('work over a whole inventory, in slices', () => {
   it('sorts as Array.prototype.sort does, yielding to the loop meanwhile', async () => {
@@ -32,11 +20,9 @@ describe('work over a whole inventory, in slices', () => {
       const k = (i * 7919) % 1777;
       return `${['acct', 'Acct', 'ä', '😀', 'z'][k % 5]}-${k}`;
     });
-    const turns = loopTurns();
-    const sorted = await sortedInSlices(names, { sliceMs: 0 });
-    turns.stop();
+    const { result: sorted, turns } = await turnsDuring(() => sortedInSlices(names, { sliceMs: 0 }));
     expect(sorted).toEqual([...names].sort());
-    expect(turns.count()).toBeGreaterThan(0);
+    expect(turns).toBeGreaterThan(0);
     expect(await sortedInSlices([])).toEqual([]);
   });
 
