@@ -62,18 +62,15 @@ describe('dvrModule', () => {
     const acme = cfg.accounts[0]!;
     const { upstream, sent } = recordedUpstream(base, clock, ACME_TOKEN);
     const w = wireModule(dvrModule, { account: acme, upstream, clock, config: cfg });
-    const { rounds, results } = w;
     expect(w.asked).toEqual([dvrCodec]);
-    const stop = w.run();
-    try {
-      await rounds.nth(1);
+    await w.whileRunning(async () => {
+      const [round, caps] = await w.rounds.nth(1);
       expect(sent.map((s) => s.path)).toEqual([
         '/app/dvr-net/v1/acme/streams/live/main',
         '/app/dvr-net/v1/acme/streams/gone/away',
       ]);
       // The API answers for the account even though one stream is unknown: the round is ok (cdn_up 1).
-      expect(results).toEqual([expect.objectContaining({ ok: true })]);
-      const [round, caps] = rounds.all[0]!;
+      expect(w.results).toEqual([expect.objectContaining({ ok: true })]);
       expect(round.health.map((h) => [h.account, h.stream, h.host, h.alive])).toEqual([
         ['acme', 'live/main', 'h1', true],
         ['acme', 'live/main', 'h2', true],
@@ -87,16 +84,11 @@ describe('dvrModule', () => {
       expect(scrape.all('cdn_dvr_stream_alive', { account: 'acme', stream: 'live/main' })).toHaveLength(2);
 
       // dvr.interval later (2m, the configuration's, not the default 1m), the next round.
-      await clock.advance(MIN);
-      expect(rounds.all).toHaveLength(1);
-      await clock.advance(MIN);
-      await rounds.nth(2);
+      await w.nextRound(2 * MIN);
       expect(sent).toHaveLength(4);
-    } finally {
-      await stop();
-    }
+    });
 
-    dvrModule.removeAccount(w.sink, acme);
+    w.removeAccount();
     expect(w.store.size).toBe(0);
   });
 });

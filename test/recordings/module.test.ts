@@ -12,11 +12,10 @@ import type { Config } from '../../src/config/index.js';
 import { recordingsCodec } from '../../src/recordings/codec.js';
 import { type RecordingSummary, SERIES_PER_SETTING } from '../../src/recordings/mapping.js';
 import { recordingProblems, recordingsModule } from '../../src/recordings/module.js';
-import { createRecorderSim } from '../../src/simulator/recorder.js';
 import type { SimRecordingSeed } from '../../src/simulator/types.js';
 import { moduleConfig, wireModule } from '../helpers/module-wiring.js';
-import { closeUpstreams, recordedUpstream } from '../helpers/recorded-upstream.js';
-import { ACME_TOKEN, closeServed, startApi, twoAccounts } from '../helpers/sim-api.js';
+import { closeUpstreams, recorderUpstream } from '../helpers/recorded-upstream.js';
+import { ACME_TOKEN, closeServed } from '../helpers/sim-api.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const MIN = 60_000;
@@ -67,15 +66,9 @@ describe('recordingsModule', () => {
   });
 
   it("wired as the exporter wires it: rounds every recordings.interval through its codec's parser, rows and caps to the board", async () => {
-    const { clock, base } = await startApi(
-      '/app/recorder-cloud/v1',
-      T0,
-      (c) => twoAccounts(c, 11, { streams: [], recordings: SEEDS }),
-      createRecorderSim,
-    );
+    const { clock, upstream, sent } = await recorderUpstream(T0, SEEDS);
     const cfg = config();
     const acme = cfg.accounts[0]!;
-    const { upstream, sent } = recordedUpstream(base, clock, ACME_TOKEN);
     // Room for two settings' series: the third is refused whole.
     const w = wireModule(recordingsModule, {
       account: acme,
@@ -84,11 +77,9 @@ describe('recordingsModule', () => {
       config: cfg,
       maxSeries: 2 * SERIES_PER_SETTING,
     });
-    const { rounds } = w;
     expect(w.asked).toEqual([recordingsCodec]);
-    const stop = w.run();
-    try {
-      const [rows, caps] = await rounds.nth(1);
+    await w.whileRunning(async () => {
+      const [rows, caps] = await w.rounds.nth(1);
       expect(sent.map((s) => [s.path, s.query])).toEqual([
         [
           '/app/recorder-cloud/v1/acme/record',
@@ -104,20 +95,14 @@ describe('recordingsModule', () => {
         ['acme', 'error', '/broken.m3u8'],
       ]);
       expect(caps).toEqual({ refused: { max_series: SERIES_PER_SETTING }, truncated: 0 });
-      const scrape = w.scrape();
-      expect(scrape.all('cdn_recording_info', { account: 'acme' })).toHaveLength(2);
+      expect(w.scrape().all('cdn_recording_info', { account: 'acme' })).toHaveLength(2);
 
       // recordings.interval later (3m, the configuration's, not the default 1m), the next round.
-      await clock.advance(2 * MIN);
-      expect(rounds.all).toHaveLength(1);
-      await clock.advance(MIN);
-      await rounds.nth(2);
+      await w.nextRound(3 * MIN);
       expect(sent).toHaveLength(2);
-    } finally {
-      await stop();
-    }
+    });
 
-    recordingsModule.removeAccount(w.sink, acme);
+    w.removeAccount();
     expect(w.store.size).toBe(0);
   });
 });
