@@ -9,11 +9,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecorderClient, type RecordingsBodyParser } from '../../src/recordings/client.js';
 import { parseRecordingsBody } from '../../src/recordings/response.js';
-import { createRecorderSim } from '../../src/simulator/recorder.js';
 import type { SimRecordingSeed } from '../../src/simulator/types.js';
 import { apiFailure } from '../helpers/api-errors.js';
-import { closeUpstreams, recordedUpstream } from '../helpers/recorded-upstream.js';
-import { ACME_TOKEN, closeServed, startApi, twoAccounts } from '../helpers/sim-api.js';
+import { closeUpstreams, recorderUpstream } from '../helpers/recorded-upstream.js';
+import { closeServed } from '../helpers/sim-api.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 
@@ -40,16 +39,7 @@ afterEach(async () => {
 });
 
 /** The simulator with acme's two settings; the client's upstream, every request spec kept. */
-async function start() {
-  const { clock, base } = await startApi(
-    '/app/recorder-cloud/v1',
-    T0,
-    (c) => twoAccounts(c, 11, { streams: [], recordings: SEEDS }),
-    createRecorderSim,
-  );
-  const { upstream, sent } = recordedUpstream(base, clock, ACME_TOKEN);
-  return { upstream, sent };
-}
+const start = () => recorderUpstream(T0, SEEDS);
 
 describe('RecorderClient', () => {
   it("listSettings: one GET without query by default, the simulator's settings", async () => {

@@ -8,20 +8,20 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ParsedAnswer } from '../../src/http/answers.js';
 import { ApiError } from '../../src/http/errors.js';
-import { HttpClient, type RequestSpec } from '../../src/http/request.js';
 import type { PollResult } from '../../src/poll/poller.js';
-import type { Requester } from '../../src/poll/upstream.js';
 import { type RecordingSummary, RecordingsMapping } from '../../src/recordings/mapping.js';
 import { createRecordingFamilies } from '../../src/recordings/metrics.js';
 import { recordingsPoller } from '../../src/recordings/poller.js';
-import { createRecorderSim } from '../../src/simulator/recorder.js';
 import type { SimRecordingSeed } from '../../src/simulator/types.js';
 import { SeriesStore } from '../../src/store/series-store.js';
 import { RecorderTestClient } from '../helpers/api-writes.js';
+import { Arrivals } from '../helpers/arrivals.js';
 import { Scrape } from '../helpers/exposition.js';
 import { settle } from '../helpers/fake-clock.js';
 import { captureLog } from '../helpers/log-capture.js';
-import { ACME_TOKEN, closeServed, startApi, twoAccounts } from '../helpers/sim-api.js';
+import { startPoller } from '../helpers/module-wiring.js';
+import { closeUpstreams, recorderUpstream } from '../helpers/recorded-upstream.js';
+import { ACME_TOKEN, closeServed } from '../helpers/sim-api.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 /** recordings.interval. */
@@ -49,52 +49,19 @@ const SEEDS: SimRecordingSeed[] = [
   },
 ];
 
-const clients: HttpClient[] = [];
 const stops: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const stop of stops.splice(0)) await stop();
-  await Promise.all(clients.splice(0).map((c) => c.close()));
+  await closeUpstreams();
   await closeServed();
 });
 
-/** Resolves each time the poller reports a round's result, in order. */
-class Results {
-  readonly all: PollResult[] = [];
-  private waiters: Array<() => void> = [];
-
-  push(r: PollResult): void {
-    this.all.push(r);
-    for (const w of this.waiters.splice(0)) w();
-  }
-
-  /** The `n`th result (1-based), once reported. */
-  async nth(n: number): Promise<PollResult> {
-    while (this.all.length < n) await new Promise<void>((r) => this.waiters.push(r));
-    return this.all[n - 1]!;
-  }
-}
-
 /** The poller of `acme` over the simulator's recorder-cloud API, running until the test ends. */
 async function start() {
-  const { clock, base } = await startApi(
-    '/app/recorder-cloud/v1',
-    T0,
-    (c) => twoAccounts(c, 11, { streams: [], recordings: SEEDS }),
-    createRecorderSim,
-  );
   const creds = { token: ACME_TOKEN };
-  // The client names the API's path itself: the base URL is the server's origin.
-  const http = new HttpClient({ baseUrl: new URL(base).origin, token: () => creds.token, clock });
-  clients.push(http);
-  const sent: RequestSpec[] = [];
-  const upstream: Requester = {
-    request: (spec) => {
-      sent.push(spec);
-      return http.request(spec);
-    },
-  };
+  const { clock, http, upstream, sent } = await recorderUpstream(T0, SEEDS, () => creds.token);
   const store = new SeriesStore();
-  const results = new Results();
+  const results = new Arrivals<PollResult>();
   const answers: ParsedAnswer[] = [];
   const summaries: RecordingSummary[][] = [];
   const { log, lines } = captureLog();
@@ -106,12 +73,7 @@ async function start() {
     report: { result: (r) => results.push(r), answer: (a) => answers.push(a) },
     summary: (rows) => summaries.push(rows),
   });
-  const stop = new AbortController();
-  const running = poller.run(stop.signal);
-  const stopped = async () => {
-    stop.abort();
-    await running;
-  };
+  const stopped = startPoller(poller);
   stops.push(stopped);
   const ids = () =>
     Scrape.of(store.render('text').toString())
