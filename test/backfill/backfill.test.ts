@@ -73,7 +73,10 @@ interface Harness {
 
 function harness(
   dir: string,
-  over: Partial<BackfillDeps> & { fail?: (account: string, start: number, end: number) => unknown } = {},
+  over: Partial<BackfillDeps> & {
+    /** The window `window` (the first is 0) of `account` fails each time it is asked, with a new `error()`. */
+    failing?: { account: string; window: number; error: () => unknown };
+  } = {},
   output?: BackfillOutputDeps,
 ): Harness {
   const clock = new FakeClock(T0 + 30 * 24 * 60 * MINUTE);
@@ -82,7 +85,7 @@ function harness(
   const out = join(dir, 'x.om');
   const progress = new ProgressFile(`${out}.progress`);
   let requests = 0;
-  const { fail, ...rest } = over;
+  const { failing, ...rest } = over;
   const deps: BackfillDeps = {
     asked: 'mode=range window=10m',
     accounts: ACCOUNTS,
@@ -92,11 +95,10 @@ function harness(
     requests: () => requests,
     fetchFor:
       (account): FetchWindow =>
-      async (start, end) => {
+      async (start) => {
         requests++;
         asked.set(account, [...(asked.get(account) ?? []), start]);
-        const err = fail?.(account, start, end);
-        if (err !== undefined) throw err;
+        if (account === failing?.account && start === T0 + failing.window * WINDOW) throw failing.error();
         return answerOf(account, start);
       },
     readAhead: 2,
@@ -226,10 +228,12 @@ describe('runBackfill --output', () => {
 
   it('stops on a failure retrying cannot mend, with the reason, its progress kept and no .om', async () => {
     const h = harness(folder(), {
-      fail: (account, start) =>
-        account === 'globex' && start === T0 + 3 * WINDOW
-          ? new ApiError({ api: 'metrics', kind: 'auth', status: 401, description: 'token expired' })
-          : undefined,
+      failing: {
+        account: 'globex',
+        window: 3,
+        error: () =>
+          new ApiError({ api: 'metrics', kind: 'auth', status: 401, description: 'token expired' }),
+      },
     });
     const result = await runBackfill(h.deps);
     expect(result.status).toBe('stopped');
@@ -244,10 +248,11 @@ describe('runBackfill --output', () => {
 
   it('skips a window the API rejects (422), counted, and writes nothing for its minutes', async () => {
     const h = harness(folder(), {
-      fail: (account, start) =>
-        account === 'acme' && start === T0 + 2 * WINDOW
-          ? new ApiError({ api: 'metrics', kind: 'invalid', status: 422, description: 'no' })
-          : undefined,
+      failing: {
+        account: 'acme',
+        window: 2,
+        error: () => new ApiError({ api: 'metrics', kind: 'invalid', status: 422, description: 'no' }),
+      },
     });
     const result = await runBackfill(h.deps);
     expect(result).toMatchObject({ status: 'done', windows: WINDOWS, skipped: 1 });
@@ -265,12 +270,18 @@ describe('runBackfill --remote-write', () => {
     graceMs: 2500,
   });
 
-  it('is done once the receiver acknowledged every batch; refused ones are counted; the writer gets the timeout', async () => {
+  /** A run to a receiver with room for every window's batch, once it has offered them all. */
+  async function offeredAll() {
     const writer = new FakeWriter(100);
     const h = harness(folder(), {}, remote(writer));
     const running = runBackfill(h.deps);
     await settle();
     expect(writer.offered).toHaveLength(WINDOWS);
+    return { writer, h, running };
+  }
+
+  it('is done once the receiver acknowledged every batch; refused ones are counted; the writer gets the timeout', async () => {
+    const { writer, h, running } = await offeredAll();
     writer.answer('dropped');
     for (let i = 1; i < WINDOWS; i++) writer.answer('sent');
     const result = await running;
@@ -285,11 +296,7 @@ describe('runBackfill --remote-write', () => {
   });
 
   it('interrupted while the receiver still has windows: the progress is what it acknowledged; the writer gets the grace', async () => {
-    const writer = new FakeWriter(100);
-    const h = harness(folder(), {}, remote(writer));
-    const running = runBackfill(h.deps);
-    await settle();
-    expect(writer.offered).toHaveLength(WINDOWS);
+    const { writer, h, running } = await offeredAll();
     // The receiver takes the first three batches offered (each account's in time order).
     const taken = writer.offered.slice(0, 3).map((o) => o.batch.account);
     for (let i = 0; i < 3; i++) writer.answer('sent');
