@@ -11,10 +11,9 @@
  *   the receiver acknowledged, and the writer gets only the grace.
  * The whole command against the simulator: test/backfill/faults.test.ts, resume.test.ts, remote-write.test.ts.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type BackfillDeps, type BackfillOutputDeps, runBackfill } from '../../src/backfill/backfill.js';
 import { OpenMetricsSpool } from '../../src/backfill/openmetrics.js';
 import { ProgressFile, type RunProgress } from '../../src/backfill/progress-file.js';
@@ -25,6 +24,7 @@ import { silentLogger } from '../../src/log.js';
 import { WindowSeries } from '../../src/settled/window-series.js';
 import type { TrafficResponse } from '../../src/traffic/response.js';
 import { FakeClock, settle } from '../helpers/fake-clock.js';
+import { perTest } from '../helpers/per-test.js';
 import { waitFor } from '../helpers/stack.js';
 import { FakeWriter } from './fake-writer.js';
 import { readOm } from './om.js';
@@ -36,15 +36,8 @@ const ACCOUNTS = ['acme', 'globex'];
 const WINDOWS = 12;
 const WINDOW = 10 * MINUTE;
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-function folder(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'cdn-run-backfill-'));
-  dirs.push(dir);
-  return dir;
-}
+const per = perTest();
+const folder = () => per.folder('cdn-run-backfill-');
 
 /** The same answer for the same window every time: two resources, counts from the window's start. */
 function answerOf(account: string, start: number): TrafficResponse {
