@@ -122,17 +122,44 @@ export class DropIsReset {
   }
 }
 
-/** The state folder's files, byte for byte (the state file and any temporary file of a write under way). */
-function onDisk(dir: string): Map<string, Buffer> {
+/** The state folder's files whose names start with `prefix`, byte for byte (a temporary file of a write included). */
+function onDisk(dir: string, prefix: string): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
   for (const name of readdirSync(dir))
-    if (name.startsWith('state.json')) out.set(name, readFileSync(join(dir, name)));
+    if (name.startsWith(prefix)) out.set(name, readFileSync(join(dir, name)));
   return out;
 }
 
-function putBack(dir: string, files: Map<string, Buffer>): void {
-  for (const name of readdirSync(dir)) if (name.startsWith('state.json')) unlinkSync(join(dir, name));
+function putBack(dir: string, files: Map<string, Buffer>, prefix: string): void {
+  for (const name of readdirSync(dir)) if (name.startsWith(prefix)) unlinkSync(join(dir, name));
   for (const [name, bytes] of files) writeFileSync(join(dir, name), bytes);
+}
+
+/**
+ * Stops `stack` as a SIGKILL would leave it: the files of its state folder `dir` whose names start with `prefix`
+ * are put back as they were on disk at that moment, whatever the stop wrote after. `when`: once nothing is under way
+ * (`quiet`), at once (`busy`), or while it serves a scrape whose bytes never reach the scraper (`scraping`). The
+ * caller starts it again.
+ */
+export async function crashStack(
+  stack: Stack,
+  dir: string,
+  when: 'quiet' | 'busy' | 'scraping',
+  prefix = 'state.json',
+): Promise<void> {
+  let cut: Promise<unknown> | undefined;
+  if (when === 'quiet') await quiet(stack);
+  if (when === 'scraping') {
+    cut = fetch(`${stack.url}/metrics`).then(
+      (r) => r.arrayBuffer(),
+      () => undefined,
+    );
+    await new Promise((r) => setImmediate(r));
+  }
+  const files = onDisk(dir, prefix);
+  await stack.stop();
+  await cut;
+  putBack(dir, files, prefix);
 }
 
 export async function runSchedule(s: Schedule): Promise<Outcome> {
@@ -198,20 +225,7 @@ export async function runSchedule(s: Schedule): Promise<Outcome> {
   };
   const crash = async (when: 'quiet' | 'busy' | 'scraping') => {
     crashes++;
-    let cut: Promise<unknown> | undefined;
-    if (when === 'quiet') await quiet(stack!);
-    if (when === 'scraping') {
-      // Its bytes never reach the scraper: the process dies while serving it.
-      cut = fetch(`${stack!.url}/metrics`).then(
-        (r) => r.arrayBuffer(),
-        () => undefined,
-      );
-      await new Promise((r) => setImmediate(r));
-    }
-    const files = onDisk(dir);
-    await stack!.stop();
-    await cut;
-    putBack(dir, files);
+    await crashStack(stack!, dir, when);
     await start();
   };
   const problems: string[] = [];

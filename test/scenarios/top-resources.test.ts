@@ -17,7 +17,7 @@
  * TOP_RUNS draws (default 6, fixed seed TOP_SEED); `TOP_RUNS=100 npx vitest run test/scenarios/top-resources.test.ts`
  * runs more.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -26,7 +26,7 @@ import { MINUTE } from '../../src/clock.js';
 import type { FaultRates } from '../../src/simulator/faults.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { MinuteTraffic } from '../../src/simulator/traffic-model.js';
-import { DropIsReset } from '../helpers/crash-schedule.js';
+import { crashStack, DropIsReset } from '../helpers/crash-schedule.js';
 import { parseExposition } from '../helpers/exposition.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { truthOver } from '../helpers/ground-truth.js';
@@ -145,19 +145,6 @@ function factorAt(d: Draw, r: number, minuteMs: number): number {
   if (!d.jumpy) return f;
   const x = Math.imul(d.seed ^ (r * 7919 + Math.floor(minute / 5) * 104_729), 2_654_435_761) >>> 0;
   return f * JUMPS[x % JUMPS.length]!;
-}
-
-/** The state folder's files, byte for byte (a temporary file of a write under way included). */
-function onDisk(dir: string): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  for (const name of readdirSync(dir))
-    if (name.startsWith('state')) out.set(name, readFileSync(join(dir, name)));
-  return out;
-}
-
-function putBack(dir: string, files: Map<string, Buffer>): void {
-  for (const name of readdirSync(dir)) if (name.startsWith('state')) unlinkSync(join(dir, name));
-  for (const [name, bytes] of files) writeFileSync(join(dir, name), bytes);
 }
 
 /** Family and key of a counter sample, without the resource: what `sum by (account, code)` groups. */
@@ -306,19 +293,8 @@ async function run(d: Draw): Promise<string[]> {
         await scrape(d.lagSeconds === 0);
         continue;
       }
-      let cut: Promise<unknown> | undefined;
-      if (step.when === 'quiet') await quiet(stack!);
-      if (step.when === 'scraping') {
-        cut = fetch(`${stack!.url}/metrics`).then(
-          (r) => r.arrayBuffer(),
-          () => undefined,
-        );
-        await new Promise((r) => setImmediate(r));
-      }
-      const files = onDisk(dir);
-      await stack!.stop();
-      await cut;
-      putBack(dir, files);
+      // The ranking's file (state.ranking.json) is put back with the state file.
+      await crashStack(stack!, dir, step.when, 'state');
       await start();
     }
     // The books close: no faults, no lag; on until every minute read early has been revisited.
