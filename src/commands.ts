@@ -2,7 +2,7 @@
  * The command line: parse flags, then run, simulate, demo, check-config or backfill. It gets the environment and the
  * arguments from src/cli.ts (after the Node version check), the one module that reads process.env and process.argv.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { backfillCommand } from './backfill/command.js';
@@ -41,8 +41,14 @@ import {
 const SHUTDOWN_GRACE_MS = 2500;
 
 export function packageVersion(): string {
-  const path = fileURLToPath(new URL('../../package.json', import.meta.url));
-  return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
+  // The nearest package.json above this module: the repository's from src/ (tests) and from dist/src/ (the build).
+  for (const up of ['../package.json', '../../package.json']) {
+    const path = fileURLToPath(new URL(up, import.meta.url));
+    if (!existsSync(path)) continue;
+    const pkg = JSON.parse(readFileSync(path, 'utf8')) as { name?: string; version?: string };
+    if (pkg.name === 'cdn-exporter' && pkg.version !== undefined) return pkg.version;
+  }
+  throw new Error('package.json of cdn-exporter not found beside src/ or dist/src/');
 }
 
 /** The web config named by --web.config.file, loaded and checked; `refused` (the reason printed) when unusable. */

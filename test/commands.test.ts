@@ -7,14 +7,14 @@
  * usage errors, that the environment is the one given (not the process's) and the host name is remote_write's
  * instance; through the built command only the exit 1 of a start that fails, which goes through a listening server.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { backfillUsage } from '../src/backfill/usage.js';
-import { runCommandLine } from '../src/commands.js';
+import { packageVersion, runCommandLine } from '../src/commands.js';
 import { checkConfigReport, loadConfig, usage } from '../src/config/index.js';
 import { demoUsage } from '../src/demo.js';
 import { simulatorUsage } from '../src/simulator/options.js';
@@ -56,6 +56,15 @@ function file(name: string, doc: unknown): string {
   writeFileSync(path, stringify(doc));
   return path;
 }
+
+describe('packageVersion', () => {
+  it("is the repository's package.json version, from the sources as from the build", () => {
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    expect(packageVersion()).toBe(pkg.version);
+  });
+});
 
 describe('help', () => {
   it.each([
